@@ -1,0 +1,101 @@
+package katalog
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Pos is a 1-based line and column in a file.
+type Pos struct{ Line, Column int }
+
+// File is one loaded Katalog file with the position of every node in it.
+type File struct {
+	// Path is the file as the user named it.
+	Path    string
+	Katalog *Katalog
+	// positions maps a node path ("spec.crds.web.crFiles[0]") to where it stands.
+	positions map[string]Pos
+}
+
+// Resolve returns p relative to the Katalog file's directory (absolute paths unchanged).
+func (f *File) Resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(f.Path), p)
+}
+
+// Pos returns the position of the node at path, or of its nearest ancestor that exists.
+func (f *File) Pos(path string) Pos {
+	for p := path; p != ""; p = parentPath(p) {
+		if pos, ok := f.positions[p]; ok {
+			return pos
+		}
+	}
+	return Pos{Line: 1, Column: 1}
+}
+
+// Finding builds a finding located at the node for path (a full node path, "spec.crds...").
+func (f *File) Finding(sev Severity, path, message, hint string) Finding {
+	pos := f.Pos(path)
+	return Finding{
+		Severity: sev, File: f.Path, Line: pos.Line, Column: pos.Column,
+		Path: DisplayPath(path), Message: message, Hint: hint,
+	}
+}
+
+// CRDPath is the node path of a CRD's field, e.g. CRDPath("web", "operatorBox.reconcile").
+func CRDPath(crd string, rest string) string {
+	p := "spec.crds." + crd
+	if rest != "" {
+		p += "." + rest
+	}
+	return p
+}
+
+// DisplayPath drops the "spec." prefix users do not think in: crds.web.operatorBox...
+func DisplayPath(path string) string { return strings.TrimPrefix(path, "spec.") }
+
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+func joinKey(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func joinIndex(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+// indexPositions records the position of every node below n; a mapping value is located at
+// its key, which is where a reader looks for it.
+func indexPositions(n *yaml.Node, path string, into map[string]Pos) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			indexPositions(c, path, into)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := joinKey(path, k.Value)
+			into[p] = Pos{Line: k.Line, Column: k.Column}
+			indexPositions(v, p, into)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := joinIndex(path, i)
+			into[p] = Pos{Line: c.Line, Column: c.Column}
+			indexPositions(c, p, into)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package katalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// DefaultFile is the Katalog read when no -f is given.
+const DefaultFile = "katalog.yaml"
+
+// Set is every Katalog file of one invocation and the CRDs they declare.
+type Set struct {
+	Files []*File
+	// CRDs sorted by name; a CRD declared twice appears once (the first declaration).
+	CRDs []*CRD
+}
+
+// CRD returns the CRD with the given Katalog name, or nil.
+func (s *Set) CRD(name string) *CRD {
+	for _, c := range s.CRDs {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// ErrUnreadable marks a file that could not be read at all (exit code 2, not 1).
+var ErrUnreadable = errors.New("unreadable file")
+
+// Load reads and decodes the Katalog files. Structural problems (syntax, unknown fields,
+// wrong types, crdFile issues) come back as findings with positions; only a file that
+// cannot be read is an error (wrapping ErrUnreadable).
+func Load(paths []string) (*Set, []Finding, error) {
+	if len(paths) == 0 {
+		paths = []string{DefaultFile}
+	}
+	sources := make([]Source, 0, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		sources = append(sources, Source{Path: p, Data: data})
+	}
+	set, findings := Decode(sources...)
+	return set, findings, nil
+}
+
+// Source is a Katalog's bytes and the path they are reported under.
+type Source struct {
+	Path string
+	Data []byte
+}
+
+// Decode decodes Katalogs held in memory; see Load.
+func Decode(sources ...Source) (*Set, []Finding) {
+	set := &Set{}
+	var findings []Finding
+	for _, src := range sources {
+		f, fs := decodeFile(src.Path, src.Data)
+		findings = append(findings, fs...)
+		if f == nil {
+			continue
+		}
+		set.Files = append(set.Files, f)
+		findings = append(findings, set.addCRDs(f)...)
+	}
+	slices.SortFunc(set.CRDs, func(a, b *CRD) int { return strings.Compare(a.Name, b.Name) })
+	for _, c := range set.CRDs {
+		findings = append(findings, readCRDFile(c)...)
+	}
+	SortFindings(findings)
+	return set, findings
+}
+
+func (s *Set) addCRDs(f *File) []Finding {
+	var findings []Finding
+	names := make([]string, 0, len(f.Katalog.Spec.CRDs))
+	for name := range f.Katalog.Spec.CRDs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c := f.Katalog.Spec.CRDs[name]
+		if c == nil {
+			c = &CRD{}
+			f.Katalog.Spec.CRDs[name] = c
+		}
+		c.Name, c.Source = name, f
+		if prev := s.CRD(name); prev != nil {
+			pos := prev.Source.Pos(CRDPath(name, ""))
+			findings = append(findings, f.Finding(SeverityError, CRDPath(name, ""),
+				fmt.Sprintf("CRD %q is already declared in %s:%d", name, prev.Source.Path, pos.Line),
+				"give each CRD a unique name across all -f files"))
+			continue
+		}
+		s.CRDs = append(s.CRDs, c)
+	}
+	return findings
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// decodeFile parses one file; it returns nil when nothing usable could be decoded.
+func decodeFile(path string, data []byte) (*File, []Finding) {
+	f := &File{Path: path, positions: map[string]Pos{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, []Finding{f.Finding(SeverityError, "", "file is empty",
+				"start from examples/remote/katalog.yaml")}
+		}
+		line := 1
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return nil, []Finding{{Severity: SeverityError, File: path, Line: line, Column: 1,
+			Message: "YAML syntax error: " + err.Error(), Hint: "fix the YAML syntax at this line"}}
+	}
+	var extra yaml.Node
+	var findings []Finding
+	if err := dec.Decode(&extra); err == nil {
+		findings = append(findings, Finding{Severity: SeverityError, File: path,
+			Line: extra.Line, Column: extra.Column, Message: "more than one YAML document",
+			Hint: "put one Katalog per file and pass each with -f"})
+	}
+	indexPositions(&root, "", f.positions)
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if !checkStructure(f, doc, reflect.TypeFor[Katalog](), "", &findings) {
+		return nil, findings
+	}
+
+	pruned, err := yaml.Marshal(&root)
+	if err != nil {
+		return nil, append(findings, f.Finding(SeverityError, "", "cannot re-encode: "+err.Error(), ""))
+	}
+	var k Katalog
+	if err := sigsyaml.UnmarshalStrict(pruned, &k); err != nil {
+		// checkStructure should have caught everything strict decoding rejects; say so if not.
+		return nil, append(findings, f.Finding(SeverityError, "", "cannot decode: "+err.Error(), ""))
+	}
+	f.Katalog = &k
+	return f, findings
+}
+

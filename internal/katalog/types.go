@@ -1,0 +1,164 @@
+// Package katalog loads Katalog files: the one loader shared by validate, simulate, rbac gen
+// and run. It decodes strictly, keeps every node's position, and reports structural problems
+// as Findings instead of stopping at the first.
+package katalog
+
+import apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+// Accepted apiVersions of a Katalog file.
+const (
+	APIVersion       = "orkestra.orkspace.io/v1"
+	LegacyAPIVersion = "orkestra.konductor.io/v1Alpha"
+	Kind             = "Katalog"
+)
+
+// Katalog is one Katalog file as written by the user.
+type Katalog struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names the Katalog.
+type Metadata struct {
+	Name string `json:"name,omitempty"`
+}
+
+// Spec holds the CRDs, keyed by their name in this Katalog.
+type Spec struct {
+	CRDs map[string]*CRD `json:"crds"`
+}
+
+// CRD declares one custom resource type and how ork reconciles it.
+type CRD struct {
+	// APITypes identifies the resource; inferred from CRDFile when absent.
+	APITypes *APITypes `json:"apiTypes,omitempty"`
+	// Namespaced defaults to true (or the CRD manifest's scope).
+	Namespaced *bool `json:"namespaced,omitempty"`
+	// CRDFile is a CRD manifest, relative to the Katalog file.
+	CRDFile string `json:"crdFile,omitempty"`
+	// CRFiles are sample custom resources, relative to the Katalog file.
+	CRFiles     []string    `json:"crFiles,omitempty"`
+	OperatorBox OperatorBox `json:"operatorBox"`
+
+	// Name is the map key under spec.crds.
+	Name string `json:"-"`
+	// Source is the file the CRD was declared in.
+	Source *File `json:"-"`
+	// Manifest is the parsed CRDFile, nil when there is none or it did not parse.
+	Manifest *apiextensionsv1.CustomResourceDefinition `json:"-"`
+}
+
+// APITypes is the group/version/kind/plural of a custom resource.
+type APITypes struct {
+	Group   string `json:"group,omitempty"`
+	Version string `json:"version,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Plural  string `json:"plural,omitempty"`
+}
+
+// OperatorBox is the operator behaviour of a CRD.
+type OperatorBox struct {
+	Reconcile   Reconcile        `json:"reconcile,omitempty"`
+	OnCreate    DeclaredResources `json:"onCreate,omitempty"`
+	OnReconcile DeclaredResources `json:"onReconcile,omitempty"`
+	OnDelete    DeclaredResources `json:"onDelete,omitempty"`
+}
+
+// DeclaredResources maps a block name (deployments, services, configMaps, ...) to intent
+// field maps whose string values may be templates.
+type DeclaredResources map[string][]map[string]any
+
+// Reconcile selects and tunes the reconciler.
+type Reconcile struct {
+	// Default enables the built-in declarative reconciler; absent means true.
+	Default *bool `json:"default,omitempty"`
+	// Workers is the number of concurrent reconciles, 1..64; default 4.
+	Workers *int `json:"workers,omitempty"`
+	// Resync is the periodic re-reconcile interval (Go duration); empty means none.
+	Resync string `json:"resync,omitempty"`
+	// ForceConflict is the SSA force default for resources; absent means true.
+	ForceConflict *bool   `json:"forceConflict,omitempty"`
+	Remote        *Remote `json:"remote,omitempty"`
+}
+
+// Remote wires an HTTP endpoint as the reconciler (the seed's wire format).
+type Remote struct {
+	// Endpoint is an absolute http(s) URL, or a template rendering to one.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Protocol is "http" (the only one supported); default http.
+	Protocol string `json:"protocol,omitempty"`
+	// Timeout bounds the whole call (Go duration); default 30s.
+	Timeout string `json:"timeout,omitempty"`
+	// Args are rendered against the CR and coerced to JSON types.
+	Args             map[string]any    `json:"args,omitempty"`
+	Payload          Payload           `json:"payload,omitempty"`
+	ManagedResources []ManagedResource `json:"managedResources,omitempty"`
+	Auth             *Auth             `json:"auth,omitempty"`
+	TLS              *TLS              `json:"tls,omitempty"`
+}
+
+// Payload shapes what is sent to the endpoint.
+type Payload struct {
+	Object   ObjectPayload   `json:"object,omitempty"`
+	Children ChildrenPayload `json:"children,omitempty"`
+}
+
+// ObjectPayload lists dot-paths removed from the CR before it is sent.
+type ObjectPayload struct {
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// ChildrenPayload controls sending owned children in prepared.children.
+type ChildrenPayload struct {
+	// Enabled defaults to false.
+	Enabled bool     `json:"enabled,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// ManagedResource is a resource type the reconciler may return.
+type ManagedResource struct {
+	Group string `json:"group"`
+	// Version is optional; discovery picks the preferred version when empty.
+	Version string `json:"version,omitempty"`
+	Plural  string `json:"plural,omitempty"`
+}
+
+// Auth says where the endpoint's token comes from and which header carries it.
+type Auth struct {
+	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+	// Header defaults to Authorization (value "Bearer <token>"); other headers get the raw token.
+	Header string `json:"header,omitempty"`
+}
+
+// SecretKeyRef points at one key of a Secret; Name and Namespace may be templates.
+type SecretKeyRef struct {
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Key       string `json:"key,omitempty"`
+}
+
+// TLS configures verification of the endpoint's certificate.
+type TLS struct {
+	CASecretRef        *SecretKeyRef `json:"caSecretRef,omitempty"`
+	CAFile             string        `json:"caFile,omitempty"`
+	InsecureSkipVerify bool          `json:"insecureSkipVerify,omitempty"`
+}
+
+// IsRemote reports whether the CRD dispatches to a remote reconciler.
+func (c *CRD) IsRemote() bool { return c.OperatorBox.Reconcile.Remote != nil }
+
+// IsNamespaced reports the CRD's scope; namespaced unless declared otherwise.
+func (c *CRD) IsNamespaced() bool { return c.Namespaced == nil || *c.Namespaced }
+
+// DefaultEnabled reports whether the declarative reconciler is on (absent counts as true).
+func (r Reconcile) DefaultEnabled() bool { return r.Default == nil || *r.Default }
+
+// WorkerCount is the configured number of workers, 4 when unset.
+func (r Reconcile) WorkerCount() int {
+	if r.Workers == nil {
+		return 4
+	}
+	return *r.Workers
+}

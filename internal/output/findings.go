@@ -1,0 +1,61 @@
+package output
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// FindingsReport is the machine-readable shape of ork validate -o json: a contract.
+type FindingsReport struct {
+	Valid    bool              `json:"valid"`
+	Findings []katalog.Finding `json:"findings"`
+}
+
+// Findings prints one line per finding and a summary line last:
+// file:line:col: error: path: message (hint: ...).
+func Findings(w io.Writer, st Style, fs []katalog.Finding) error {
+	errs, warns := 0, 0
+	for _, f := range fs {
+		label := st.Error("error")
+		if f.Severity == katalog.SeverityWarning {
+			label = st.Warning("warning")
+			warns++
+		} else {
+			errs++
+		}
+		line := fmt.Sprintf("%s:%d:%d: %s: ", f.File, f.Line, f.Column, label)
+		if f.Path != "" {
+			line += st.Bold(f.Path) + ": "
+		}
+		line += f.Message
+		if f.Hint != "" {
+			line += st.Dim(" (hint: " + f.Hint + ")")
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	summary := st.OK("valid")
+	if errs > 0 {
+		summary = st.Error("invalid")
+	}
+	_, err := fmt.Fprintf(w, "%s: %s, %s\n", summary, plural(errs, "error"), plural(warns, "warning"))
+	return err
+}
+
+// FindingsJSON prints the FindingsReport contract.
+func FindingsJSON(w io.Writer, fs []katalog.Finding) error {
+	if fs == nil {
+		fs = []katalog.Finding{}
+	}
+	return WriteJSON(w, FindingsReport{Valid: !katalog.HasErrors(fs), Findings: fs})
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,161 @@
+// Package render evaluates Katalog templates (Go text/template over a custom resource as a
+// map) with ork's documented function set, and coerces rendered strings to JSON types.
+package render
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+// Funcs is ork's documented template function set.
+func Funcs() template.FuncMap {
+	return template.FuncMap{
+		"default": func(def, v any) any {
+			if empty(v) {
+				return def
+			}
+			return v
+		},
+		"lower":   strings.ToLower,
+		"upper":   strings.ToUpper,
+		"trim":    strings.TrimSpace,
+		"replace": func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+		"quote":   func(v any) string { return strconv.Quote(fmt.Sprint(v)) },
+		"toJSON": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+		"b64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"b64dec": func(s string) (string, error) {
+			b, err := base64.StdEncoding.DecodeString(s)
+			return string(b), err
+		},
+		"trunc": func(n int, s string) string {
+			if n >= 0 && len(s) > n {
+				return s[:n]
+			}
+			return s
+		},
+		"required": func(msg string, v any) (any, error) {
+			if empty(v) {
+				return nil, fmt.Errorf("%s", msg)
+			}
+			return v, nil
+		},
+	}
+}
+
+// FuncNames lists the documented functions, sorted, for docs and error hints.
+func FuncNames() []string {
+	return []string{"b64dec", "b64enc", "default", "lower", "quote", "replace", "required", "toJSON", "trim", "trunc", "upper"}
+}
+
+// IsTemplate reports whether s contains template actions.
+func IsTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// Parse parses text as a template. name locates it in errors, e.g. "katalog.yaml:12".
+// A missing map key is an error rather than "<no value>": a typo must not render silently.
+func Parse(name, text string) (*template.Template, error) {
+	t, err := template.New(name).Funcs(Funcs()).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	return t, nil
+}
+
+// String renders text against data; text without actions is returned as is.
+func String(name, text string, data map[string]any) (string, error) {
+	if !IsTemplate(text) {
+		return text, nil
+	}
+	t, err := Parse(name, text)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("render template: %w", err)
+	}
+	return b.String(), nil
+}
+
+// Value renders every template string inside v (maps and lists are walked) and coerces each
+// rendered result with Coerce, so "{{ .spec.replicas }}" becomes the number 2. Strings that
+// are not templates keep their type: a literal "8080" stays a string.
+func Value(name string, v any, data map[string]any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		if !IsTemplate(x) {
+			return x, nil
+		}
+		s, err := String(name, x, data)
+		if err != nil {
+			return nil, err
+		}
+		return Coerce(s), nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			r, err := Value(name, e, data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := Value(name, e, data)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// Coerce turns a rendered string into the JSON type it spells: integers, floats, booleans
+// and null; anything else stays a string.
+func Coerce(s string) any {
+	switch s {
+	case "true":
+		return true
+	case "false":
+		return false
+	case "null", "<nil>":
+		return nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpP_") {
+		return f
+	}
+	return s
+}
+
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case int, int64, float64:
+		return x == 0
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}

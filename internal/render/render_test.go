@@ -1,0 +1,74 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func cr() map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"name": "web"},
+		"spec":     map[string]any{"replicas": int64(2), "logLevel": "info", "debug": true},
+	}
+}
+
+func TestValueRendersAndCoerces(t *testing.T) {
+	in := map[string]any{
+		"replicas": "{{ .spec.replicas }}",
+		"debug":    "{{ .spec.debug }}",
+		"level":    "{{ .spec.logLevel | upper }}",
+		"literal":  "8080",
+		"number":   int64(3),
+		"name":     "{{ .metadata.name }}-svc",
+		"fallback": `{{ index .spec "missing" | default "x" }}`,
+		"list":     []any{"{{ .spec.replicas }}"},
+	}
+	got, err := Value("test", in, cr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"replicas": int64(2), "debug": true, "level": "INFO", "literal": "8080", "number": int64(3),
+		"name": "web-svc", "fallback": "x", "list": []any{int64(2)},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("Value (-want +got):\n%s", d)
+	}
+}
+
+func TestMissingKeyIsAnErrorNamingTheTemplate(t *testing.T) {
+	_, err := String("katalog.yaml:12", "{{ .spec.nope }}", cr())
+	if err == nil || !strings.Contains(err.Error(), "katalog.yaml:12") || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("err = %v, want it to name katalog.yaml:12 and the key", err)
+	}
+}
+
+func TestParseErrorAndUnknownFunction(t *testing.T) {
+	for _, text := range []string{"{{ .spec.x ", "{{ shout .spec.x }}"} {
+		if _, err := Parse("k:1", text); err == nil {
+			t.Errorf("Parse(%q) succeeded, want error", text)
+		}
+	}
+}
+
+func TestCoerce(t *testing.T) {
+	tests := map[string]any{"5": int64(5), "2.5": 2.5, "true": true, "false": false, "null": nil, "abc": "abc", "0x10": "0x10", "": ""}
+	for in, want := range tests {
+		if got := Coerce(in); got != want {
+			t.Errorf("Coerce(%q) = %#v, want %#v", in, got, want)
+		}
+	}
+}
+
+func TestFieldPaths(t *testing.T) {
+	got, err := FieldPaths("t", `{{ .spec.logLevel | default "info" }}-{{ if .spec.debug }}{{ .metadata.name }}{{ end }}{{ .spec.logLevel }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".metadata.name", ".spec.debug", ".spec.logLevel"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("FieldPaths (-want +got):\n%s", d)
+	}
+}
