@@ -1,6 +1,6 @@
-module k8sbuild
+module github.com/orkspace/ork/hack/k8s-tools
 
-go 1.26.8
+go 1.26.0
 
 require k8s.io/kubernetes v1.37.2
 
