@@ -1,0 +1,191 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/orkspace/ork/internal/version"
+)
+
+// Reconcile POSTs the PreparedRequest of req and decodes the answer. The whole call, secret
+// reads included, is bounded by the CRD's timeout. On success it returns the Result and a
+// nil error. On failure the error is a *CallError; for an "error" result the decoded Result
+// is returned too (its Status must not be written). Hand both to Decide.
+func (r *Reconciler) Reconcile(ctx context.Context, req Request) (*Result, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+
+	body, err := r.buildBody(req)
+	if err != nil {
+		return nil, callErr(KindRender, err, "%v", err)
+	}
+	raw, err := r.endpoint.render(req.Object)
+	if err != nil {
+		return nil, callErr(KindRender, err, "render endpoint: %v", err)
+	}
+	endpoint, err := parseEndpoint(raw)
+	if err != nil {
+		return nil, callErr(KindRender, err, "render endpoint: %v", err)
+	}
+	client, err := r.client(ctx, req.Object)
+	if err != nil {
+		return nil, r.contextErr(parent, ctx, endpoint, err)
+	}
+	var header, token string
+	if r.auth != nil {
+		if header, token, err = r.authHeader(ctx, req.Object); err != nil {
+			return nil, r.contextErr(parent, ctx, endpoint, err)
+		}
+	}
+	res, err := r.post(parent, ctx, client, endpoint, body, header, token)
+	var ce *CallError
+	if errors.As(err, &ce) {
+		ce.Message = scrub(ce.Message, token)
+	}
+	return res, err
+}
+
+// contextErr reports a secret read cut short by the deadline or cancellation as such,
+// rather than as the secret source's own error.
+func (r *Reconciler) contextErr(parent, ctx context.Context, u *url.URL, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return r.transportErr(parent, u, err)
+}
+
+func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *url.URL, body []byte, header, token string) (*Result, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, callErr(KindRender, err, "POST %s: %v", redactURL(u), err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", version.UserAgent())
+	if header != "" {
+		req.Header.Set(r.auth.header, header)
+	}
+
+	start := r.now()
+	resp, err := client.Do(req)
+	if err != nil {
+		ce := r.transportErr(parent, u, err)
+		r.record(ce, 0, start)
+		return nil, ce
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode != http.StatusOK {
+		ce := r.statusErr(u, resp, token)
+		r.record(nil, resp.StatusCode, start)
+		return nil, ce
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, r.maxBody+1))
+	if err != nil {
+		ce := r.transportErr(parent, u, err)
+		ce.StatusCode = resp.StatusCode
+		r.record(ce, 0, start)
+		return nil, ce
+	}
+	r.record(nil, resp.StatusCode, start)
+	if int64(len(data)) > r.maxBody {
+		return nil, &CallError{Kind: KindTooLarge, StatusCode: resp.StatusCode,
+			Message: fmt.Sprintf("POST %s: response body exceeds %s", redactURL(u), formatSize(r.maxBody))}
+	}
+	res, err := decodeResult(data)
+	if err != nil {
+		var ce *CallError
+		if errors.As(err, &ce) {
+			ce.StatusCode = resp.StatusCode
+			if ce.Kind == KindInvalidJSON {
+				ce.Message = fmt.Sprintf("POST %s: %s", redactURL(u), ce.Message)
+			}
+		}
+		if res != nil {
+			res.Error = scrub(res.Error, token)
+		}
+	}
+	return res, err
+}
+
+// transportErr classifies a failed round trip or body read.
+func (r *Reconciler) transportErr(parent context.Context, u *url.URL, err error) *CallError {
+	// url.Error repeats the full URL, query included; the message prints a redacted one.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	at := "POST " + redactURL(u)
+	var (
+		verr *tls.CertificateVerificationError
+		uerr x509.UnknownAuthorityError
+		herr x509.HostnameError
+	)
+	switch {
+	case errors.Is(parent.Err(), context.Canceled):
+		return callErr(KindCanceled, err, "%s: canceled before the reconciler answered", at)
+	case errors.Is(err, context.DeadlineExceeded) || parent.Err() != nil:
+		return callErr(KindTimeout, err, "%s: no response within %s", at, r.timeout)
+	case errors.As(err, &verr), errors.As(err, &uerr), errors.As(err, &herr):
+		return callErr(KindTLS, err, "%s: %v (trust the endpoint's CA with tls.caFile or tls.caSecretRef)", at, err)
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return callErr(KindNetwork, err, "%s: %v", at, err)
+}
+
+// statusErr describes a non-200 response with a short, scrubbed snippet of its body.
+func (r *Reconciler) statusErr(u *url.URL, resp *http.Response, token string) *CallError {
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetRead))
+	// Drain a little more so the connection can be reused; a huge error page is not worth it.
+	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+	msg := fmt.Sprintf("POST %s: HTTP %s", redactURL(u), resp.Status)
+	if resp.Status == "" {
+		msg = fmt.Sprintf("POST %s: HTTP %d", redactURL(u), resp.StatusCode)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		msg += " (check auth.secretRef and auth.header)"
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		msg += " (redirects are not followed; point endpoint at the final URL)"
+	}
+	if s := snippet(head, token); s != "" {
+		msg += ": " + strconv.Quote(s)
+	}
+	ce := &CallError{Kind: KindHTTPStatus, StatusCode: resp.StatusCode, Message: msg}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		ce.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), r.now())
+	}
+	return ce
+}
+
+// record reports one HTTP attempt to Options.Observe.
+func (r *Reconciler) record(ce *CallError, status int, start time.Time) {
+	if r.observe == nil {
+		return
+	}
+	code := strconv.Itoa(status)
+	if ce != nil {
+		switch ce.Kind {
+		case KindTimeout:
+			code = "timeout"
+		case KindCanceled:
+			code = "canceled"
+		default:
+			code = "error"
+		}
+	}
+	r.observe(code, r.now().Sub(start))
+}

@@ -1,0 +1,219 @@
+// Package remote is the HTTP reconciler: it POSTs a PreparedRequest built from a custom
+// resource to the CRD's endpoint and decodes the RemoteReconcileResult it answers with.
+package remote
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// Defaults applied by New.
+const (
+	DefaultTimeout      = 30 * time.Second
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultNamespace    = "orkestra-system"
+	DefaultAuthHeader   = "Authorization"
+	DefaultCAKey        = "ca.crt"
+)
+
+// SecretSource reads one key of a Secret. The engine implements it (informer-backed or a
+// direct GET). Reconcile calls it on every request, so a rotated token or CA is used on the
+// next call without restarting ork.
+type SecretSource interface {
+	SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error)
+}
+
+// Options tune a Reconciler.
+type Options struct {
+	// Secrets reads auth.secretRef and tls.caSecretRef; required when either is declared.
+	Secrets SecretSource
+	// DefaultNamespace is the namespace of a secretRef without one; default "orkestra-system".
+	DefaultNamespace string
+	// MaxBodyBytes limits the response body; a larger body is a failure. Default 8 MiB.
+	MaxBodyBytes int64
+	// HTTPClient, when set, is used as is and the CRD's tls block is ignored (tests).
+	// Default: a client built from the tls block that does not follow redirects.
+	HTTPClient *http.Client
+	// Observe, when set, is called once per HTTP attempt with the status code ("200",
+	// "500", ...) or "timeout", "canceled" or "error" when no full response arrived, and the
+	// time from sending the request to the end of reading the body. Default: nil.
+	Observe func(code string, d time.Duration)
+	// Now is the clock for Retry-After dates and Observe durations; default time.Now.
+	Now func() time.Time
+}
+
+// Trigger says why a reconcile runs; it is sent as prepared.trigger.
+type Trigger string
+
+// Triggers the engine reports.
+const (
+	TriggerCreate  Trigger = "create"
+	TriggerUpdate  Trigger = "update"
+	TriggerDelete  Trigger = "delete"
+	TriggerResync  Trigger = "resync"
+	TriggerRequeue Trigger = "requeue"
+	TriggerChild   Trigger = "child"
+)
+
+// Request is one reconcile of one custom resource.
+type Request struct {
+	// Key is the work-queue key, "namespace/name" or "name" for cluster-scoped resources.
+	Key string
+	// Object is the custom resource from the informer cache. Reconcile never modifies it.
+	Object map[string]any
+	// Trigger is why the reconcile runs.
+	Trigger Trigger
+	// Attempt counts the tries of this key, 1 for the first.
+	Attempt int
+	// Children are the owned objects by intent type and name ("deployment" -> "web" ->
+	// object), filled by the engine when payload.children.enabled. Never modified.
+	Children map[string]map[string]map[string]any
+}
+
+// Result is a decoded RemoteReconcileResult.
+type Result struct {
+	// Result is "ok", "" (same as ok), "requeue" or "error".
+	Result string
+	// RequeueAfter is the parsed requeueAfter; 0 when empty.
+	RequeueAfter time.Duration
+	// Error is the reconciler's error text for an "error" result (token scrubbed).
+	Error string
+	// Status is merged into the CR's status; nil when absent.
+	Status map[string]any
+	// Resources are the intent or full-object entries, unvalidated; nil when absent.
+	Resources []map[string]any
+}
+
+// Reconciler calls one CRD's remote endpoint. It is safe for concurrent use.
+type Reconciler struct {
+	gvk             gvk
+	endpoint        text
+	timeout         time.Duration
+	args            valueFunc
+	objectExclude   pathTree
+	childrenEnabled bool
+	childrenExclude pathTree
+	auth            *authConfig
+	clients         *clientSource
+	secrets         SecretSource
+	defaultNS       string
+	maxBody         int64
+	observe         func(string, time.Duration)
+	now             func() time.Time
+}
+
+// New prepares the Reconciler of a remote CRD: it parses the timeout, exclude paths and
+// templates, and reads tls.caFile (relative to the Katalog file) once. Secrets (the auth
+// token and tls.caSecretRef) are read through opts.Secrets on every call instead, so New
+// needs no cluster access and rotation needs no restart.
+func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
+	if crd == nil || crd.OperatorBox.Reconcile.Remote == nil {
+		return nil, fmt.Errorf("crd has no reconcile.remote")
+	}
+	if crd.APITypes == nil {
+		return nil, fmt.Errorf("crd %s has no apiTypes", crd.Name)
+	}
+	rem := crd.OperatorBox.Reconcile.Remote
+	at := func(field string) string {
+		return katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote."+field))
+	}
+	r := &Reconciler{
+		gvk:             gvk{Group: crd.APITypes.Group, Version: crd.APITypes.Version, Kind: crd.APITypes.Kind},
+		timeout:         DefaultTimeout,
+		childrenEnabled: rem.Payload.Children.Enabled,
+		secrets:         opts.Secrets,
+		defaultNS:       orDefault(opts.DefaultNamespace, DefaultNamespace),
+		maxBody:         opts.MaxBodyBytes,
+		observe:         opts.Observe,
+		now:             opts.Now,
+	}
+	if r.maxBody <= 0 {
+		r.maxBody = DefaultMaxBodyBytes
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if rem.Protocol != "" && rem.Protocol != "http" {
+		return nil, fmt.Errorf("%s: unsupported protocol %q (only http)", at("protocol"), rem.Protocol)
+	}
+	if rem.Timeout != "" {
+		d, err := time.ParseDuration(rem.Timeout)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive duration such as 30s", at("timeout"), rem.Timeout)
+		}
+		r.timeout = d
+	}
+	var err error
+	if r.endpoint, err = compileText(at("endpoint"), rem.Endpoint); err != nil {
+		return nil, err
+	}
+	if r.endpoint.t == nil {
+		if _, err := parseEndpoint(rem.Endpoint); err != nil {
+			return nil, fmt.Errorf("%s: %w", at("endpoint"), err)
+		}
+	}
+	if r.args, err = compileArgs(at("args"), rem.Args); err != nil {
+		return nil, err
+	}
+	if r.objectExclude, err = parsePaths(at("payload.object.exclude"), rem.Payload.Object.Exclude); err != nil {
+		return nil, err
+	}
+	if r.childrenExclude, err = parsePaths(at("payload.children.exclude"), rem.Payload.Children.Exclude); err != nil {
+		return nil, err
+	}
+	if r.auth, err = newAuth(at("auth"), rem.Auth); err != nil {
+		return nil, err
+	}
+	if r.clients, err = newClientSource(at("tls"), crd.Source, rem.TLS, opts.HTTPClient); err != nil {
+		return nil, err
+	}
+	if (r.auth != nil || r.clients.caSecret != nil) && opts.Secrets == nil {
+		return nil, fmt.Errorf("%s: a secretRef is declared but no SecretSource was given", at(""))
+	}
+	return r, nil
+}
+
+// Timeout is the bound on one whole call (reconcile.remote.timeout, default 30s).
+func (r *Reconciler) Timeout() time.Duration { return r.timeout }
+
+func parsePaths(at string, in []string) (pathTree, error) {
+	paths := make([]dotpath.Path, 0, len(in))
+	for i, s := range in {
+		p, err := dotpath.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", at, i, err)
+		}
+		paths = append(paths, p)
+	}
+	return newPathTree(paths), nil
+}
+
+// parseEndpoint accepts absolute http(s) URLs only: a relative or schemeless endpoint would
+// otherwise fail later with a far less readable transport error.
+func parseEndpoint(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		// url.Error repeats the whole URL, query string included; keep only the reason.
+		if ue, ok := err.(*url.Error); ok {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("invalid endpoint URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("endpoint %q is not an absolute http(s) URL", redactURL(u))
+	}
+	return u, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
