@@ -22,7 +22,9 @@ type TypeInfo struct {
 }
 
 // GVR is the group/version/resource of the type.
-func (t TypeInfo) GVR() schema.GroupVersionResource { return t.GVK.GroupVersion().WithResource(t.Plural) }
+func (t TypeInfo) GVR() schema.GroupVersionResource {
+	return t.GVK.GroupVersion().WithResource(t.Plural)
+}
 
 // Custom is the intent type for any kind not built in; apiVersion and kind are in its fields.
 const Custom = "custom"
