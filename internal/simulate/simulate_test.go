@@ -1,0 +1,166 @@
+package simulate
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s (-want +got):\n%s", path, d)
+	}
+}
+
+func load(t *testing.T, path string) *katalog.Set {
+	t.Helper()
+	set, findings, err := katalog.Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if katalog.HasErrors(findings) {
+		t.Fatalf("findings: %v", findings)
+	}
+	return set
+}
+
+// TestRunGolden pins the whole report (cycles, steady state, final objects) per Katalog.
+func TestRunGolden(t *testing.T) {
+	tests := []struct {
+		name, katalog string
+		opts          Options
+	}{
+		{"website", "../../examples/website/katalog.yaml", Options{}},
+		{"remote", "../../examples/remote/katalog.yaml", Options{}},
+		{"mixed", "testdata/mixed/katalog.yaml", Options{}},
+		{"flapping", "testdata/flapping/katalog.yaml", Options{Cycles: 4}},
+		{"website-cr-override", "../../examples/website/katalog.yaml", Options{CRFile: "testdata/sites.yaml"}},
+		{"mixed-one-crd", "testdata/mixed/katalog.yaml", Options{CRD: "webapp"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Run(load(t, tt.katalog), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := sigsyaml.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name+".golden", out)
+		})
+	}
+}
+
+func TestWebsiteReachesSteadyState(t *testing.T) {
+	rep, err := Run(load(t, "../../examples/website/katalog.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.CRDs[0].CRs[0]
+	want := []Span{
+		{From: 1, To: 1, Changes: []Change{{Create, "deployments/my-site"}, {Create, "services/my-site"}}},
+		{From: 2, To: 3},
+	}
+	if d := cmp.Diff(want, cr.Spans()); d != "" {
+		t.Errorf("spans (-want +got):\n%s", d)
+	}
+	if cr.SteadyAt != 3 {
+		t.Errorf("SteadyAt = %d, want 3 (cycles 2 and 3 changed nothing)", cr.SteadyAt)
+	}
+}
+
+func TestFlappingNeverSettles(t *testing.T) {
+	rep, err := Run(load(t, "testdata/flapping/katalog.yaml"), Options{Cycles: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.CRDs[0].CRs[0]
+	if cr.SteadyAt != 0 || len(cr.Cycles) != 5 {
+		t.Fatalf("SteadyAt = %d after %d cycles, want 0 after 5", cr.SteadyAt, len(cr.Cycles))
+	}
+	spans := cr.Spans()
+	if len(spans) != 2 || spans[1].From != 2 || spans[1].To != 5 {
+		t.Errorf("spans = %+v, want cycle 1 then cycles 2-5 collapsed", spans)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name, katalog string
+		opts          Options
+		want          []string
+	}{
+		{"render error names the template's file and line", "testdata/broken/katalog.yaml", Options{},
+			[]string{"simulate app apps/tug:", "testdata/broken/katalog.yaml:14:", `"imageName"`}},
+		{"CR file without a CR of the CRD", "../../examples/website/katalog.yaml",
+			Options{CRFile: "testdata/flapping/cr.yaml"},
+			[]string{`CRD "website": testdata/flapping/cr.yaml holds no Website (group myorg.io)`}},
+		{"missing CR file", "../../examples/website/katalog.yaml", Options{CRFile: "testdata/nope.yaml"},
+			[]string{"read CR file:", "nope.yaml"}},
+		{"unknown CRD", "../../examples/website/katalog.yaml", Options{CRD: "webapp"},
+			[]string{`no CRD "webapp" in the Katalog`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Run(load(t, tt.katalog), tt.opts)
+			if err == nil {
+				t.Fatal("Run succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestReadObjectsRejectsNonObjects(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"no-kind.yaml":  "apiVersion: v1\nmetadata: {name: x}\n",
+		"scalar.yaml":   "just text\n",
+		"no-name.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+		"second.yaml":   "# comment only\n---\napiVersion: v1\nkind: ConfigMap\n",
+		"list-ok.yaml":  "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+		"empty-ok.yaml": "---\n# nothing\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		objs, err := readObjects(path)
+		switch {
+		case strings.HasSuffix(name, "-ok.yaml") && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case name == "list-ok.yaml" && (len(objs) != 1 || objs[0].GetName() != "a"):
+			t.Errorf("%s: objects = %v, want the list's one item", name, objs)
+		case !strings.HasSuffix(name, "-ok.yaml") && err == nil:
+			t.Errorf("%s: read %d objects, want an error", name, len(objs))
+		case name == "second.yaml" && !strings.Contains(err.Error(), "document 2"):
+			t.Errorf("%s: error %q does not name document 2", name, err)
+		}
+	}
+}
