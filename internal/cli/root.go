@@ -152,6 +152,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 	root.AddCommand(
 		newVersionCmd(env),
 		newValidateCmd(env),
+		newSimulateCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/simulate"
+	"github.com/orkspace/ork/internal/suggest"
+	"github.com/orkspace/ork/internal/validate"
+)
+
+// remoteNote is the seed's line for a skipped remote CRD; byte-exact, a contract.
+const remoteNote = "note: remote reconciler — skipping (dispatches to an external endpoint at runtime)"
+
+type simulateOptions struct {
+	files  []string
+	format output.Format
+	sim    simulate.Options
+}
+
+func newSimulateCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "simulate [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--cycles N]",
+		Short: "Run the declarative reconciler against an in-memory cluster and show what it would do",
+		Long: `Simulate the declarative CRDs of a Katalog without a cluster. For each custom resource in the
+CRD's crFiles (or --cr), the reconciler runs in cycles against an in-memory cluster seeded with
+every object of the CR file, until two cycles in a row change nothing (steady state) or
+--cycles is reached. The summary lists each cycle's changes (+ create, ~ update), identical
+cycles collapsed, and what deleting the CR would remove (- delete). -o yaml|json prints the
+objects the cluster would hold, ready for kubectl apply --dry-run=server -f -.
+Remote CRDs cannot be simulated: they print a note and are skipped.
+Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: usage error.`,
+		Example: `  ork simulate -f examples/website/katalog.yaml
+  ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := completeSimulate(env)
+			if err != nil {
+				return err
+			}
+			return runSimulate(env, opts)
+		},
+	}
+	addKatalogFlag(cmd)
+	addOutputFlag(cmd, output.Text, output.Text, output.YAML, output.JSON)
+	f := cmd.Flags()
+	f.String("crd", "", "simulate only this CRD (its name in the Katalog)")
+	f.String("cr", "", "custom resource file to use instead of the CRDs' crFiles")
+	f.Int("cycles", simulate.DefaultCycles, "most reconcile cycles to run per CR file")
+	return cmd
+}
+
+func completeSimulate(env *Env) (simulateOptions, error) {
+	cfg := env.Config()
+	format, err := output.ParseFormat(cfg.String("output"), output.Text, output.YAML, output.JSON)
+	if err != nil {
+		return simulateOptions{}, usageError("%v", err)
+	}
+	opts := simulateOptions{files: cfg.StringSlice("filename"), format: format, sim: simulate.Options{
+		CRD: cfg.String("crd"), CRFile: cfg.String("cr"), Cycles: cfg.Int("cycles"),
+	}}
+	if opts.sim.Cycles < 1 {
+		return simulateOptions{}, usageError("--cycles: want at least 1, got %d", opts.sim.Cycles)
+	}
+	return opts, nil
+}
+
+func runSimulate(env *Env, opts simulateOptions) error {
+	set, findings, err := loadKatalog(opts.files)
+	if err != nil {
+		return err
+	}
+	findings = append(findings, validate.Katalog(set)...)
+	if katalog.HasErrors(findings) {
+		katalog.SortFindings(findings)
+		if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
+			return err
+		}
+		return &ExitError{Code: ExitFailed}
+	}
+	if name := opts.sim.CRD; name != "" && set.CRD(name) == nil {
+		var names []string
+		for _, c := range set.CRDs {
+			names = append(names, c.Name)
+		}
+		if near := suggest.Nearest(name, names); near != "" {
+			return usageError("--crd: no CRD %q in the Katalog (did you mean %q?)", name, near)
+		}
+		return usageError("--crd: no CRD %q in the Katalog (CRDs: %s)", name, strings.Join(names, ", "))
+	}
+	rep, err := simulate.Run(set, opts.sim)
+	if err != nil {
+		return err
+	}
+	switch opts.format {
+	case output.YAML, output.JSON:
+		// stdout stays pure YAML/JSON for kubectl; the notes go to stderr.
+		if err := writeSimulateNotes(env.Streams.ErrOut, rep); err != nil {
+			return err
+		}
+		err = writeSimulateObjects(env.Streams.Out, opts.format, rep)
+	default:
+		err = writeSimulateText(env.Streams.Out, env.Style(), rep)
+	}
+	if err != nil {
+		return err
+	}
+	return unsettled(rep, opts.sim.Cycles)
+}
+
+// unsettled fails the run when a CR never reached steady state.
+func unsettled(rep simulate.Report, cycles int) error {
+	var crs []string
+	for _, c := range rep.CRDs {
+		for _, cr := range c.CRs {
+			if cr.SteadyAt == 0 {
+				crs = append(crs, c.Name+" "+cr.Ref)
+			}
+		}
+	}
+	if len(crs) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no steady state after %d cycles: %s "+
+		"(raise --cycles, or look for entries that change the same object on every pass)",
+		cycles, strings.Join(crs, ", "))}
+}
+
+func skipNote(s simulate.Skip) string {
+	switch s {
+	case simulate.SkipRemote:
+		return remoteNote
+	case simulate.SkipDisabled:
+		return "note: declarative reconciler off (reconcile.default: false) — nothing to simulate"
+	case simulate.SkipNoCRs:
+		return "note: no custom resource to simulate (list some in crFiles or pass --cr)"
+	}
+	return ""
+}
+
+func writeSimulateNotes(w io.Writer, rep simulate.Report) error {
+	var b strings.Builder
+	for _, c := range rep.CRDs {
+		if c.Skipped != "" {
+			fmt.Fprintf(&b, "%s:\n%s\n", c.Name, skipNote(c.Skipped))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSimulateText prints, per CRD and CR, each run of identical cycles and the outcome.
+func writeSimulateText(w io.Writer, st output.Style, rep simulate.Report) error {
+	var b strings.Builder
+	for i, c := range rep.CRDs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s:\n", st.Bold(c.Name))
+		if c.Skipped != "" {
+			fmt.Fprintln(&b, skipNote(c.Skipped))
+			continue
+		}
+		for _, cr := range c.CRs {
+			where := cr.Ref
+			if cr.Namespace != "" {
+				where += " in " + cr.Namespace
+			}
+			fmt.Fprintf(&b, "  %s %s\n", where, st.Dim("("+cr.File+")"))
+			for _, s := range cr.Spans() {
+				label := fmt.Sprintf("cycle %d", s.From)
+				if s.To > s.From {
+					label = fmt.Sprintf("cycles %d-%d", s.From, s.To)
+				}
+				if len(s.Changes) == 0 {
+					fmt.Fprintf(&b, "    %s: %s\n", label, st.Dim("no changes"))
+					continue
+				}
+				fmt.Fprintf(&b, "    %s:\n", label)
+				writeChanges(&b, st, s.Changes)
+			}
+			if cr.SteadyAt > 0 {
+				fmt.Fprintf(&b, "    %s\n", st.OK(fmt.Sprintf("steady state at cycle %d", cr.SteadyAt)))
+			} else {
+				fmt.Fprintf(&b, "    %s\n", st.Error(fmt.Sprintf("no steady state after %d cycles", len(cr.Cycles))))
+			}
+			if len(cr.OnDelete) > 0 {
+				fmt.Fprintf(&b, "    on delete:\n")
+				writeChanges(&b, st, cr.OnDelete)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeChanges(b *strings.Builder, st output.Style, changes []simulate.Change) {
+	for _, ch := range changes {
+		sign := string(ch.Op)
+		switch ch.Op {
+		case simulate.Create:
+			sign = st.OK(sign)
+		case simulate.Update:
+			sign = st.Warning(sign)
+		case simulate.Delete:
+			sign = st.Error(sign)
+		}
+		fmt.Fprintf(b, "      %s %s\n", sign, ch.Ref)
+	}
+}
+
+// writeSimulateObjects prints the final objects: multi-document YAML, or a v1 List in JSON.
+func writeSimulateObjects(w io.Writer, format output.Format, rep simulate.Report) error {
+	if format == output.JSON {
+		items := make([]any, 0, len(rep.Objects))
+		for _, o := range rep.Objects {
+			items = append(items, o.Object)
+		}
+		return output.WriteJSON(w, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	}
+	for i, o := range rep.Objects {
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if err := output.WriteYAML(w, o.Object); err != nil {
+			return err
+		}
+	}
+	return nil
+}
