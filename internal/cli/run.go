@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/validate"
+	"github.com/orkspace/ork/internal/version"
+)
+
+// Client-side rate limits sized for reconcile throughput: each reconcile costs a status
+// patch plus one apply per child, so client-go's 5/10 would throttle ork, not the apiserver.
+const (
+	defaultQPS   = 100
+	defaultBurst = 200
+)
+
+type runOptions struct {
+	files      []string
+	kubeconfig string
+	context    string
+	engine     run.Options
+}
+
+func newRunCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [-f katalog.yaml]...",
+		Short: "Run the reconcile loop for every CRD of the Katalog against the current cluster",
+		Long: `Run the operators of a Katalog in-process against the current kubeconfig (or the in-cluster
+config). For a CRD with reconcile.remote, ork POSTs a PreparedRequest to the endpoint after every
+watch event and applies the RemoteReconcileResult; other CRDs use the declarative reconciler.
+SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.`,
+		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
+  ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := completeRun(env)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd, env, opts)
+		},
+	}
+	addKatalogFlag(cmd)
+	f := cmd.Flags()
+	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
+	f.String("context", "", "kubeconfig context to use (default the current context)")
+	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system)")
+	f.Float32("kube-api-qps", defaultQPS, "client-side queries per second to the apiserver")
+	f.Int("kube-api-burst", defaultBurst, "client-side burst to the apiserver")
+	f.Duration("backoff-base", time.Second, "first retry delay of a failed reconcile (per key, doubling)")
+	f.Duration("backoff-max", 5*time.Minute, "longest retry delay of a failed reconcile")
+	f.Duration("shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish after SIGTERM")
+	f.String("health-addr", ":8081", "address of /healthz and /readyz (empty disables)")
+	f.String("metrics-addr", ":8080", "address of /metrics (empty disables)")
+	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
+	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
+	f.String("lease-name", "orkestra", "name of the leader election Lease")
+	f.Bool("preflight", true, "check with SelfSubjectAccessReviews that every permission ork needs is granted")
+	return cmd
+}
+
+func completeRun(env *Env) (runOptions, error) {
+	cfg := env.Config()
+	logger, err := env.Logger()
+	if err != nil {
+		return runOptions{}, err
+	}
+	ns := cfg.String("namespace")
+	if ns == "" {
+		ns = env.Getenv("POD_NAMESPACE")
+	}
+	opts := runOptions{
+		files:      cfg.StringSlice("filename"),
+		kubeconfig: cfg.String("kubeconfig"),
+		context:    cfg.String("context"),
+		engine: run.Options{
+			Namespace:       ns,
+			BackoffBase:     cfg.Duration("backoff-base"),
+			BackoffMax:      cfg.Duration("backoff-max"),
+			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
+			HealthAddr:      cfg.String("health-addr"),
+			MetricsAddr:     cfg.String("metrics-addr"),
+			InstallCRDs:     cfg.Bool("install-crds"),
+			LeaderElect:     cfg.Bool("leader-elect"),
+			LeaseName:       cfg.String("lease-name"),
+			SkipPreflight:   !cfg.Bool("preflight"),
+			Logger:          logger,
+		},
+	}
+	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
+		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
+	}
+	rc, err := restConfig(opts.kubeconfig, opts.context)
+	if err != nil {
+		return opts, err
+	}
+	rc.QPS = float32(cfg.Float("kube-api-qps"))
+	rc.Burst = cfg.Int("kube-api-burst")
+	rc.UserAgent = version.UserAgent()
+	opts.engine.RESTConfig = rc
+	// client-go logs through klog; send it to the same structured logger.
+	klog.SetSlogLogger(logger)
+	return opts, nil
+}
+
+// restConfig resolves --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, else in-cluster.
+func restConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cluster config: %w", err)
+	}
+	return rc, nil
+}
+
+func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
+	set, findings, err := loadKatalog(opts.files)
+	if err != nil {
+		return err
+	}
+	findings = append(findings, validate.Katalog(set)...)
+	if katalog.HasErrors(findings) {
+		katalog.SortFindings(findings)
+		if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
+			return err
+		}
+		return &ExitError{Code: ExitFailed}
+	}
+	engine, err := run.New(set, opts.engine)
+	if err != nil {
+		return err
+	}
+	if err := engine.Run(cmd.Context()); err != nil {
+		var missing *run.MissingPermissionsError
+		if errors.As(err, &missing) {
+			return &ExitError{Code: ExitFailed, Err: err}
+		}
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
+}

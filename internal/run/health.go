@@ -1,0 +1,65 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// servers are the health and metrics listeners.
+type servers struct{ list []*http.Server }
+
+// startServers serves /healthz, /readyz and /metrics; equal addresses share one listener.
+func (e *Engine) startServers() (*servers, error) {
+	routes := map[string]*http.ServeMux{}
+	mux := func(addr string) *http.ServeMux {
+		if routes[addr] == nil {
+			routes[addr] = http.NewServeMux()
+		}
+		return routes[addr]
+	}
+	if a := e.opts.HealthAddr; a != "" {
+		m := mux(a)
+		m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if !e.Ready() {
+				http.Error(w, "informers not synced", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+	}
+	if a := e.opts.MetricsAddr; a != "" {
+		mux(a).Handle("/metrics", promhttp.HandlerFor(e.opts.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	s := &servers{}
+	for addr, m := range routes {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			s.shutdown()
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		srv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
+		s.list = append(s.list, srv)
+		e.log.info("serving", "addr", ln.Addr().String())
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				e.log.warn("server stopped", "addr", addr, "err", err)
+			}
+		}()
+	}
+	return s, nil
+}
+
+func (s *servers) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range s.list {
+		_ = srv.Shutdown(ctx)
+	}
+}

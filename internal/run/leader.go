@@ -1,0 +1,46 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// runWithLeaderElection runs fn only while this replica holds the Lease, and releases the
+// Lease on a clean stop so a standby takes over at once.
+func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Context) error) error {
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: e.opts.LeaseName, Namespace: e.opts.Namespace},
+		Client:     e.kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
+	}
+	var runErr error
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   15 * time.Second,
+		RenewDeadline:   10 * time.Second,
+		RetryPeriod:     2 * time.Second,
+		ReleaseOnCancel: true,
+		Name:            e.opts.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				e.log.info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
+				runErr = fn(ctx)
+			},
+			OnStoppedLeading: func() { e.log.info("leadership released", "identity", e.opts.Identity) },
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	elector.Run(ctx)
+	if runErr == nil && ctx.Err() == nil {
+		return errors.New("lost leadership")
+	}
+	return runErr
+}

@@ -1,0 +1,99 @@
+package run
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Metrics are ork's Prometheus metrics, on a registry of their own (no global state).
+type Metrics struct {
+	Registry          *prometheus.Registry
+	ReconcileTotal    *prometheus.CounterVec
+	ReconcileDuration *prometheus.HistogramVec
+	RemoteDuration    *prometheus.HistogramVec
+	ApplyTotal        *prometheus.CounterVec
+	queue             queueMetrics
+}
+
+// NewMetrics registers every metric on a fresh registry.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		ReconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_reconcile_total", Help: "Reconciles by CRD and result (success, error, requeue).",
+		}, []string{"crd", "result"}),
+		ReconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"crd"}),
+		RemoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ork_remote_request_duration_seconds", Help: "Remote reconciler calls by HTTP status code (or timeout/error).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"crd", "code"}),
+		ApplyTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_apply_total", Help: "Server-side applies by CRD, kind and result.",
+		}, []string{"crd", "kind", "result"}),
+		queue: newQueueMetrics(),
+	}
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.queue.register(reg)
+	return m
+}
+
+// QueueProvider feeds client-go work queue metrics into the registry.
+func (m *Metrics) QueueProvider() workqueue.MetricsProvider { return m.queue }
+
+// queueMetrics implements workqueue.MetricsProvider with one vector per metric, labelled by
+// queue name (the CRD).
+type queueMetrics struct {
+	adds, retries                   *prometheus.CounterVec
+	depthGauge, unfinished, longest *prometheus.GaugeVec
+	latency, workDuration           *prometheus.HistogramVec
+}
+
+func newQueueMetrics() queueMetrics {
+	name := []string{"name"}
+	buckets := prometheus.ExponentialBuckets(0.001, 4, 10)
+	return queueMetrics{
+		depthGauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_depth", Help: "Current depth of the work queue."}, name),
+		adds:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_adds_total", Help: "Adds handled by the work queue."}, name),
+		retries:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_retries_total", Help: "Rate-limited retries handled by the work queue."}, name),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_queue_duration_seconds",
+			Help: "How long an item waits in the queue before it is processed.", Buckets: buckets}, name),
+		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_work_duration_seconds",
+			Help: "How long processing an item takes.", Buckets: buckets}, name),
+		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_unfinished_work_seconds",
+			Help: "Seconds of work in progress not yet observed by work_duration."}, name),
+		longest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_longest_running_processor_seconds",
+			Help: "Seconds the longest-running processor has been running."}, name),
+	}
+}
+
+func (q queueMetrics) register(reg *prometheus.Registry) {
+	reg.MustRegister(q.depthGauge, q.adds, q.retries, q.latency, q.workDuration, q.unfinished, q.longest)
+}
+
+func (q queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return q.depthGauge.WithLabelValues(name)
+}
+func (q queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	return q.adds.WithLabelValues(name)
+}
+func (q queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return q.latency.WithLabelValues(name)
+}
+func (q queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return q.workDuration.WithLabelValues(name)
+}
+func (q queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.unfinished.WithLabelValues(name)
+}
+func (q queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.longest.WithLabelValues(name)
+}
+func (q queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return q.retries.WithLabelValues(name)
+}

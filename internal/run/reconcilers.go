@@ -1,0 +1,155 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/declarative"
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/remote"
+)
+
+// newReconciler picks the CRD's reconciler and the resource types it may manage.
+func newReconciler(_ context.Context, e *Engine, crd *katalog.CRD) (reconciler, []managedType, error) {
+	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
+		rr, err := remote.New(crd, remote.Options{
+			Secrets:          secretGetter{e.kube},
+			DefaultNamespace: e.opts.Namespace,
+			Observe: func(code string, d time.Duration) {
+				e.opts.Metrics.RemoteDuration.WithLabelValues(crd.Name, code).Observe(d.Seconds())
+			},
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("remote reconciler: %w", err)
+		}
+		var managed []managedType
+		for _, m := range r.ManagedResources {
+			managed = append(managed, managedType{
+				GroupVersionResource: schema.GroupVersionResource{Group: m.Group, Version: m.Version, Resource: m.Plural},
+				typeKey:              typeKey(m.Group, m.Plural),
+			})
+		}
+		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled}, managed, nil
+	}
+	return declarativeReconciler{crd: crd}, declaredTypes(crd), nil
+}
+
+// typeKey is the intent type of a built-in resource, else "<plural>.<group>".
+func typeKey(group, plural string) string {
+	for _, t := range resources.Types() {
+		if t.Type != resources.Custom && t.GVK.Group == group && t.Plural == plural {
+			return t.Type
+		}
+	}
+	if group == "" {
+		return plural
+	}
+	return plural + "." + group
+}
+
+// declaredTypes are the types of a declarative CRD's blocks; custom entries count when their
+// apiVersion and kind are literal (a templated kind cannot be watched ahead of time).
+func declaredTypes(crd *katalog.CRD) []managedType {
+	seen := map[schema.GroupVersionResource]bool{}
+	var out []managedType
+	ob := crd.OperatorBox
+	for _, block := range []katalog.DeclaredResources{ob.OnCreate, ob.OnReconcile, ob.OnDelete} {
+		for key := range block {
+			t, ok := resources.LookupBlock(key)
+			if !ok || t.Type == resources.Custom || seen[t.GVR()] {
+				continue
+			}
+			seen[t.GVR()] = true
+			out = append(out, managedType{GroupVersionResource: t.GVR(), typeKey: t.Type})
+		}
+	}
+	return out
+}
+
+// remoteReconciler asks the CRD's endpoint.
+type remoteReconciler struct {
+	r        *remote.Reconciler
+	children bool
+}
+
+func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
+	obj := in.cr.Object
+	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
+		obj = withDeletionTimestamp(obj)
+	}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: remote.Trigger(in.trigger), Attempt: in.attempt}
+	if rr.children {
+		req.Children = c.childrenOf(in.cr)
+	}
+	res, err := rr.r.Reconcile(ctx, req)
+	out := remote.Decide(res, err)
+	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message}
+	switch out.Action {
+	case remote.Done:
+		d.action = actionDone
+	case remote.RequeueAfter:
+		d.action = actionRequeueAfter
+	case remote.RetryAfter:
+		d.action = actionRetryAfter
+	default:
+		d.action = actionBackoff
+	}
+	if !out.Success || in.deleting {
+		return d
+	}
+	d.status = res.Status
+	opts := resources.OptionsFor(in.cr.GetNamespace(), in.cr.GetName())
+	var errs []string
+	for i, raw := range res.Resources {
+		o, err := resources.Build(raw, opts)
+		if err != nil {
+			errs = append(errs, resources.AtEntry(err, fmt.Sprintf("resources[%d]", i)).Error())
+			continue
+		}
+		d.apply = append(d.apply, o)
+	}
+	if len(errs) > 0 {
+		return failure(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
+	}
+	return d
+}
+
+// withDeletionTimestamp marks a deleted object's last state as deleting, on a shallow copy.
+func withDeletionTimestamp(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	md := map[string]any{}
+	if m, ok := obj["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			md[k] = v
+		}
+	}
+	md["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	out["metadata"] = md
+	return out
+}
+
+// declarativeReconciler renders the CRD's onCreate/onReconcile/onDelete blocks.
+type declarativeReconciler struct{ crd *katalog.CRD }
+
+func (dr declarativeReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
+	plan, err := declarative.Desired(dr.crd, in.cr.Object, resources.Options{})
+	if err != nil {
+		return failure(reasonRenderFailed, "%v", err)
+	}
+	if in.deleting {
+		if err := c.deleteAll(ctx, in.cr, plan.Delete); err != nil {
+			return failure(reasonApplyFailed, "%v", err)
+		}
+		return decision{success: true, action: actionDone, reason: ReasonSucceeded}
+	}
+	return decision{success: true, action: actionDone, reason: ReasonSucceeded,
+		apply: plan.Apply, createIfMissing: plan.CreateIfMissing}
+}
