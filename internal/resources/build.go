@@ -60,13 +60,16 @@ func (o Object) GroupResource() schema.GroupResource {
 // the full object form ({apiVersion, kind, metadata: {name}, ...}). Every problem is a
 // *FieldError; use AtEntry to say which entry it was.
 func Build(raw map[string]any, opts Options) (Object, error) {
-	if _, ok := raw["type"]; !ok {
-		if _, hasKind := raw["kind"]; hasKind {
-			return buildFull(raw, opts)
-		}
-		if _, hasAPI := raw["apiVersion"]; hasAPI {
-			return buildFull(raw, opts)
-		}
+	_, hasFields := raw["fields"]
+	_, hasType := raw["type"]
+	_, hasKind := raw["kind"]
+	_, hasAPIVersion := raw["apiVersion"]
+	switch {
+	case hasFields:
+	case hasKind || hasAPIVersion:
+		// A full object may have a top-level type of its own (a Secret's).
+		return buildFull(raw, opts)
+	case !hasType:
 		return Object{}, &FieldError{Msg: "neither the intent form (type and fields) nor the full " +
 			"object form (apiVersion, kind and metadata.name)"}
 	}

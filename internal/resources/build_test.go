@@ -1,10 +1,12 @@
 package resources
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,18 +94,56 @@ func TestFieldsMatchTheTable(t *testing.T) {
 			t.Errorf("%s: required = %v, want name first", ti.Type, req)
 		}
 		for _, m := range []string{"namespace", "labels", "annotations"} {
-			if !contains(opt, m) {
+			if !slices.Contains(opt, m) {
 				t.Errorf("%s: optional fields %v lack %q", ti.Type, opt, m)
 			}
 		}
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
+// TestBuildTakesJSONEntries builds the seed's example result entries decoded the two ways a
+// JSON body can be (float64 and json.Number) and expects identical objects, and an input
+// left as it was.
+func TestBuildTakesJSONEntries(t *testing.T) {
+	body := `[
+	  {"type": "deployment", "fields": {"name": "my-webapp", "image": "nginx:latest", "replicas": 2, "port": 8080}, "forceConflict": true},
+	  {"type": "service", "fields": {"name": "my-webapp-svc", "port": 80, "targetPort": 8080}},
+	  {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "my-app"}, "spec": {"replicas": 2,
+	    "selector": {"matchLabels": {"app": "a"}}, "template": {"metadata": {"labels": {"app": "a"}},
+	    "spec": {"containers": [{"name": "a", "image": "nginx"}]}}}}
+	]`
+	decode := func(useNumber bool) []map[string]any {
+		dec := json.NewDecoder(strings.NewReader(body))
+		if useNumber {
+			dec.UseNumber()
 		}
+		var entries []map[string]any
+		if err := dec.Decode(&entries); err != nil {
+			t.Fatal(err)
+		}
+		return entries
 	}
-	return false
+	floats, numbers := decode(false), decode(true)
+	for i := range floats {
+		before := decode(false)[i]
+		a, err := Build(floats[i], testOptions())
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		b, err := Build(numbers[i], testOptions())
+		if err != nil {
+			t.Fatalf("entry %d (json.Number): %v", i, err)
+		}
+		if d := cmp.Diff(a.Obj.Object, b.Obj.Object); d != "" {
+			t.Errorf("entry %d: float64 and json.Number decoding differ:\n%s", i, d)
+		}
+		if d := cmp.Diff(before, floats[i]); d != "" {
+			t.Errorf("entry %d: Build changed its input:\n%s", i, d)
+		}
+		if i == 0 && (a.ForceConflict == nil || !*a.ForceConflict) {
+			t.Errorf("entry 0: ForceConflict = %v, want true", a.ForceConflict)
+		}
+		// A deep copy panics on value types apimachinery does not know; it must not.
+		_ = a.Obj.DeepCopy()
+	}
 }
