@@ -5,6 +5,8 @@ package validate
 import (
 	"fmt"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/orkspace/ork/internal/katalog"
 )
 
@@ -12,11 +14,42 @@ import (
 // findings from katalog.Load are not repeated here.
 func Katalog(set *katalog.Set) []katalog.Finding {
 	var out []katalog.Finding
+	for _, f := range set.Files {
+		out = append(out, checkFile(f)...)
+	}
 	for _, c := range set.CRDs {
-		out = append(out, remoteRequiresDefaultOff(c)...)
+		k := &checker{crd: c, schema: c.Schema()}
+		k.out = append(k.out, remoteRequiresDefaultOff(c)...)
+		k.apiTypes()
+		k.crFiles()
+		k.reconcile()
+		k.remote()
+		k.declarative()
+		out = append(out, k.out...)
 	}
 	katalog.SortFindings(out)
 	return out
+}
+
+// checker collects the findings of one CRD; rest paths are relative to the CRD's node
+// ("operatorBox.reconcile.remote.endpoint").
+type checker struct {
+	crd *katalog.CRD
+	// schema is the CRD's OpenAPI schema from crdFile, nil when unknown.
+	schema *apiextensionsv1.JSONSchemaProps
+	out    []katalog.Finding
+}
+
+func (k *checker) errorAt(rest, msg, hint string) {
+	k.add(katalog.SeverityError, rest, msg, hint)
+}
+
+func (k *checker) warnAt(rest, msg, hint string) {
+	k.add(katalog.SeverityWarning, rest, msg, hint)
+}
+
+func (k *checker) add(sev katalog.Severity, rest, msg, hint string) {
+	k.out = append(k.out, k.crd.Source.Finding(sev, katalog.CRDPath(k.crd.Name, rest), msg, hint))
 }
 
 // remoteRequiresDefaultOff is the seed's rule: reconcile.remote needs reconcile.default: false,

@@ -1,0 +1,153 @@
+package validate_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/validate/invalid")
+
+const testdata = "../../testdata/validate"
+
+// run checks files the way `ork validate` does: load, then validate, all findings sorted.
+func run(t *testing.T, files ...string) []katalog.Finding {
+	t.Helper()
+	set, findings, err := katalog.Load(files)
+	if err != nil {
+		t.Fatalf("load %v: %v", files, err)
+	}
+	findings = append(findings, validate.Katalog(set)...)
+	katalog.SortFindings(findings)
+	return findings
+}
+
+// format renders findings as the golden files hold them, one per line, like the CLI.
+func format(fs []katalog.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s:%d:%d: %s: ", filepath.ToSlash(f.File), f.Line, f.Column, f.Severity)
+		if f.Path != "" {
+			b.WriteString(f.Path + ": ")
+		}
+		b.WriteString(f.Message)
+		if f.Hint != "" {
+			fmt.Fprintf(&b, " (hint: %s)", f.Hint)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+type testCase struct {
+	name  string
+	files []string
+}
+
+// cases lists the cases of the current directory: NAME.yaml is one file, and a directory
+// NAME/ is one case loading all its *.yaml files in order, as repeated -f flags would.
+func cases(t *testing.T) []testCase {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []testCase
+	for _, e := range entries {
+		name, isYAML := strings.CutSuffix(e.Name(), ".yaml")
+		switch {
+		case e.IsDir():
+			files, err := filepath.Glob(filepath.Join(e.Name(), "*.yaml"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("case directory %s holds no .yaml files", e.Name())
+			}
+			out = append(out, testCase{e.Name(), files})
+		case isYAML:
+			out = append(out, testCase{name, []string{e.Name()}})
+		}
+	}
+	return out
+}
+
+func TestValidKatalogsHaveNoFindings(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "valid"))
+	for _, tc := range cases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			if fs := run(t, tc.files...); len(fs) > 0 {
+				t.Errorf("want no findings, got:\n%s", format(fs))
+			}
+		})
+	}
+}
+
+func TestExamplesValidateClean(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*/katalog.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("want the remote and website examples, found %v (%v)", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			if fs := run(t, f); len(fs) > 0 {
+				t.Errorf("want no findings, got:\n%s", format(fs))
+			}
+		})
+	}
+}
+
+// TestInvalidKatalogs compares each case's findings with NAME.golden; go test -update
+// rewrites the goldens (read the diff before committing it).
+func TestInvalidKatalogs(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "invalid"))
+	all := cases(t)
+	if len(all) < 30 {
+		t.Errorf("%d invalid cases, want at least 30 covering every rule", len(all))
+	}
+	for _, tc := range all {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := run(t, tc.files...)
+			if len(fs) == 0 {
+				t.Fatal("want findings, got none")
+			}
+			got := format(fs)
+			golden := tc.name + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("findings differ from %s (-want +got):\n%s", golden, d)
+			}
+		})
+	}
+}
+
+func TestEveryGoldenHasACase(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "invalid"))
+	known := map[string]bool{}
+	for _, tc := range cases(t) {
+		known[tc.name] = true
+	}
+	goldens, err := filepath.Glob("*.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range goldens {
+		if name := strings.TrimSuffix(g, ".golden"); !known[name] {
+			t.Errorf("%s has no case %s.yaml or %s/", g, name, name)
+		}
+	}
+}
