@@ -153,6 +153,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newVersionCmd(env),
 		newValidateCmd(env),
 		newSimulateCmd(env),
+		newRBACCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,202 @@
+package rbacgen
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got); run go test -update if intended:\n%s", path, diff)
+	}
+}
+
+func load(t *testing.T, files ...string) *katalog.Set {
+	t.Helper()
+	set, findings, err := katalog.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if katalog.HasErrors(findings) {
+		t.Fatalf("katalog has errors: %v", findings)
+	}
+	return set
+}
+
+const remoteExample = "../../examples/remote/katalog.yaml"
+
+func TestGenerateMatchesGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		files  []string
+		opts   Options
+	}{
+		{"remote.golden.yaml", []string{remoteExample}, Options{}},
+		{"remote-leader-elect.golden.yaml", []string{remoteExample}, Options{LeaderElect: true, Name: "webapp-operator", Namespace: "ops"}},
+		{"remote-install-crds.golden.yaml", []string{remoteExample}, Options{InstallCRDs: true}},
+		{"secrets.golden.yaml", []string{"testdata/secrets.katalog.yaml"}, Options{}},
+		{"shared-group.golden.yaml", []string{"testdata/shared-group.katalog.yaml"}, Options{}},
+		{"website.golden.yaml", []string{"../../examples/website/katalog.yaml"}, Options{}},
+		{"custom.golden.yaml", []string{"testdata/custom.katalog.yaml"}, Options{}},
+		{"two-files.golden.yaml", []string{remoteExample, "../../examples/website/katalog.yaml"}, Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			res, err := Generate(load(t, tt.files...), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := res.YAML("v0.0.0-test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range res.Warnings {
+				got = append(got, []byte("# warning: "+w+"\n")...)
+			}
+			golden(t, tt.golden, got)
+		})
+	}
+}
+
+func TestJSONIsAV1List(t *testing.T) {
+	res, err := Generate(load(t, remoteExample), Options{LeaderElect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := res.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "remote.golden.json", got)
+}
+
+func TestOutputIsByteIdenticalAcrossRuns(t *testing.T) {
+	set := load(t, "testdata/custom.katalog.yaml", "testdata/secrets.katalog.yaml", "testdata/shared-group.katalog.yaml")
+	var first []byte
+	// Map iteration order is random per run, so repeated runs catch any unsorted map walk.
+	for i := range 50 {
+		res, err := Generate(set, Options{LeaderElect: true, InstallCRDs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := res.YAML("dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = got
+		} else if !bytes.Equal(first, got) {
+			t.Fatalf("run %d differs from run 0:\n%s", i, cmp.Diff(string(first), string(got)))
+		}
+	}
+}
+
+func TestPermissionsScopeSecretsByName(t *testing.T) {
+	perms := Permissions(load(t, "testdata/secrets.katalog.yaml"), Options{})
+	var secrets []Permission
+	for _, p := range perms {
+		if p.Resource == "secrets" {
+			secrets = append(secrets, p)
+		}
+	}
+	want := []Permission{
+		{Verb: "get", Resource: "secrets"},
+		{Verb: "get", Resource: "secrets", Name: "b-ca"},
+		{Verb: "get", Resource: "secrets", Name: "token-a"},
+		{Verb: "get", Resource: "secrets", Name: "token-b"},
+	}
+	if diff := cmp.Diff(want, secrets); diff != "" {
+		t.Errorf("secret permissions (-want +got):\n%s", diff)
+	}
+}
+
+func TestPermissionsFollowOptions(t *testing.T) {
+	set := load(t, remoteExample)
+	lease := Permission{Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}
+	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	crdWatch := Permission{Verb: "watch", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	ssar := Permission{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}
+	tests := []struct {
+		name    string
+		opts    Options
+		has     []Permission
+		hasNone []Permission
+	}{
+		{"defaults", Options{}, []Permission{crdWatch, ssar}, []Permission{lease, crdCreate}},
+		{"leader election", Options{LeaderElect: true}, []Permission{lease}, []Permission{crdCreate}},
+		{"crd install", Options{InstallCRDs: true}, []Permission{crdCreate, crdWatch}, []Permission{lease}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			perms := Permissions(set, tt.opts)
+			for _, p := range tt.has {
+				if !slices.Contains(perms, p) {
+					t.Errorf("missing %+v", p)
+				}
+			}
+			for _, p := range tt.hasNone {
+				if slices.Contains(perms, p) {
+					t.Errorf("unexpected %+v", p)
+				}
+			}
+		})
+	}
+}
+
+func TestRulesGrantExactlyThePermissions(t *testing.T) {
+	set := load(t, "testdata/custom.katalog.yaml", "testdata/secrets.katalog.yaml", "testdata/shared-group.katalog.yaml")
+	perms := Permissions(set, Options{LeaderElect: true, InstallCRDs: true})
+	// Expanding the merged rules back must give the same set: merging neither lost nor
+	// widened anything.
+	var back []Permission
+	for _, r := range Rules(perms) {
+		for _, res := range r.Resources {
+			resource, sub, _ := strings.Cut(res, "/")
+			names := r.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, n := range names {
+				for _, v := range r.Verbs {
+					back = append(back, Permission{Verb: v, Group: r.APIGroups[0], Resource: resource, Subresource: sub, Name: n})
+				}
+			}
+		}
+	}
+	slices.SortFunc(back, comparePermissions)
+	if diff := cmp.Diff(perms, back); diff != "" {
+		t.Errorf("rules expand to a different set (-permissions +rules):\n%s", diff)
+	}
+}
+
+func TestGenerateRejectsBadNames(t *testing.T) {
+	for _, opts := range []Options{{Name: "Not_Valid"}, {Namespace: "a.b"}} {
+		if _, err := Generate(&katalog.Set{}, opts); err == nil {
+			t.Errorf("Generate(%+v): want an error", opts)
+		}
+	}
+}
