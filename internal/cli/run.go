@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"fmt"
 	"time"
 
@@ -108,8 +110,9 @@ func completeRun(env *Env) (runOptions, error) {
 	rc.Burst = cfg.Int("kube-api-burst")
 	rc.UserAgent = version.UserAgent()
 	opts.engine.RESTConfig = rc
-	// client-go logs through klog; send it to the same structured logger.
-	klog.SetSlogLogger(logger)
+	// client-go logs through klog; send it to the same handler, without its verbose levels
+	// (reflector chatter) even at --log-level debug.
+	klog.SetSlogLogger(slog.New(minLevel{logger.Handler(), slog.LevelInfo}))
 	return opts, nil
 }
 
@@ -151,3 +154,19 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	}
 	return nil
 }
+
+// minLevel drops records below a floor, whatever the wrapped handler accepts.
+type minLevel struct {
+	slog.Handler
+	floor slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.floor && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(attrs), h.floor}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler { return minLevel{h.Handler.WithGroup(name), h.floor} }

@@ -68,6 +68,30 @@ func Parse(name, text string) (*template.Template, error) {
 	return t, nil
 }
 
+// ParseOptional parses text for values that may be absent, such as remote args: a missing
+// key renders as nothing rather than failing, so `{{ .spec.logLevel }}` on a CR without
+// spec.logLevel is null and `{{ .spec.logLevel | default "info" }}` works. Use Optional on
+// the rendered string.
+func ParseOptional(name, text string) (*template.Template, error) {
+	t, err := template.New(name).Funcs(Funcs()).Option("missingkey=default").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	return t, nil
+}
+
+// noValue is what text/template prints for a missing key under missingkey=default.
+const noValue = "<no value>"
+
+// Optional coerces the output of a ParseOptional template: a lone missing value is null,
+// a missing value inside other text is empty.
+func Optional(rendered string) any {
+	if rendered == noValue {
+		return nil
+	}
+	return Coerce(strings.ReplaceAll(rendered, noValue, ""))
+}
+
 // String renders text against data; text without actions is returned as is.
 func String(name, text string, data map[string]any) (string, error) {
 	if !IsTemplate(text) {

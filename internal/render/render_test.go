@@ -72,3 +72,28 @@ func TestFieldPaths(t *testing.T) {
 		t.Fatalf("FieldPaths (-want +got):\n%s", d)
 	}
 }
+
+func TestOptionalRendersMissingKeysAsNull(t *testing.T) {
+	tests := []struct {
+		text string
+		want any
+	}{
+		{"{{ .spec.missing }}", nil},
+		{`{{ .spec.missing | default "info" }}`, "info"},
+		{"level-{{ .spec.missing }}", "level-"},
+		{"{{ .spec.replicas }}", int64(2)},
+	}
+	for _, tt := range tests {
+		tpl, err := ParseOptional("args", tt.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := tpl.Execute(&b, cr()); err != nil {
+			t.Fatalf("%s: %v", tt.text, err)
+		}
+		if got := Optional(b.String()); got != tt.want {
+			t.Errorf("%s = %#v, want %#v", tt.text, got, tt.want)
+		}
+	}
+}

@@ -35,7 +35,9 @@ type Engine struct {
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	recorder record.EventRecorder
 	ready    atomic.Bool
-	log      logger
+	// healthAddr is the bound health address, for callers that asked for port 0.
+	healthAddr atomic.Value
+	log        logger
 }
 
 // New checks the options and builds the clients; nothing talks to the cluster yet.

@@ -46,6 +46,9 @@ func (e *Engine) startServers() (*servers, error) {
 		}
 		srv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
 		s.list = append(s.list, srv)
+		if addr == e.opts.HealthAddr {
+			e.healthAddr.Store(ln.Addr().String())
+		}
 		e.log.info("serving", "addr", ln.Addr().String())
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -62,4 +65,11 @@ func (s *servers) shutdown() {
 	for _, srv := range s.list {
 		_ = srv.Shutdown(ctx)
 	}
+}
+
+// HealthAddr is the bound address of /healthz and /readyz once serving ("127.0.0.1:0"
+// resolves to a real port), else "".
+func (e *Engine) HealthAddr() string {
+	a, _ := e.healthAddr.Load().(string)
+	return a
 }

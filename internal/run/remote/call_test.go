@@ -355,8 +355,8 @@ func TestRenderFailuresSendNothing(t *testing.T) {
 			message: `render endpoint: template: crds.webapp.operatorBox.reconcile.remote.endpoint:1:8: executing "crds.webapp.operatorBox.reconcile.remote.endpoint" at <.spec.url>: map has no entry for key "url"`},
 		{name: "endpoint renders to a relative URL", endpoint: "{{ .metadata.name }}/reconcile",
 			message: `render endpoint: endpoint "my-webapp/reconcile" is not an absolute http(s) URL`},
-		{name: "arg reads a missing field", endpoint: "http://127.0.0.1:1/", args: map[string]any{"x": map[string]any{"y": "{{ .spec.nope }}"}},
-			message: `render template: crds.webapp.operatorBox.reconcile.remote.args.x.y:1:8: executing "crds.webapp.operatorBox.reconcile.remote.args.x.y" at <.spec.nope>: map has no entry for key "nope"`},
+		{name: "required arg is missing", endpoint: "http://127.0.0.1:1/", args: map[string]any{"x": map[string]any{"y": `{{ required "spec.nope is required" .spec.nope }}`}},
+			message: `render crds.webapp.operatorBox.reconcile.remote.args.x.y: template: crds.webapp.operatorBox.reconcile.remote.args.x.y:1:3: executing "crds.webapp.operatorBox.reconcile.remote.args.x.y" at <required "spec.nope is required" .spec.nope>: error calling required: spec.nope is required`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

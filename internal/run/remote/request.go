@@ -198,16 +198,20 @@ func compileArgs(name string, args map[string]any) (valueFunc, error) {
 func compileValue(name string, v any) (valueFunc, error) {
 	switch x := v.(type) {
 	case string:
-		t, err := compileText(name, x)
-		if err != nil || t.t == nil {
-			return constant(x), err
+		if !render.IsTemplate(x) {
+			return constant(x), nil
+		}
+		// Args are optional inputs: a CR without spec.logLevel sends null, not an error.
+		t, err := render.ParseOptional(name, x)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return func(data map[string]any) (any, error) {
-			s, err := t.render(data)
-			if err != nil {
-				return nil, fmt.Errorf("render %w", err)
+			var b strings.Builder
+			if err := t.Execute(&b, data); err != nil {
+				return nil, fmt.Errorf("render %s: %w", name, err)
 			}
-			return render.Coerce(s), nil
+			return render.Optional(b.String()), nil
 		}, nil
 	case map[string]any:
 		keys := slices.Sorted(maps.Keys(x))
