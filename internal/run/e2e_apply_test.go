@@ -1,0 +1,211 @@
+package run_test
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/resources"
+)
+
+// 2. Intent results become owned, labelled children applied by the orkestra field manager,
+// and the returned status lands on the CR with observedGeneration and Ready=True.
+func TestIntentResultIsApplied(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	cr := f.createCR("web", map[string]any{"replicas": 2})
+
+	got := f.waitReady("web", "True")
+	if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != "Ready" {
+		t.Errorf("status.phase = %q, want Ready (from the result)", phase)
+	}
+	if og, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration"); og != cr.GetGeneration() {
+		t.Errorf("status.observedGeneration = %d, want %d", og, cr.GetGeneration())
+	}
+	if c := readyCondition(got); c["reason"] != "ReconcileSucceeded" {
+		t.Errorf("Ready condition = %v, want reason ReconcileSucceeded", c)
+	}
+
+	dep, err := f.get(deployments, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); r != 2 {
+		t.Errorf("deployment replicas = %d, want 2", r)
+	}
+	cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	if len(cs) != 1 || cs[0].(map[string]any)["image"] != "nginx:1.27" {
+		t.Errorf("deployment containers = %v, want one nginx:1.27", cs)
+	}
+	svc, err := f.get(services, "web-svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(80) {
+		t.Errorf("service ports = %v, want port 80", ports)
+	}
+	for _, child := range []*unstructured.Unstructured{dep, svc} {
+		assertOwnedByOrk(t, child, cr)
+	}
+	f.waitEvent("web", corev1.EventTypeNormal, "Reconciled")
+}
+
+func assertOwnedByOrk(t *testing.T, child, owner *unstructured.Unstructured) {
+	t.Helper()
+	ref := metav1.GetControllerOf(child)
+	if ref == nil || ref.UID != owner.GetUID() || ref.Kind != owner.GetKind() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("%s %s controller ownerReference = %+v, want the CR %s with controller=true", child.GetKind(), child.GetName(), ref, owner.GetUID())
+	}
+	if got := child.GetLabels()[resources.ManagedByLabel]; got != "orkestra" {
+		t.Errorf("%s %s label %s = %q, want orkestra", child.GetKind(), child.GetName(), resources.ManagedByLabel, got)
+	}
+	managers := map[string]bool{}
+	for _, mf := range child.GetManagedFields() {
+		managers[mf.Manager+"/"+string(mf.Operation)] = true
+	}
+	if !managers["orkestra/Apply"] {
+		t.Errorf("%s %s managedFields = %v, want an Apply entry by orkestra", child.GetKind(), child.GetName(), managers)
+	}
+}
+
+// 3. The full object form, and the custom intent type for a kind of another CRD.
+func TestFullObjectFormAndCustomType(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.installCRD("Widget", "widgets")
+	widgets := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "widgets"}
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config"},
+				"data": map[string]any{"mode": "full"}},
+			map[string]any{"type": "custom", "fields": map[string]any{"apiVersion": f.group + "/v1", "kind": "Widget",
+				"name": "web-widget", "spec": map[string]any{"size": 3}}},
+		}})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps", f.group + "/widgets"}}), nil)
+	cr := f.createCR("web", map[string]any{})
+	f.waitReady("web", "True")
+
+	cm, err := f.get(configmaps, "web-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode, _, _ := unstructured.NestedString(cm.Object, "data", "mode"); mode != "full" {
+		t.Errorf("configmap data.mode = %q, want full", mode)
+	}
+	w, err := f.get(widgets, "web-widget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size"); size != 3 {
+		t.Errorf("widget spec.size = %d, want 3", size)
+	}
+	assertOwnedByOrk(t, cm, cr)
+	assertOwnedByOrk(t, w, cr)
+}
+
+// 4. A type outside managedResources: nothing is applied, Ready=False names the entry, and a
+// Warning Event is recorded.
+func TestUndeclaredTypeAppliesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}, "resources": []any{
+			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27"}},
+			map[string]any{"type": "configmap", "fields": map[string]any{"name": "web-config", "data": map[string]any{"a": "b"}}},
+		}})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"apps/deployments"}}), nil)
+	f.createCR("web", map[string]any{})
+
+	got := f.waitReady("web", "False")
+	msg, _ := readyCondition(got)["message"].(string)
+	for _, want := range []string{"resources[1]", "configmaps", "not declared in managedResources"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Ready message %q does not mention %q", msg, want)
+		}
+	}
+	if phase, found, _ := unstructured.NestedString(got.Object, "status", "phase"); found {
+		t.Errorf("status.phase = %q written although nothing was applied", phase)
+	}
+	f.mustNotExist(deployments, "web")
+	f.mustNotExist(configmaps, "web-config")
+	ev := f.waitEvent("web", corev1.EventTypeWarning, "ReconcileError")
+	if !strings.Contains(ev.Message, "managedResources") {
+		t.Errorf("Warning event message %q does not say what to declare", ev.Message)
+	}
+}
+
+// 10. Someone edits a child: the owner is re-queued and the reconciler's value restored.
+func TestEditedChildIsRestored(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.createCR("web", map[string]any{})
+	f.waitReady("web", "True")
+	f.eventually("deployment web", func() (bool, error) {
+		_, err := f.get(deployments, "web")
+		return err == nil, err
+	})
+
+	patch := []byte(`{"spec":{"replicas":7}}`)
+	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Patch(t.Context(), "web", types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "with trigger child", func(c call) bool { return c.trigger() == "child" })
+	f.eventually("replicas restored to 2", func() (bool, error) {
+		dep, err := f.get(deployments, "web")
+		if err != nil {
+			return false, err
+		}
+		r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas")
+		return r == 2, nil
+	})
+}
+
+// 13. forceConflict: false never takes a field another manager owns; the conflict is
+// reported in the Ready condition.
+func TestForceConflictFalseReportsConflict(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	fields := map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 3}
+	other, err := resources.BuildIntent("deployment", fields, resources.OptionsFor(f.ns, "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Apply(t.Context(), "web", other.Obj,
+		metav1.ApplyOptions{FieldManager: "someone-else", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+			map[string]any{"type": "deployment", "forceConflict": false,
+				"fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2}},
+		}})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.createCR("web", map[string]any{})
+
+	got := f.waitReady("web", "False")
+	msg, _ := readyCondition(got)["message"].(string)
+	if !strings.Contains(msg, "conflict") || !strings.Contains(msg, "someone-else") {
+		t.Errorf("Ready message %q, want a conflict naming the other manager", msg)
+	}
+	dep, err := f.get(deployments, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); r != 3 {
+		t.Errorf("replicas = %d, want 3: the field belongs to someone-else", r)
+	}
+}

@@ -1,0 +1,488 @@
+package run_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+
+const testToken = "s3cr3t-token-value"
+
+// call is one request the loopback reconciler received.
+type call struct {
+	// ctx ends when ork gives up on the request (its timeout) or the test ends.
+	ctx    context.Context
+	header http.Header
+	body   map[string]any
+	raw    []byte
+	at     time.Time
+}
+
+func (c call) trigger() string {
+	p, _ := c.body["prepared"].(map[string]any)
+	s, _ := p["trigger"].(string)
+	return s
+}
+
+func (c call) crName() string {
+	o, _ := c.body["object"].(map[string]any)
+	md, _ := o["metadata"].(map[string]any)
+	s, _ := md["name"].(string)
+	return s
+}
+
+// response is what the loopback reconciler answers.
+type response struct {
+	status int
+	header map[string]string
+	body   []byte
+}
+
+func jsonResponse(v any) response {
+	b, _ := json.Marshal(v)
+	return response{status: http.StatusOK, body: b}
+}
+
+// endpoint is a real HTTP reconciler on loopback whose answers each test scripts.
+type endpoint struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	calls   []call
+	arrived chan call
+	respond func(call) response
+}
+
+func newEndpoint(t *testing.T, respond func(call) response) *endpoint {
+	ep := &endpoint{arrived: make(chan call, 1000), respond: respond}
+	ep.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		c := call{ctx: r.Context(), header: r.Header.Clone(), raw: raw, at: time.Now()}
+		if err := json.Unmarshal(raw, &c.body); err != nil {
+			t.Errorf("ork sent a body that is not JSON: %v", err)
+		}
+		ep.mu.Lock()
+		ep.calls = append(ep.calls, c)
+		respond := ep.respond
+		ep.mu.Unlock()
+		ep.arrived <- c
+		res := respond(c)
+		for k, v := range res.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(res.status)
+		_, _ = w.Write(res.body)
+	}))
+	t.Cleanup(ep.srv.Close)
+	return ep
+}
+
+func (ep *endpoint) setRespond(f func(call) response) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	ep.respond = f
+}
+
+// next waits for the next request (bounded: a reconcile takes milliseconds here, 30 s
+// means ork never called).
+func (ep *endpoint) next(t *testing.T) call {
+	t.Helper()
+	select {
+	case c := <-ep.arrived:
+		return c
+	case <-time.After(30 * time.Second):
+		t.Fatal("no request reached the reconciler within 30s")
+		return call{}
+	}
+}
+
+// nextMatching skips requests until one satisfies ok.
+func (ep *endpoint) nextMatching(t *testing.T, what string, ok func(call) bool) call {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case c := <-ep.arrived:
+			if ok(c) {
+				return c
+			}
+		case <-deadline:
+			t.Fatalf("no request %s within 30s", what)
+			return call{}
+		}
+	}
+}
+
+// fixture is one test's world: a CRD of its own (a unique group, so engines of parallel
+// tests never see each other's objects), a namespace, a token Secret and a Katalog.
+type fixture struct {
+	t       *testing.T
+	ns      string
+	group   string
+	gvr     schema.GroupVersionResource
+	dyn     dynamic.Interface
+	dir     string
+	katalog string
+	metrics *run.Metrics
+	logs    *syncBuffer
+	engine  *run.Engine
+}
+
+// remoteSpec is the part of the Katalog a test varies.
+type remoteSpec struct {
+	endpoint string
+	// extra is YAML appended under reconcile.remote (indented by the caller to 12 spaces).
+	extra string
+	// managed lists "group/plural" entries; default apps/deployments and /services.
+	managed []string
+	header  string
+	timeout string
+	// payload is the YAML under remote.payload (12 spaces indented); default excludes
+	// metadata.annotations and spec.secretNote from the object.
+	payload string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	e := env.Require(t)
+	sum := sha256.Sum256([]byte(t.Name()))
+	group := "t" + hex.EncodeToString(sum[:5]) + ".ork.test"
+	f := &fixture{
+		t:     t,
+		ns:    e.Namespace(t),
+		group: group,
+		gvr:   schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"},
+		dir:   t.TempDir(),
+		logs:  &syncBuffer{},
+	}
+	var err error
+	if f.dyn, err = dynamic.NewForConfig(e.Config); err != nil {
+		t.Fatal(err)
+	}
+	f.installCRD("App", "apps")
+	_, err = e.Clientset.CoreV1().Secrets(f.ns).Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "reconciler-token"},
+		StringData: map[string]string{"token": testToken},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// installCRD installs a namespaced CRD of kind in the fixture's group, with a status
+// subresource and free-form spec and status.
+func (f *fixture) installCRD(kind, plural string) {
+	f.t.Helper()
+	manifest := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[2]s.%[3]s
+spec:
+  group: %[3]s
+  scope: Namespaced
+  names: {kind: %[1]s, plural: %[2]s, singular: %[4]s, listKind: %[1]sList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+            status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, kind, plural, f.group, strings.ToLower(kind))
+	path := filepath.Join(f.dir, plural+"-crd.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	env.InstallCRD(f.t, path)
+}
+
+// writeKatalog writes the Katalog for one remote CRD "app" and loads it.
+func (f *fixture) writeKatalog(rs remoteSpec) *katalog.Set {
+	f.t.Helper()
+	managed := rs.managed
+	if managed == nil {
+		managed = []string{"apps/deployments", "/services"}
+	}
+	var mr strings.Builder
+	for _, m := range managed {
+		g, p, _ := strings.Cut(m, "/")
+		fmt.Fprintf(&mr, "              - group: %q\n                plural: %s\n", g, p)
+	}
+	header := rs.header
+	if header == "" {
+		header = "Authorization"
+	}
+	timeout := rs.timeout
+	if timeout == "" {
+		timeout = "10s"
+	}
+	payload := rs.payload
+	if payload == "" {
+		payload = "              object:\n                exclude: [metadata.annotations, spec.secretNote]\n"
+	}
+	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: e2e}
+spec:
+  crds:
+    app:
+      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
+      operatorBox:
+        reconcile:
+          default: false
+          workers: 2
+          remote:
+            endpoint: %q
+            timeout: %s
+            args:
+              replicas: "{{ .spec.replicas }}"
+              logLevel: "{{ .spec.logLevel }}"
+            payload:
+%s            managedResources:
+%s            auth:
+              secretRef: {name: reconciler-token, namespace: %s, key: token}
+              header: %q
+%s`, f.group, rs.endpoint, timeout, payload, mr.String(), f.ns, header, rs.extra)
+	f.katalog = filepath.Join(f.dir, "katalog.yaml")
+	if err := os.WriteFile(f.katalog, []byte(doc), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{f.katalog})
+	if err != nil || katalog.HasErrors(findings) {
+		f.t.Fatalf("test Katalog does not load: %v %+v\n%s", err, findings, doc)
+	}
+	return set
+}
+
+// start runs the engine in-process until the test ends; cfg nil means the admin config.
+func (f *fixture) start(set *katalog.Set, cfg *rest.Config, mutate ...func(*run.Options)) *run.Engine {
+	f.t.Helper()
+	if cfg == nil {
+		cfg = env.Config
+	}
+	f.metrics = run.NewMetrics()
+	opts := run.Options{
+		RESTConfig:      rest.CopyConfig(cfg),
+		Namespace:       f.ns,
+		BackoffBase:     100 * time.Millisecond,
+		BackoffMax:      5 * time.Second,
+		ShutdownTimeout: 10 * time.Second,
+		HealthAddr:      "127.0.0.1:0",
+		Logger:          slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Metrics:         f.metrics,
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	eng, err := run.New(set, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	f.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			f.t.Errorf("engine stopped with error: %v", err)
+		}
+		if f.t.Failed() {
+			f.t.Logf("ork logs:\n%s", f.logs.String())
+		}
+	})
+	f.eventually("engine ready", func() (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("engine exited early: %v", err)
+		default:
+		}
+		return eng.Ready(), nil
+	})
+	f.engine = eng
+	return eng
+}
+
+// eventually polls cond every 50ms for up to 30s: state in the apiserver converges within
+// milliseconds, the bound only catches behaviour that never happens.
+func (f *fixture) eventually(what string, cond func() (bool, error)) {
+	f.t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) {
+			ok, err := cond()
+			if err != nil {
+				last = err
+				if strings.HasPrefix(err.Error(), "engine exited") {
+					return false, err
+				}
+				return false, nil
+			}
+			return ok, nil
+		})
+	if err != nil {
+		f.t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
+	}
+}
+
+func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstructured {
+	f.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": f.group + "/v1", "kind": "App",
+		"metadata": map[string]any{"name": name, "annotations": map[string]any{"note": "excluded"}},
+		"spec":     spec,
+	}}
+	out, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Create(f.t.Context(), u, metav1.CreateOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+func (f *fixture) getCR(name string) *unstructured.Unstructured {
+	f.t.Helper()
+	u, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Get(f.t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return u
+}
+
+// readyCondition returns the CR's Ready condition, or nil.
+func readyCondition(u *unstructured.Unstructured) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			return m
+		}
+	}
+	return nil
+}
+
+// waitReady waits until the CR's Ready condition has status want ("True"/"False") and
+// returns the CR.
+func (f *fixture) waitReady(name, want string) *unstructured.Unstructured {
+	f.t.Helper()
+	var cr *unstructured.Unstructured
+	f.eventually("Ready="+want+" on "+name, func() (bool, error) {
+		u, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Get(f.t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		cr = u
+		c := readyCondition(u)
+		return c != nil && c["status"] == want, nil
+	})
+	return cr
+}
+
+func (f *fixture) get(gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {
+	return f.dyn.Resource(gvr).Namespace(f.ns).Get(f.t.Context(), name, metav1.GetOptions{})
+}
+
+func (f *fixture) mustNotExist(gvr schema.GroupVersionResource, name string) {
+	f.t.Helper()
+	if _, err := f.get(gvr, name); !apierrors.IsNotFound(err) {
+		f.t.Fatalf("%s %s exists (err %v), want it absent", gvr.Resource, name, err)
+	}
+}
+
+// events lists the Events recorded for the CR name.
+func (f *fixture) events(name string) []corev1.Event {
+	f.t.Helper()
+	list, err := env.Clientset.CoreV1().Events(f.ns).List(f.t.Context(), metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + name,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return list.Items
+}
+
+func (f *fixture) waitEvent(name, eventType, reason string) corev1.Event {
+	f.t.Helper()
+	var found corev1.Event
+	f.eventually(fmt.Sprintf("%s Event %s on %s", eventType, reason, name), func() (bool, error) {
+		for _, ev := range f.events(name) {
+			if ev.Type == eventType && ev.Reason == reason {
+				found = ev
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return found
+}
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	services    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	configmaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// okWithChildren is the everyday answer: a Deployment and a Service named after the CR.
+func okWithChildren(c call) response {
+	name := c.crName()
+	return jsonResponse(map[string]any{
+		"result": "ok",
+		"status": map[string]any{"phase": "Ready", "seenTrigger": c.trigger()},
+		"resources": []any{
+			map[string]any{"type": "deployment", "fields": map[string]any{"name": name, "image": "nginx:1.27", "replicas": 2, "port": 8080}},
+			map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
+		},
+	})
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
