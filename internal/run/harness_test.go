@@ -289,14 +289,15 @@ spec:
 	return set
 }
 
-// start runs the engine in-process until the test ends; cfg nil means the admin config.
-func (f *fixture) start(set *katalog.Set, cfg *rest.Config, mutate ...func(*run.Options)) *run.Engine {
-	f.t.Helper()
+// newEngine builds an engine for the fixture with test-sized backoff; cfg nil means the
+// admin config.
+func newEngine(t *testing.T, set *katalog.Set, cfg *rest.Config, f *fixture) *run.Engine {
+	t.Helper()
 	if cfg == nil {
 		cfg = env.Config
 	}
 	f.metrics = run.NewMetrics()
-	opts := run.Options{
+	eng, err := run.New(set, run.Options{
 		RESTConfig:      rest.CopyConfig(cfg),
 		Namespace:       f.ns,
 		BackoffBase:     100 * time.Millisecond,
@@ -305,14 +306,17 @@ func (f *fixture) start(set *katalog.Set, cfg *rest.Config, mutate ...func(*run.
 		HealthAddr:      "127.0.0.1:0",
 		Logger:          slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics:         f.metrics,
-	}
-	for _, m := range mutate {
-		m(&opts)
-	}
-	eng, err := run.New(set, opts)
+	})
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
+	return eng
+}
+
+// start runs the engine in-process until the test ends and waits until it is ready.
+func (f *fixture) start(set *katalog.Set, cfg *rest.Config) *run.Engine {
+	f.t.Helper()
+	eng := newEngine(f.t, set, cfg, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()

@@ -1,0 +1,97 @@
+package run_test
+
+import (
+	"bufio"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// 15. SIGTERM to the ork binary while a slow reconcile is in flight: the reconcile
+// completes (children applied, status written) and ork exits 0.
+func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	bin := filepath.Join(t.TempDir(), "ork")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/orkspace/ork/cmd/ork")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ork: %v\n%s", err, out)
+	}
+
+	started, release := make(chan struct{}), make(chan struct{})
+	ep := newEndpoint(t, func(c call) response {
+		if c.trigger() == "create" {
+			close(started)
+			<-release
+		}
+		return okWithChildren(c)
+	})
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "1m"})
+
+	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
+		"--health-addr=", "--metrics-addr=", "--shutdown-timeout=30s")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			f.logs.Write([]byte(sc.Text() + "\n"))
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitLine := func(substr string) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("ork exited before logging %q:\n%s", substr, f.logs.String())
+				}
+				if strings.Contains(l, substr) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("ork did not log %q within 30s:\n%s", substr, f.logs.String())
+			}
+		}
+	}
+	waitLine("ork is running")
+	f.createCR("web", map[string]any{})
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reconcile never reached the endpoint")
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLine("shutting down")
+	close(release)
+	go func() {
+		for range lines { // drain so the process never blocks on a full pipe
+		}
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ork exited with %v after SIGTERM, want exit 0:\n%s", err, f.logs.String())
+	}
+	got := f.getCR("web")
+	if c := readyCondition(got); c == nil || c["status"] != "True" {
+		t.Errorf("Ready condition after the drained reconcile = %v, want True", c)
+	}
+	if _, err := f.get(deployments, "web"); err != nil {
+		t.Errorf("the in-flight reconcile's deployment was not applied: %v", err)
+	}
+}
