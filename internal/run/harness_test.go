@@ -30,9 +30,13 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/testenv"
+	"github.com/orkspace/ork/internal/wireschema"
 )
 
 var env *testenv.Env
+
+// wire checks every request ork sends against the published PreparedRequest schema.
+var wire = sync.OnceValues(wireschema.New)
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
@@ -89,6 +93,11 @@ func newEndpoint(t *testing.T, respond func(call) response) *endpoint {
 		c := call{ctx: r.Context(), header: r.Header.Clone(), raw: raw, at: time.Now()}
 		if err := json.Unmarshal(raw, &c.body); err != nil {
 			t.Errorf("ork sent a body that is not JSON: %v", err)
+		}
+		if v, err := wire(); err != nil {
+			t.Errorf("schema: %v", err)
+		} else if err := v.ValidatePreparedRequest(raw); err != nil {
+			t.Errorf("ork sent a request that breaks schema/prepared-request.schema.json: %v\n%s", err, raw)
 		}
 		ep.mu.Lock()
 		ep.calls = append(ep.calls, c)
