@@ -154,6 +154,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newValidateCmd(env),
 		newSimulateCmd(env),
 		newRBACCmd(env),
+		newRunCmd(env),
 	)
 	return root
 }

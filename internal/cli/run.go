@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -169,4 +169,6 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(attrs), h.floor}
 }
 
-func (h minLevel) WithGroup(name string) slog.Handler { return minLevel{h.Handler.WithGroup(name), h.floor} }
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.floor}
+}

@@ -158,4 +158,3 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 	f.Katalog = &k
 	return f, findings
 }
-

@@ -60,7 +60,7 @@ type APITypes struct {
 
 // OperatorBox is the operator behaviour of a CRD.
 type OperatorBox struct {
-	Reconcile   Reconcile        `json:"reconcile,omitempty"`
+	Reconcile   Reconcile         `json:"reconcile,omitempty"`
 	OnCreate    DeclaredResources `json:"onCreate,omitempty"`
 	OnReconcile DeclaredResources `json:"onReconcile,omitempty"`
 	OnDelete    DeclaredResources `json:"onDelete,omitempty"`

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,7 @@ type controller struct {
 	workers  int
 	stopping atomic.Bool
 	rec      reconciler
-	log      logger
+	log      *slog.Logger
 }
 
 // child is an informer on one managed resource type.
@@ -59,7 +60,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 		managed:  map[schema.GroupResource]bool{},
 		triggers: newTriggerBook(),
 		workers:  crd.OperatorBox.Reconcile.WorkerCount(),
-		log:      e.log.with("crd", crd.Name),
+		log:      e.log.With("crd", crd.Name),
 	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](e.opts.BackoffBase, e.opts.BackoffMax),
@@ -134,7 +135,7 @@ func (c *controller) childrenSynced() []cache.InformerSynced {
 func (c *controller) enqueue(obj any, t Trigger) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
-		c.log.warn("cannot key object", "err", err)
+		c.log.Warn("cannot key object", "err", err)
 		return
 	}
 	c.triggers.note(key, t)

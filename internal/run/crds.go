@@ -29,7 +29,7 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 		u := &unstructured.Unstructured{Object: raw}
 		unstructured.RemoveNestedField(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		e.log.info("installing CRD", "name", m.Name)
+		e.log.Info("installing CRD", "name", m.Name)
 		if _, err := e.dyn.Resource(crdGVR).Apply(ctx, m.Name, u,
 			metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return fmt.Errorf("install crd %s: %w", m.Name, err)
@@ -43,7 +43,7 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 }
 
 func (e *Engine) waitEstablished(ctx context.Context, name string) error {
-	e.log.info("waiting for CRD to be Established", "name", name)
+	e.log.Info("waiting for CRD to be Established", "name", name)
 	// Establishing takes well under a second on a healthy apiserver; a minute means trouble.
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		u, err := e.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,7 @@ type Engine struct {
 	ready    atomic.Bool
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
-	log        logger
+	log        *slog.Logger
 }
 
 // New checks the options and builds the clients; nothing talks to the cluster yet.
@@ -64,7 +65,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		kube:   kube,
 		dyn:    dyn,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
-		log:    logger{opts.Logger},
+		log:    opts.Logger,
 	}, nil
 }
 
@@ -125,7 +126,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	for _, c := range controllers {
 		synced = append(synced, c.childrenSynced()...)
 	}
-	e.log.info("waiting for caches to sync", "crds", len(controllers))
+	e.log.Info("waiting for caches to sync", "crds", len(controllers))
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		if ctx.Err() != nil {
 			return nil
@@ -147,11 +148,11 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 	}
 	e.ready.Store(true)
-	e.log.info("ork is running", "crds", len(controllers))
+	e.log.Info("ork is running", "crds", len(controllers))
 
 	<-ctx.Done()
 	e.ready.Store(false)
-	e.log.info("shutting down: draining in-flight reconciles", "timeout", e.opts.ShutdownTimeout.String())
+	e.log.Info("shutting down: draining in-flight reconciles", "timeout", e.opts.ShutdownTimeout.String())
 	// Queued keys are left for the next start (or the next leader); only in-flight ones finish.
 	for _, c := range controllers {
 		c.stopping.Store(true)
@@ -162,10 +163,10 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(e.opts.ShutdownTimeout):
-		e.log.warn("shutdown timeout: cancelling in-flight reconciles")
+		e.log.Warn("shutdown timeout: cancelling in-flight reconciles")
 		cancelWork()
 		<-done
 	}
-	e.log.info("stopped")
+	e.log.Info("stopped")
 	return nil
 }

@@ -49,10 +49,10 @@ func (e *Engine) startServers() (*servers, error) {
 		if addr == e.opts.HealthAddr {
 			e.healthAddr.Store(ln.Addr().String())
 		}
-		e.log.info("serving", "addr", ln.Addr().String())
+		e.log.Info("serving", "addr", ln.Addr().String())
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				e.log.warn("server stopped", "addr", addr, "err", err)
+				e.log.Warn("server stopped", "addr", addr, "err", err)
 			}
 		}()
 	}

@@ -29,10 +29,10 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		Name:            e.opts.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				e.log.info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
+				e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
 				runErr = fn(ctx)
 			},
-			OnStoppedLeading: func() { e.log.info("leadership released", "identity", e.opts.Identity) },
+			OnStoppedLeading: func() { e.log.Info("leadership released", "identity", e.opts.Identity) },
 		},
 	})
 	if err != nil {

@@ -57,6 +57,6 @@ func (e *Engine) preflight(ctx context.Context) error {
 	if len(missing) > 0 {
 		return &MissingPermissionsError{Missing: missing}
 	}
-	e.log.info("preflight passed", "permissions", len(perms))
+	e.log.Info("preflight passed", "permissions", len(perms))
 	return nil
 }

@@ -102,9 +102,9 @@ func (c *controller) handle(ctx context.Context, key string) {
 	logArgs := []any{"key", key, "trigger", string(in.trigger), "attempt", in.attempt,
 		"result", result, "duration", time.Since(start).Round(time.Millisecond).String()}
 	if d.success {
-		c.log.debug("reconciled", logArgs...)
+		c.log.Debug("reconciled", logArgs...)
 	} else {
-		c.log.warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
+		c.log.Warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
 	}
 
 	switch d.action {
@@ -146,7 +146,7 @@ func (c *controller) lookup(key string, trigger Trigger) (input, bool) {
 func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.warn("reconcile panicked", "key", in.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.log.Warn("reconcile panicked", "key", in.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			d = failure(reasonPanic, "reconcile panicked: %v", r)
 		}
 	}()
@@ -188,4 +188,3 @@ func (c *controller) childExists(gvrKey string, namespace, name string) bool {
 	}
 	return false
 }
-

@@ -39,7 +39,7 @@ func (c *controller) report(ctx context.Context, cr *unstructured.Unstructured, 
 		cond.Message = truncate(d.reason+": "+d.message, maxConditionMessageSize)
 	}
 	if err := c.writeStatus(ctx, cr, d, cond); err != nil {
-		c.log.warn("status update failed", "key", cr.GetNamespace()+"/"+cr.GetName(), "err", err)
+		c.log.Warn("status update failed", "key", cr.GetNamespace()+"/"+cr.GetName(), "err", err)
 	}
 	if d.success {
 		c.e.recorder.Event(cr, corev1.EventTypeNormal, EventReconciled, "reconciled successfully")
