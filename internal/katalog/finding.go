@@ -15,7 +15,7 @@ const (
 )
 
 // Finding is one problem in a Katalog, located in its file. Its JSON shape is a contract
-// (ork validate -o json).
+// (ork validate -o json): every key is always present, hint "" when there is none.
 type Finding struct {
 	Severity Severity `json:"severity"`
 	File     string   `json:"file"`
@@ -23,7 +23,7 @@ type Finding struct {
 	Column   int      `json:"column"`
 	Path     string   `json:"path"`
 	Message  string   `json:"message"`
-	Hint     string   `json:"hint,omitempty"`
+	Hint     string   `json:"hint"`
 }
 
 // SortFindings orders findings by file, line, column, then path and message, so that output
