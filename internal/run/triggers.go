@@ -39,7 +39,9 @@ func (b *triggerBook) note(key string, t Trigger) {
 	if triggerRank[t] > triggerRank[b.pending[key]] {
 		b.pending[key] = t
 	}
-	if t != TriggerDelete {
+	// Only the object's own return (create/update) retires its tombstone: a child event or
+	// resync arriving after the delete must not lose the deleting: true call.
+	if t == TriggerCreate || t == TriggerUpdate {
 		delete(b.tombstones, key)
 	}
 }

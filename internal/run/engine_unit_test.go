@@ -1,0 +1,75 @@
+package run
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestTriggerBookKeepsTheStrongestTrigger(t *testing.T) {
+	b := newTriggerBook()
+	b.note("ns/a", TriggerResync)
+	b.note("ns/a", TriggerUpdate)
+	b.note("ns/a", TriggerChild)
+	if got := b.take("ns/a"); got != TriggerUpdate {
+		t.Errorf("take = %s, want update (stronger than child and resync)", got)
+	}
+	if got := b.take("ns/a"); got != TriggerRequeue {
+		t.Errorf("take with nothing pending = %s, want requeue", got)
+	}
+	last := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
+	b.noteDelete("ns/a", last)
+	b.note("ns/a", TriggerResync)
+	if got := b.take("ns/a"); got != TriggerDelete {
+		t.Errorf("take after delete+resync = %s, want delete", got)
+	}
+	if b.tombstone("ns/a") == nil {
+		t.Error("tombstone dropped by a weaker trigger")
+	}
+	b.note("ns/a", TriggerCreate) // re-created under the same key
+	if b.tombstone("ns/a") != nil {
+		t.Error("tombstone kept after the object came back")
+	}
+}
+
+func TestOnlyStatusChanged(t *testing.T) {
+	base := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "a", "resourceVersion": "1", "generation": int64(1)},
+			"spec":     map[string]any{"replicas": int64(1)},
+			"status":   map[string]any{"phase": "Pending"},
+		}}
+	}
+	statusOnly := base()
+	statusOnly.Object["status"] = map[string]any{"phase": "Ready"}
+	statusOnly.SetResourceVersion("2")
+	if !onlyStatusChanged(base(), statusOnly) {
+		t.Error("a status write was treated as a change worth a POST: it would loop")
+	}
+	specChange := base()
+	specChange.Object["spec"] = map[string]any{"replicas": int64(2)}
+	specChange.SetResourceVersion("2")
+	if onlyStatusChanged(base(), specChange) {
+		t.Error("a spec change was ignored")
+	}
+	labelChange := base()
+	labelChange.SetLabels(map[string]string{"a": "b"})
+	if onlyStatusChanged(base(), labelChange) {
+		t.Error("a label change was ignored")
+	}
+}
+
+func TestTypeKey(t *testing.T) {
+	tests := map[[2]string]string{
+		{"apps", "deployments"}:            "deployment",
+		{"", "services"}:                   "service",
+		{"", "endpoints"}:                  "endpoints",
+		{"example.com", "widgets"}:         "widgets.example.com",
+		{"networking.k8s.io", "ingresses"}: "ingress",
+	}
+	for in, want := range tests {
+		if got := typeKey(in[0], in[1]); got != want {
+			t.Errorf("typeKey(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+}
