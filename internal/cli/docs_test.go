@@ -56,6 +56,9 @@ func renderCLIDocs(root *cobra.Command) []byte {
 	var b strings.Builder
 	b.WriteString("<!-- Generated from the command tree by `go test ./internal/cli -run TestCLIDocs -update`. DO NOT EDIT. -->\n\n")
 	b.WriteString("# ork command reference\n\n")
+	b.WriteString("Every flag can also be set in the environment as `ORK_<FLAG>` (`--log-level` is `ORK_LOG_LEVEL`)\n" +
+		"or in the settings file (`--config`, else `./ork.yaml` or `~/.config/ork/config.yaml`).\n" +
+		"A flag wins over the environment, which wins over the file.\n\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", c.CommandPath(), anchor(c.CommandPath()), c.Short)
 	}
