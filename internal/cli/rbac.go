@@ -16,7 +16,7 @@ func newRBACCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rbac",
 		Short: "Generate the RBAC that `ork run` needs",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 	}
 	cmd.AddCommand(newRBACGenCmd(env))
 	return cmd
@@ -46,7 +46,7 @@ The ServiceAccount's namespace must exist. The Katalog is validated first; an in
 reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
 		Example: `  ork rbac gen -f examples/remote/katalog.yaml > role.yaml && kubectl apply -f role.yaml
   ork rbac gen -f katalog.yaml --leader-elect --namespace ops -o json | jq '.items[1].rules'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRBACGen(env)
 			if err != nil {

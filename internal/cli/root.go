@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -102,7 +103,7 @@ func Main(ctx context.Context, args []string, streams output.Streams) int {
 		}
 	case errors.Is(err, context.Canceled):
 		code = ExitInterrupted
-	case isFlagError(err):
+	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command"):
 		code = ExitUsage
 	}
 	fmt.Fprintf(streams.ErrOut, "%s %v\n", errStyle(env).Error("error:"), err)
@@ -157,6 +158,14 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRunCmd(env),
 	)
 	return root
+}
+
+// noArgs rejects positional arguments as a usage error (exit 2).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError("%s takes no arguments, got %q (Katalog files go after -f)", cmd.CommandPath(), args)
+	}
+	return nil
 }
 
 // addOutputFlag adds -o/--output to a command that has results.

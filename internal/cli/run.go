@@ -19,13 +19,6 @@ import (
 	"github.com/orkspace/ork/internal/version"
 )
 
-// Client-side rate limits sized for reconcile throughput: each reconcile costs a status
-// patch plus one apply per child, so client-go's 5/10 would throttle ork, not the apiserver.
-const (
-	defaultQPS   = 100
-	defaultBurst = 200
-)
-
 type runOptions struct {
 	files      []string
 	kubeconfig string
@@ -43,7 +36,7 @@ watch event and applies the RemoteReconcileResult; other CRDs use the declarativ
 SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.`,
 		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
   ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRun(env)
 			if err != nil {
@@ -57,8 +50,8 @@ SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shu
 	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	f.String("context", "", "kubeconfig context to use (default the current context)")
 	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system)")
-	f.Float32("kube-api-qps", defaultQPS, "client-side queries per second to the apiserver")
-	f.Int("kube-api-burst", defaultBurst, "client-side burst to the apiserver")
+	f.Float32("kube-api-qps", run.DefaultQPS, "client-side queries per second to the apiserver")
+	f.Int("kube-api-burst", run.DefaultBurst, "client-side burst to the apiserver")
 	f.Duration("backoff-base", time.Second, "first retry delay of a failed reconcile (per key, doubling)")
 	f.Duration("backoff-max", 5*time.Minute, "longest retry delay of a failed reconcile")
 	f.Duration("shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish after SIGTERM")

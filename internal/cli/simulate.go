@@ -37,7 +37,7 @@ Remote CRDs cannot be simulated: they print a note and are skipped.
 Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: usage error.`,
 		Example: `  ork simulate -f examples/website/katalog.yaml
   ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeSimulate(env)
 			if err != nil {

@@ -24,7 +24,7 @@ func newValidateCmd(env *Env) *cobra.Command {
 line. Exit code 0: valid (warnings allowed), 1: invalid, 2: usage error or unreadable file.`,
 		Example: `  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeValidate(env)
 			if err != nil {

@@ -13,7 +13,7 @@ func newVersionCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print ork's version, commit and build date",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := output.ParseFormat(env.Config().String("output"), output.Text, output.JSON, output.YAML)
 			if err != nil {

@@ -3,8 +3,9 @@
 package config
 
 import (
-	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,21 +30,31 @@ func Load(flags *pflag.FlagSet, file string) (*Config, error) {
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
+	if file == "" {
+		file = defaultFile()
+	}
 	if file != "" {
 		v.SetConfigFile(file)
-	} else {
-		v.SetConfigName("ork")
-		v.SetConfigType("yaml")
-		v.AddConfigPath(".")
-		v.AddConfigPath("$HOME/.config/ork")
-	}
-	if err := v.ReadInConfig(); err != nil {
-		var notFound viper.ConfigFileNotFoundError
-		if file != "" || !errors.As(err, &notFound) {
+		if err := v.ReadInConfig(); err != nil {
 			return nil, fmt.Errorf("read config file: %w", err)
 		}
 	}
 	return &Config{v: v}, nil
+}
+
+// defaultFile is the first of ./ork.yaml and ~/.config/ork/config.yaml that exists, else "".
+// Exact names: viper's search by base name would also pick up a binary called "ork".
+func defaultFile() string {
+	candidates := []string{"ork.yaml"}
+	if home, err := os.UserHomeDir(); err == nil {
+		candidates = append(candidates, filepath.Join(home, ".config", "ork", "config.yaml"))
+	}
+	for _, c := range candidates {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c
+		}
+	}
+	return ""
 }
 
 // String returns the setting for the flag name.

@@ -48,3 +48,25 @@ func TestExplicitConfigFileMustExist(t *testing.T) {
 		t.Fatal("Load with a missing explicit config file succeeded")
 	}
 }
+
+func TestDefaultFileIsExactlyOrkYAML(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", dir)
+	// A binary named "ork" beside the user must never be read as settings.
+	if err := os.WriteFile(filepath.Join(dir, "ork"), []byte("\x7fELF\x00binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.String("log-level", "info", "")
+	c, err := Load(fs, "")
+	if err != nil {
+		t.Fatalf("Load read the ork binary as config: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ork.yaml"), []byte("log-level: debug\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Load(fs, ""); err != nil || c.String("log-level") != "debug" {
+		t.Fatalf("./ork.yaml not read: %v, log-level %q", err, c.String("log-level"))
+	}
+}

@@ -91,7 +91,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	defer srv.shutdown()
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// The broadcaster outlives ctx: reconciles draining after a stop still record Events.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})

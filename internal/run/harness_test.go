@@ -86,7 +86,7 @@ type endpoint struct {
 	respond func(call) response
 }
 
-func newEndpoint(t *testing.T, respond func(call) response) *endpoint {
+func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 	ep := &endpoint{arrived: make(chan call, 1000), respond: respond}
 	ep.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
@@ -124,7 +124,7 @@ func (ep *endpoint) setRespond(f func(call) response) {
 
 // next waits for the next request (bounded: a reconcile takes milliseconds here, 30 s
 // means ork never called).
-func (ep *endpoint) next(t *testing.T) call {
+func (ep *endpoint) next(t testing.TB) call {
 	t.Helper()
 	select {
 	case c := <-ep.arrived:
@@ -136,7 +136,7 @@ func (ep *endpoint) next(t *testing.T) call {
 }
 
 // nextMatching skips requests until one satisfies ok.
-func (ep *endpoint) nextMatching(t *testing.T, what string, ok func(call) bool) call {
+func (ep *endpoint) nextMatching(t testing.TB, what string, ok func(call) bool) call {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
@@ -155,7 +155,7 @@ func (ep *endpoint) nextMatching(t *testing.T, what string, ok func(call) bool) 
 // fixture is one test's world: a CRD of its own (a unique group, so engines of parallel
 // tests never see each other's objects), a namespace, a token Secret and a Katalog.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	ns      string
 	group   string
 	gvr     schema.GroupVersionResource
@@ -181,10 +181,14 @@ type remoteSpec struct {
 	payload string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureID(t, t.Name()) }
+
+// newFixtureID is newFixture for several fixtures in one test or benchmark: id picks the
+// CRD group.
+func newFixtureID(t testing.TB, id string) *fixture {
 	t.Helper()
 	e := env.Require(t)
-	sum := sha256.Sum256([]byte(t.Name()))
+	sum := sha256.Sum256([]byte(id))
 	group := "t" + hex.EncodeToString(sum[:5]) + ".ork.test"
 	f := &fixture{
 		t:     t,
@@ -300,7 +304,7 @@ spec:
 
 // newEngine builds an engine for the fixture with test-sized backoff; cfg nil means the
 // admin config.
-func newEngine(t *testing.T, set *katalog.Set, cfg *rest.Config, f *fixture) *run.Engine {
+func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture) *run.Engine {
 	t.Helper()
 	if cfg == nil {
 		cfg = env.Config

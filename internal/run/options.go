@@ -12,7 +12,8 @@ import (
 
 // Options configure the engine. Zero values take the documented defaults.
 type Options struct {
-	// RESTConfig reaches the cluster; QPS and Burst are set by the caller.
+	// RESTConfig reaches the cluster. A zero QPS/Burst becomes DefaultQPS/DefaultBurst:
+	// client-go's own 5/10 would throttle ork, not the apiserver.
 	RESTConfig *rest.Config
 	// Namespace is ork's own namespace: the default for secretRef.namespace and the Lease.
 	// Default "orkestra-system".
@@ -40,7 +41,18 @@ type Options struct {
 	Metrics *Metrics
 }
 
+// Client-side rate limits sized for reconcile throughput: each reconcile costs a status
+// patch plus one apply per child.
+const (
+	DefaultQPS   = 100
+	DefaultBurst = 200
+)
+
 func (o *Options) defaults() {
+	if o.RESTConfig != nil && o.RESTConfig.QPS == 0 {
+		o.RESTConfig = rest.CopyConfig(o.RESTConfig)
+		o.RESTConfig.QPS, o.RESTConfig.Burst = DefaultQPS, DefaultBurst
+	}
 	if o.Namespace == "" {
 		o.Namespace = "orkestra-system"
 	}
