@@ -3,7 +3,7 @@ package suggest
 import "testing"
 
 func TestNearest(t *testing.T) {
-	known := []string{"managedResources", "endpoint", "protocol", "timeout", "args", "payload", "auth", "tls"}
+	known := []string{"jobs", "managedResources", "endpoint", "protocol", "timeout", "args", "payload", "auth", "tls"}
 	tests := []struct {
 		name, want string
 	}{
@@ -11,6 +11,8 @@ func TestNearest(t *testing.T) {
 		{"endpont", "endpoint"},
 		{"Timeout", "timeout"},
 		{"zzzzzzzz", ""},
+		{"pods", ""},
+		{"tiemout", "timeout"},
 		{"", ""},
 	}
 	for _, tt := range tests {
