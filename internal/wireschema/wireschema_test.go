@@ -176,6 +176,37 @@ func marshal(t testing.TB, v any) []byte {
 	return b
 }
 
+// The integration suite validates requests from several reconciler goroutines at once; run
+// with -race, this fails if validation shares mutable state.
+func TestValidatorIsSafeForConcurrentUse(t *testing.T) {
+	v := newValidator(t)
+	body, err := os.ReadFile(filepath.Join("..", "run", "remote", "testdata", "request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range cap(errs) {
+		go func() {
+			for range 20 {
+				if err := v.ValidatePreparedRequest(body); err != nil {
+					errs <- err
+					return
+				}
+				if err := v.ValidateResult([]byte(`{"result":"requeue","requeueAfter":"5s"}`)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // The integration suite validates every request it captures: this keeps that cheap.
 func BenchmarkValidatePreparedRequest(b *testing.B) {
 	v := newValidator(b)
