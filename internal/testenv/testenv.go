@@ -92,7 +92,8 @@ func Start(ctx context.Context) (*Env, error) {
 	te.ControlPlane.KubectlPath = filepath.Join(bin, "kubectl")
 
 	if _, err := te.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("testenv: start etcd and kube-apiserver from %s: %w", bin, err), te.Stop())
+		return nil, errors.Join(fmt.Errorf("testenv: start etcd and kube-apiserver from %s: %w "+
+			"(KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT=true shows their logs)", bin, err), te.Stop())
 	}
 	e := &Env{Config: te.Config, BinDir: bin, env: te}
 	if err := e.finish(ctx, te); err != nil {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,6 +44,19 @@ func Main(m *testing.M, env **Env) int {
 	fmt.Fprintf(os.Stderr, "testenv: kube-apiserver %s up in %.1fs, kubeconfig %s\n",
 		K8sVersion, e.StartupTime.Seconds(), e.Kubeconfig)
 	*env = e
+	// etcd and kube-apiserver run in their own process group, so an interrupt (Ctrl-C, a CI
+	// cancel) reaches only this binary: stop them before exiting, or they outlive it.
+	// A -timeout panic still leaves them running; their state is in /tmp/k8s_test_framework_*.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			fmt.Fprintln(os.Stderr, "testenv: interrupted, stopping etcd and kube-apiserver")
+			_ = e.Stop()
+			os.Exit(130)
+		}
+	}()
 	code := m.Run()
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
