@@ -21,14 +21,19 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build k8s-bin test test-unit lint
+.PHONY: help demo build k8s-bin test test-unit lint bench
 
 help:
+	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl for integration tests (hack/build-k8s.sh)'
 	@echo 'make test       k8s-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
+	@echo 'make bench      reconcile throughput of ork against a raw client-go baseline'
+
+demo:
+	@hack/demo.sh
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ork ./cmd/ork
@@ -46,3 +51,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+bench: k8s-bin
+	$(GO) test ./internal/run -run '^$$' -bench ReconcileThroughput -benchtime 3x
+	$(GO) test ./internal/run/remote -run '^$$' -bench . -benchmem
