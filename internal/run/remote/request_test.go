@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -210,5 +211,33 @@ func TestPathTreeSharesUntouchedSubtrees(t *testing.T) {
 	}
 	if _, ok := obj["spec"].(map[string]any)["template"].(map[string]any)["x"]; !ok {
 		t.Error("without modified a nested map of its input")
+	}
+}
+
+// TestArgsRenderLikeRenderValue pins the precompiled args to render.Value's behaviour, which
+// every other Katalog template follows.
+func TestArgsRenderLikeRenderValue(t *testing.T) {
+	args := map[string]any{
+		"replicas": "{{ .spec.replicas }}", "debug": "{{ .spec.debug }}", "level": "{{ .spec.logLevel | upper }}",
+		"literal": "8080", "number": int64(3), "float": 1.5, "null": nil, "bool": false,
+		"nested":   map[string]any{"name": "{{ .metadata.name }}-svc", "list": []any{"{{ .metadata.generation }}", "x"}},
+		"fallback": `{{ index .spec "missing" | default "x" }}`, "empty": "{{ .spec.nothing | default \"\" }}",
+	}
+	obj := webapp()
+	obj["spec"].(map[string]any)["nothing"] = nil
+	want, err := render.Value("args", args, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := compileArgs("args", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("compiled args differ from render.Value (-render.Value +compiled):\n%s", d)
 	}
 }
