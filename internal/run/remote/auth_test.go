@@ -180,3 +180,30 @@ func TestTokenNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// stuckSecrets is a SecretSource whose apiserver never answers.
+type stuckSecrets struct{}
+
+func (stuckSecrets) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestSecretReadIsBoundedByTheTimeout(t *testing.T) {
+	srv, reqs := newEndpoint(t, answer(200, `{"result":"ok"}`))
+	r := mustNew(t, crd(srv.URL, func(rem *katalog.Remote) {
+		rem.Timeout = "50ms"
+		rem.Auth = &katalog.Auth{SecretRef: &katalog.SecretKeyRef{Name: "tok", Key: "token"}}
+	}), Options{Secrets: stuckSecrets{}})
+	_, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTimeout {
+		t.Fatalf("err = %v, want KindTimeout", err)
+	}
+	if want := `read auth secret orkestra-system/tok key "token": context deadline exceeded`; ce.Error() != want {
+		t.Errorf("message = %q, want %q", ce.Error(), want)
+	}
+	if len(reqs) != 0 {
+		t.Error("a request was sent without its auth header")
+	}
+}

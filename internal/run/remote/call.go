@@ -39,12 +39,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (*Result, error
 	}
 	client, err := r.client(ctx, req.Object)
 	if err != nil {
-		return nil, r.contextErr(parent, ctx, endpoint, err)
+		return nil, contextErr(parent, ctx, err)
 	}
 	var header, token string
 	if r.auth != nil {
 		if header, token, err = r.authHeader(ctx, req.Object); err != nil {
-			return nil, r.contextErr(parent, ctx, endpoint, err)
+			return nil, contextErr(parent, ctx, err)
 		}
 	}
 	res, err := r.post(parent, ctx, client, endpoint, body, header, token)
@@ -55,13 +55,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (*Result, error
 	return res, err
 }
 
-// contextErr reports a secret read cut short by the deadline or cancellation as such,
-// rather than as the secret source's own error.
-func (r *Reconciler) contextErr(parent, ctx context.Context, u *url.URL, err error) error {
-	if ctx.Err() == nil {
+// contextErr classifies a secret read cut short by the deadline or by cancellation as a
+// timeout or cancellation, keeping its message (no request was sent).
+func contextErr(parent, ctx context.Context, err error) error {
+	var ce *CallError
+	if ctx.Err() == nil || !errors.As(err, &ce) {
 		return err
 	}
-	return r.transportErr(parent, u, err)
+	ce.Kind = KindTimeout
+	if errors.Is(parent.Err(), context.Canceled) {
+		ce.Kind = KindCanceled
+	}
+	return ce
 }
 
 func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *url.URL, body []byte, header, token string) (*Result, error) {
@@ -79,7 +84,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	start := r.now()
 	resp, err := client.Do(req)
 	if err != nil {
-		ce := r.transportErr(parent, u, err)
+		ce := r.transportErr(parent, ctx, u, err)
 		r.record(ce, 0, start)
 		return nil, ce
 	}
@@ -92,7 +97,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, r.maxBody+1))
 	if err != nil {
-		ce := r.transportErr(parent, u, err)
+		ce := r.transportErr(parent, ctx, u, err)
 		ce.StatusCode = resp.StatusCode
 		r.record(ce, 0, start)
 		return nil, ce
@@ -103,23 +108,22 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 			Message: fmt.Sprintf("POST %s: response body exceeds %s", redactURL(u), formatSize(r.maxBody))}
 	}
 	res, err := decodeResult(data)
-	if err != nil {
-		var ce *CallError
-		if errors.As(err, &ce) {
-			ce.StatusCode = resp.StatusCode
-			if ce.Kind == KindInvalidJSON {
-				ce.Message = fmt.Sprintf("POST %s: %s", redactURL(u), ce.Message)
-			}
-		}
-		if res != nil {
-			res.Error = scrub(res.Error, token)
+	if res != nil {
+		res.Error = scrub(res.Error, token)
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		ce.StatusCode = resp.StatusCode
+		if ce.Kind == KindInvalidJSON {
+			ce.Message = fmt.Sprintf("POST %s: %s", redactURL(u), ce.Message)
 		}
 	}
 	return res, err
 }
 
-// transportErr classifies a failed round trip or body read.
-func (r *Reconciler) transportErr(parent context.Context, u *url.URL, err error) *CallError {
+// transportErr classifies a failed round trip or body read; ctx is the call's context and
+// parent the caller's, to tell ork's own timeout from a shutdown.
+func (r *Reconciler) transportErr(parent, ctx context.Context, u *url.URL, err error) *CallError {
 	// url.Error repeats the full URL, query included; the message prints a redacted one.
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -134,7 +138,7 @@ func (r *Reconciler) transportErr(parent context.Context, u *url.URL, err error)
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
 		return callErr(KindCanceled, err, "%s: canceled before the reconciler answered", at)
-	case errors.Is(err, context.DeadlineExceeded) || parent.Err() != nil:
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return callErr(KindTimeout, err, "%s: no response within %s", at, r.timeout)
 	case errors.As(err, &verr), errors.As(err, &uerr), errors.As(err, &herr):
 		return callErr(KindTLS, err, "%s: %v (trust the endpoint's CA with tls.caFile or tls.caSecretRef)", at, err)
