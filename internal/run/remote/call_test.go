@@ -379,3 +379,17 @@ func TestRenderFailuresSendNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxBodyBytesOption(t *testing.T) {
+	srv, _ := newEndpoint(t, answer(200, `{"result":"ok","status":{"pad":"`+strings.Repeat("x", 1024)+`"}}`))
+	r := mustNew(t, crd(srv.URL, nil), Options{MaxBodyBytes: 1 << 10})
+	_, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTooLarge || !strings.HasSuffix(ce.Error(), "response body exceeds 1 KiB") {
+		t.Fatalf("err = %v, want KindTooLarge at 1 KiB", err)
+	}
+	roomy := mustNew(t, crd(srv.URL, nil), Options{MaxBodyBytes: 1 << 20})
+	if _, err := roomy.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()}); err != nil {
+		t.Fatalf("under the limit: %v", err)
+	}
+}

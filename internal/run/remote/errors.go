@@ -31,7 +31,7 @@ const (
 	KindInvalidJSON Kind = "InvalidJSON"
 	// KindTooLarge: the 200 body exceeds Options.MaxBodyBytes.
 	KindTooLarge Kind = "TooLarge"
-	// KindInvalidResult: well-formed JSON with an invalid value (requeueAfter, resources).
+	// KindInvalidResult: a well-formed result with an invalid requeueAfter.
 	KindInvalidResult Kind = "InvalidResult"
 	// KindUnknownResult: result is not "ok", "", "requeue" or "error".
 	KindUnknownResult Kind = "UnknownResult"
