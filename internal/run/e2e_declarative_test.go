@@ -1,0 +1,94 @@
+package run_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// The declarative reconciler runs in the same engine: onCreate children are created once
+// and then left alone, onReconcile children are applied on every pass.
+func TestDeclarativeReconcilerInTheEngine(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: declarative-e2e}
+spec:
+  crds:
+    app:
+      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
+      operatorBox:
+        reconcile:
+          default: true
+        onCreate:
+          deployments:
+            - name: "{{ .metadata.name }}"
+              image: "{{ .spec.image }}"
+              replicas: "{{ .spec.replicas }}"
+        onReconcile:
+          configMaps:
+            - name: "{{ .metadata.name }}-settings"
+              data:
+                level: "{{ .spec.level }}"
+`, f.group)
+	path := filepath.Join(f.dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{path})
+	if err != nil || katalog.HasErrors(findings) {
+		t.Fatalf("Katalog does not load: %v %+v", err, findings)
+	}
+	f.start(set, nil)
+	cr := f.createCR("site", map[string]any{"image": "nginx:1.27", "replicas": 2, "level": "info"})
+	f.waitReady("site", "True")
+	f.waitEvent("site", corev1.EventTypeNormal, "Reconciled")
+
+	dep, err := f.get(deployments, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := f.get(configmaps, "site-settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOwnedByOrk(t, dep, cr)
+	assertOwnedByOrk(t, cm, cr)
+
+	// Someone scales the onCreate Deployment and edits the onReconcile ConfigMap.
+	for _, p := range []struct {
+		gvr   schema.GroupVersionResource
+		name  string
+		patch string
+	}{{deployments, "site", `{"spec":{"replicas":5}}`}, {configmaps, "site-settings", `{"data":{"level":"hacked"}}`}} {
+		if _, err := f.dyn.Resource(p.gvr).Namespace(f.ns).Patch(t.Context(), p.name, types.MergePatchType, []byte(p.patch),
+			metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.eventually("the onReconcile ConfigMap restored", func() (bool, error) {
+		cm, err := f.get(configmaps, "site-settings")
+		if err != nil {
+			return false, err
+		}
+		level, _, _ := unstructured.NestedString(cm.Object, "data", "level")
+		return level == "info", nil
+	})
+	dep, err = f.get(deployments, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); r != 5 {
+		t.Errorf("onCreate deployment replicas = %d after the edit, want 5: onCreate never updates", r)
+	}
+}
