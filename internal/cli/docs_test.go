@@ -2,18 +2,17 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/orkspace/ork/internal/golden"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files (docs/cli.md)")
 
 const cliDocs = "../../docs/cli.md"
 
@@ -21,7 +20,7 @@ const cliDocs = "../../docs/cli.md"
 func TestCLIDocsAreUpToDate(t *testing.T) {
 	root := NewRootCmd(&Env{Getenv: func(string) string { return "" }})
 	got := renderCLIDocs(root)
-	if *update {
+	if goldenfile.Update() {
 		if err := os.WriteFile(cliDocs, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -5,10 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/validate"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -84,18 +82,9 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 }
 
 func runRBACGen(env *Env, opts rbacGenOptions) error {
-	set, findings, err := loadKatalog(opts.files)
+	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
-	}
-	findings = append(findings, validate.Katalog(set)...)
-	katalog.SortFindings(findings)
-	if katalog.HasErrors(findings) {
-		// stdout stays clean for `> role.yaml`: the findings go to stderr.
-		if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
-			return err
-		}
-		return &ExitError{Code: ExitFailed}
 	}
 	res, err := rbacgen.Generate(set, opts.gen)
 	if err != nil {

@@ -12,10 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/run"
-	"github.com/orkspace/ork/internal/validate"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -122,17 +119,9 @@ func restConfig(kubeconfig, context string) (*rest.Config, error) {
 }
 
 func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
-	set, findings, err := loadKatalog(opts.files)
+	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
-	}
-	findings = append(findings, validate.Katalog(set)...)
-	if katalog.HasErrors(findings) {
-		katalog.SortFindings(findings)
-		if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
-			return err
-		}
-		return &ExitError{Code: ExitFailed}
 	}
 	engine, err := run.New(set, opts.engine)
 	if err != nil {

@@ -7,11 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/simulate"
 	"github.com/orkspace/ork/internal/suggest"
-	"github.com/orkspace/ork/internal/validate"
 )
 
 // remoteNote is the seed's line for a skipped remote CRD; byte-exact, a contract.
@@ -71,17 +69,9 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 }
 
 func runSimulate(env *Env, opts simulateOptions) error {
-	set, findings, err := loadKatalog(opts.files)
+	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
-	}
-	findings = append(findings, validate.Katalog(set)...)
-	if katalog.HasErrors(findings) {
-		katalog.SortFindings(findings)
-		if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
-			return err
-		}
-		return &ExitError{Code: ExitFailed}
 	}
 	if name := opts.sim.CRD; name != "" && set.CRD(name) == nil {
 		var names []string

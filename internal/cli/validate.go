@@ -75,3 +75,22 @@ func loadKatalog(files []string) (*katalog.Set, []katalog.Finding, error) {
 	}
 	return set, findings, err
 }
+
+// loadValidKatalog loads and validates the Katalogs for a command that acts on them. On an
+// error finding it prints every finding to stderr (stdout stays clean for `> role.yaml` and
+// `| kubectl apply`) and fails with exit 1; warnings are not printed.
+func loadValidKatalog(env *Env, files []string) (*katalog.Set, error) {
+	set, findings, err := loadKatalog(files)
+	if err != nil {
+		return nil, err
+	}
+	findings = append(findings, validate.Katalog(set)...)
+	if !katalog.HasErrors(findings) {
+		return set, nil
+	}
+	katalog.SortFindings(findings)
+	if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
+		return nil, err
+	}
+	return nil, &ExitError{Code: ExitFailed}
+}

@@ -1,11 +1,12 @@
 package declarative
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/orkspace/ork/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -14,24 +15,10 @@ import (
 	"github.com/orkspace/ork/internal/resources"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
+// golden compares got with testdata/<name>, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", path, d)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", name), got)
 }
 
 // loadCRD decodes a one-CRD Katalog held in memory and fails the test on any error finding.

@@ -2,37 +2,22 @@ package rbacgen
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/orkspace/ork/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orkspace/ork/internal/katalog"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
+// golden compares got with testdata/<name>, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test -update if intended:\n%s", path, diff)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", name), got)
 }
 
 func load(t *testing.T, files ...string) *katalog.Set {

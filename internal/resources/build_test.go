@@ -2,7 +2,6 @@ package resources
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,29 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	goldenfile "github.com/orkspace/ork/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 // golden compares got with testdata/<name>, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", path, d)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", name), got)
 }
 
 func testOptions() Options { return OptionsFor("default", "my-cr") }

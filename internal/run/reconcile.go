@@ -120,7 +120,8 @@ func (c *controller) handle(ctx context.Context, key string) {
 			c.queue.AddRateLimited(key)
 		}
 	case actionRetryAfter:
-		c.queue.AddAfter(key, d.after)
+		// The endpoint picks the pause, but never longer than ork's own backoff ceiling.
+		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))
 	case actionBackoff:
 		c.queue.AddRateLimited(key)
 	}

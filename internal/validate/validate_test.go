@@ -1,20 +1,19 @@
 package validate_test
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/orkspace/ork/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/validate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/validate/invalid")
 
 const testdata = "../../testdata/validate"
 
@@ -118,7 +117,7 @@ func TestInvalidKatalogs(t *testing.T) {
 			}
 			got := format(fs)
 			golden := tc.name + ".golden"
-			if *update {
+			if goldenfile.Update() {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
