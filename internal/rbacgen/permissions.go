@@ -94,14 +94,15 @@ func (c *collector) warnf(format string, a ...any) {
 // collect applies the rules of the seed's RBAC section and SPEC §5.
 func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 	c := &collector{perms: map[Permission]struct{}{}}
-	// What the engine itself does whatever the Katalog: events on the CRs, reading CRDs at
-	// start, and the preflight's SelfSubjectAccessReviews.
+	// What the engine itself does whatever the Katalog: events on the CRs and the
+	// preflight's SelfSubjectAccessReviews. Discovery needs no grant, so CRDs are touched
+	// only by --install-crds: server-side apply (patch, create when absent) and get while
+	// waiting for Established.
 	c.add("", "events", "", "", eventVerbs...)
 	c.add("events.k8s.io", "events", "", "", eventVerbs...)
-	c.add("apiextensions.k8s.io", "customresourcedefinitions", "", "", readVerbs...)
 	c.add("authorization.k8s.io", "selfsubjectaccessreviews", "", "", "create")
 	if opts.InstallCRDs {
-		c.add("apiextensions.k8s.io", "customresourcedefinitions", "", "", "create", "patch")
+		c.add("apiextensions.k8s.io", "customresourcedefinitions", "", "", "get", "create", "patch")
 	}
 	if opts.LeaderElect {
 		c.add("coordination.k8s.io", "leases", "", "", leaseVerbs...)

@@ -123,7 +123,7 @@ func TestPermissionsFollowOptions(t *testing.T) {
 	set := load(t, remoteExample)
 	lease := Permission{Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}
 	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
-	crdWatch := Permission{Verb: "watch", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	crdGet := Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
 	ssar := Permission{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}
 	tests := []struct {
 		name    string
@@ -131,9 +131,9 @@ func TestPermissionsFollowOptions(t *testing.T) {
 		has     []Permission
 		hasNone []Permission
 	}{
-		{"defaults", Options{}, []Permission{crdWatch, ssar}, []Permission{lease, crdCreate}},
-		{"leader election", Options{LeaderElect: true}, []Permission{lease}, []Permission{crdCreate}},
-		{"crd install", Options{InstallCRDs: true}, []Permission{crdCreate, crdWatch}, []Permission{lease}},
+		{"defaults", Options{}, []Permission{ssar}, []Permission{lease, crdCreate, crdGet}},
+		{"leader election", Options{LeaderElect: true}, []Permission{lease}, []Permission{crdCreate, crdGet}},
+		{"crd install", Options{InstallCRDs: true}, []Permission{crdCreate, crdGet}, []Permission{lease}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
