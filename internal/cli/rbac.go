@@ -37,8 +37,8 @@ Katalogs, as YAML for kubectl apply -f (or a v1 List with -o json). The role gra
     name is a template;
   - each CRD: get, list, watch, update, patch, and get, update, patch on its status;
   - declarative CRDs: the types their onCreate/onReconcile/onDelete blocks create;
-  - events (create, patch), CustomResourceDefinitions (get, list, watch; create, patch with
-    --install-crds), SelfSubjectAccessReviews (create, for run's preflight), and Leases
+  - events (create, patch), SelfSubjectAccessReviews (create, for run's preflight),
+    CustomResourceDefinitions (get, create, patch) with --install-crds, and Leases
     (get, create, update) with --leader-elect.
 The ServiceAccount's namespace must exist. The Katalog is validated first; an invalid one is
 reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
@@ -59,7 +59,7 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
 	f.String("namespace", rbacgen.DefaultNamespace, "namespace of the ServiceAccount (ork's namespace)")
 	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs")
-	f.Bool("install-crds", false, "grant create/patch on CustomResourceDefinitions for ork run --install-crds")
+	f.Bool("install-crds", false, "grant get/create/patch on CustomResourceDefinitions for ork run --install-crds")
 	return cmd
 }
 
