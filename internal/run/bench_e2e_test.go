@@ -127,4 +127,3 @@ func (f benchFixture) orkRun(b *testing.B) time.Duration {
 	})
 	return time.Since(start)
 }
-

@@ -36,6 +36,8 @@ type Engine struct {
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	recorder record.EventRecorder
 	ready    atomic.Bool
+	// leading is true while this replica holds the Lease (with LeaderElect).
+	leading atomic.Bool
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	log        *slog.Logger

@@ -304,13 +304,13 @@ spec:
 
 // newEngine builds an engine for the fixture with test-sized backoff; cfg nil means the
 // admin config.
-func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture) *run.Engine {
+func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture, tune ...func(*run.Options)) *run.Engine {
 	t.Helper()
 	if cfg == nil {
 		cfg = env.Config
 	}
 	f.metrics = run.NewMetrics()
-	eng, err := run.New(set, run.Options{
+	opts := run.Options{
 		RESTConfig:      rest.CopyConfig(cfg),
 		Namespace:       f.ns,
 		BackoffBase:     100 * time.Millisecond,
@@ -319,7 +319,11 @@ func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture) *ru
 		HealthAddr:      "127.0.0.1:0",
 		Logger:          slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics:         f.metrics,
-	})
+	}
+	for _, fn := range tune {
+		fn(&opts)
+	}
+	eng, err := run.New(set, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

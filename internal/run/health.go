@@ -27,6 +27,12 @@ func (e *Engine) startServers() (*servers, error) {
 		m := mux(a)
 		m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 		m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			// A standby replica is ready to take over: failing its probe would only stall
+			// rolling updates of a leader-elected Deployment.
+			if e.opts.LeaderElect && !e.leading.Load() {
+				fmt.Fprintln(w, "ok (standby: not the leader)")
+				return
+			}
 			if !e.Ready() {
 				http.Error(w, "informers not synced", http.StatusServiceUnavailable)
 				return

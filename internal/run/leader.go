@@ -30,9 +30,13 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
+				e.leading.Store(true)
 				runErr = fn(ctx)
 			},
-			OnStoppedLeading: func() { e.log.Info("leadership released", "identity", e.opts.Identity) },
+			OnStoppedLeading: func() {
+				e.leading.Store(false)
+				e.log.Info("leadership released", "identity", e.opts.Identity)
+			},
 		},
 	})
 	if err != nil {
