@@ -1,0 +1,139 @@
+package katalog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func findingAt(fs []Finding, path string) (Finding, bool) {
+	for _, f := range fs {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
+func TestStructuralProblemsAreAllReportedAndTheRestDecodes(t *testing.T) {
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+spec:
+  crds:
+    web:
+      apiTypes: {group: myorg.io, version: v1, kind: Web, plural: webs}
+      operatorBox:
+        reconcile:
+          default: false
+          workers: four
+          remote:
+            endpoint: https://r.example/reconcile
+            managedResource: []
+            timeout: 5
+`
+	set, findings := Decode(Source{Path: "k.yaml", Data: []byte(src)})
+	want := map[string]struct {
+		line int
+		msg  string
+		hint string
+	}{
+		"crds.web.operatorBox.reconcile.workers":                {10, `expected an integer, got a string "four"`, "use a whole number without quotes"},
+		"crds.web.operatorBox.reconcile.remote.managedResource": {13, `unknown field "managedResource"`, "did you mean `managedResources`?"},
+		"crds.web.operatorBox.reconcile.remote.timeout":         {14, `expected a string, got an integer "5"`, "quote the value"},
+	}
+	if len(findings) != len(want) {
+		t.Errorf("got %d findings, want %d: %+v", len(findings), len(want), findings)
+	}
+	for path, w := range want {
+		f, ok := findingAt(findings, path)
+		if !ok {
+			t.Errorf("no finding at %s", path)
+			continue
+		}
+		if f.Line != w.line || f.Message != w.msg || f.Hint != w.hint || f.File != "k.yaml" || f.Severity != SeverityError {
+			t.Errorf("finding at %s = %+v, want line %d %q (hint %q)", path, f, w.line, w.msg, w.hint)
+		}
+	}
+	// Everything that was right still decoded: semantic checks run on it in the same pass.
+	c := set.CRD("web")
+	if c == nil || c.OperatorBox.Reconcile.Remote == nil || c.OperatorBox.Reconcile.Remote.Endpoint != "https://r.example/reconcile" {
+		t.Fatalf("CRD web did not decode around the bad nodes: %+v", c)
+	}
+	if c.OperatorBox.Reconcile.DefaultEnabled() {
+		t.Error("default: false decoded as enabled")
+	}
+}
+
+func TestSyntaxErrorCarriesItsLine(t *testing.T) {
+	_, findings := Decode(Source{Path: "k.yaml", Data: []byte("kind: Katalog\nmetadata: {}\nspec: crds: x\n")})
+	if len(findings) != 1 || findings[0].Line != 3 || !strings.Contains(findings[0].Message, "YAML syntax error") {
+		t.Fatalf("findings = %+v, want one YAML syntax error at line 3", findings)
+	}
+}
+
+func TestCRDFileFillsAPITypesAndReportsConflicts(t *testing.T) {
+	dir := t.TempDir()
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: webs.myorg.io}
+spec:
+  group: myorg.io
+  scope: Cluster
+  names: {kind: Web, plural: webs}
+  versions: [{name: v1, served: true, storage: true}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(crd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+spec:
+  crds:
+    inferred:
+      crdFile: ./crd.yaml
+    conflicting:
+      crdFile: ./crd.yaml
+      apiTypes: {kind: Other}
+      namespaced: true
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, findings, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := set.CRD("inferred")
+	if got := *in.APITypes; got != (APITypes{Group: "myorg.io", Version: "v1", Kind: "Web", Plural: "webs"}) {
+		t.Errorf("inferred apiTypes = %+v", got)
+	}
+	if in.IsNamespaced() {
+		t.Error("scope Cluster inferred as namespaced")
+	}
+	for _, p := range []string{"crds.conflicting.apiTypes.kind", "crds.conflicting.namespaced"} {
+		if f, ok := findingAt(findings, p); !ok || f.Line == 0 {
+			t.Errorf("no located conflict finding at %s: %+v", p, findings)
+		}
+	}
+}
+
+func TestDuplicateCRDAcrossFiles(t *testing.T) {
+	doc := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    web:\n      apiTypes: {group: g, version: v1, kind: W, plural: ws}\n"
+	set, findings := Decode(Source{Path: "a.yaml", Data: []byte(doc)}, Source{Path: "b.yaml", Data: []byte(doc)})
+	if len(set.CRDs) != 1 {
+		t.Errorf("CRDs = %d, want the first declaration only", len(set.CRDs))
+	}
+	f, ok := findingAt(findings, "crds.web")
+	if !ok || f.File != "b.yaml" || f.Line != 5 || !strings.Contains(f.Message, "a.yaml:5") {
+		t.Errorf("duplicate finding = %+v, want b.yaml:5 naming a.yaml:5", f)
+	}
+}
+
+func TestUnreadableFileIsAnError(t *testing.T) {
+	_, _, err := Load([]string{filepath.Join(t.TempDir(), "missing.yaml")})
+	if err == nil || !strings.Contains(err.Error(), "unreadable file") {
+		t.Fatalf("err = %v, want ErrUnreadable", err)
+	}
+}
