@@ -20,6 +20,8 @@ type runOptions struct {
 	files      []string
 	kubeconfig string
 	context    string
+	qps        float32
+	burst      int
 	engine     run.Options
 }
 
@@ -92,14 +94,7 @@ func completeRun(env *Env) (runOptions, error) {
 	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
 	}
-	rc, err := restConfig(opts.kubeconfig, opts.context)
-	if err != nil {
-		return opts, err
-	}
-	rc.QPS = float32(cfg.Float("kube-api-qps"))
-	rc.Burst = cfg.Int("kube-api-burst")
-	rc.UserAgent = version.UserAgent()
-	opts.engine.RESTConfig = rc
+	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
 	// client-go logs through klog; send it to the same handler, without its verbose levels
 	// (reflector chatter) even at --log-level debug.
 	klog.SetSlogLogger(slog.New(minLevel{logger.Handler(), slog.LevelInfo}))
@@ -112,6 +107,9 @@ func restConfig(kubeconfig, context string) (*rest.Config, error) {
 	rules.ExplicitPath = kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
 	rc, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errors.New("no cluster to talk to: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run ork inside a cluster")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster config: %w", err)
 	}
@@ -123,6 +121,13 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	if err != nil {
 		return err
 	}
+	// The cluster comes second: a broken Katalog is reported even without one.
+	rc, err := restConfig(opts.kubeconfig, opts.context)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst, rc.UserAgent = opts.qps, opts.burst, version.UserAgent()
+	opts.engine.RESTConfig = rc
 	engine, err := run.New(set, opts.engine)
 	if err != nil {
 		return err
