@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/version"
 )
@@ -95,6 +96,11 @@ func completeRun(env *Env) (runOptions, error) {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
 	}
 	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
+	// A person at a terminal gets a spinner for the slow start-up steps; pipes and JSON
+	// logs keep plain timestamped log lines.
+	if env.Streams.ErrTTY && cfg.String("log-format") != "json" {
+		opts.engine.Progress = output.NewProgress(env.Streams.ErrOut, true, env.ErrStyle(), time.Now)
+	}
 	// client-go logs through klog; send it to the same handler, without its verbose levels
 	// (reflector chatter) even at --log-level debug.
 	klog.SetSlogLogger(slog.New(minLevel{logger.Handler(), slog.LevelInfo}))

@@ -29,12 +29,15 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 		u := &unstructured.Unstructured{Object: raw}
 		unstructured.RemoveNestedField(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		e.log.Info("installing CRD", "name", m.Name)
-		if _, err := e.dyn.Resource(crdGVR).Apply(ctx, m.Name, u,
-			metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-			return fmt.Errorf("install crd %s: %w", m.Name, err)
+		done := e.step("installing CRD %s and waiting until it is Established", m.Name)
+		_, err = e.dyn.Resource(crdGVR).Apply(ctx, m.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if err != nil {
+			err = fmt.Errorf("install crd %s: %w", m.Name, err)
+		} else {
+			err = e.waitEstablished(ctx, m.Name)
 		}
-		if err := e.waitEstablished(ctx, m.Name); err != nil {
+		done(err)
+		if err != nil {
 			return err
 		}
 	}
@@ -43,7 +46,6 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 }
 
 func (e *Engine) waitEstablished(ctx context.Context, name string) error {
-	e.log.Info("waiting for CRD to be Established", "name", name)
 	// Establishing takes well under a second on a healthy apiserver; a minute means trouble.
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		u, err := e.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})

@@ -129,13 +129,16 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	for _, c := range controllers {
 		synced = append(synced, c.childrenSynced()...)
 	}
-	e.log.Info("waiting for caches to sync", "crds", len(controllers))
+	done := e.step("waiting for the caches of %d CRD(s) and their children to sync", len(controllers))
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		if ctx.Err() != nil {
+			done(ctx.Err())
 			return nil
 		}
+		done(errors.New("caches did not sync"))
 		return errors.New("caches did not sync")
 	}
+	done(nil)
 
 	// Workers get their own context: a stop signal drains the queue first and cancels
 	// in-flight calls only when the shutdown timeout runs out.
@@ -161,14 +164,14 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		c.stopping.Store(true)
 		c.queue.ShutDown()
 	}
-	done := make(chan struct{})
-	go func() { workers.Wait(); close(done) }()
+	drained := make(chan struct{})
+	go func() { workers.Wait(); close(drained) }()
 	select {
-	case <-done:
+	case <-drained:
 	case <-time.After(e.opts.ShutdownTimeout):
 		e.log.Warn("shutdown timeout: cancelling in-flight reconciles")
 		cancelWork()
-		<-done
+		<-drained
 	}
 	e.log.Info("stopped")
 	return nil

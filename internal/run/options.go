@@ -35,6 +35,8 @@ type Options struct {
 	Identity string
 	// SkipPreflight skips the start-up access review (for tests of the preflight's absence).
 	SkipPreflight bool
+	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
+	Progress Progress
 	// Logger receives structured logs; default discards.
 	Logger *slog.Logger
 	// Metrics receives metrics; default a fresh registry.

@@ -39,6 +39,14 @@ func (e *MissingPermissionsError) Error() string {
 // generated RBAC would grant, and fails with the full list of what is missing.
 func (e *Engine) preflight(ctx context.Context) error {
 	perms := rbacgen.Permissions(e.set, rbacgen.Options{LeaderElect: e.opts.LeaderElect, InstallCRDs: e.opts.InstallCRDs})
+	done := e.step("preflight: checking %d permissions with SelfSubjectAccessReviews", len(perms))
+	err := e.reviewAll(ctx, perms)
+	done(err)
+	return err
+}
+
+// reviewAll fails with every permission the current identity lacks.
+func (e *Engine) reviewAll(ctx context.Context, perms []rbacgen.Permission) error {
 	var missing []rbacgen.Permission
 	for _, p := range perms {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -57,6 +65,5 @@ func (e *Engine) preflight(ctx context.Context) error {
 	if len(missing) > 0 {
 		return &MissingPermissionsError{Missing: missing}
 	}
-	e.log.Info("preflight passed", "permissions", len(perms))
 	return nil
 }
