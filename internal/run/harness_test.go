@@ -3,6 +3,7 @@ package run_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -188,7 +189,10 @@ func newFixture(t testing.TB) *fixture { return newFixtureID(t, t.Name()) }
 func newFixtureID(t testing.TB, id string) *fixture {
 	t.Helper()
 	e := env.Require(t)
-	sum := sha256.Sum256([]byte(id))
+	// The id plus randomness: -count=N reruns get groups of their own too.
+	salt := make([]byte, 8)
+	_, _ = rand.Read(salt)
+	sum := sha256.Sum256(append([]byte(id), salt...))
 	group := "t" + hex.EncodeToString(sum[:5]) + ".ork.test"
 	f := &fixture{
 		t:     t,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +20,13 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		Client:     e.kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
 	}
-	var runErr error
+	// OnStartedLeading runs in a goroutine of its own that elector.Run does not wait for:
+	// finished and runErr hand fn's end back to this one.
+	var (
+		started  atomic.Bool
+		finished = make(chan struct{})
+		runErr   error
+	)
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   15 * time.Second,
@@ -31,6 +38,8 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 			OnStartedLeading: func(ctx context.Context) {
 				e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
 				e.leading.Store(true)
+				started.Store(true)
+				defer close(finished)
 				runErr = fn(ctx)
 			},
 			OnStoppedLeading: func() {
@@ -43,6 +52,9 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		return fmt.Errorf("leader election: %w", err)
 	}
 	elector.Run(ctx)
+	if started.Load() {
+		<-finished
+	}
 	if runErr == nil && ctx.Err() == nil {
 		return errors.New("lost leadership")
 	}
