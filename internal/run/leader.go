@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,21 +11,22 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// runWithLeaderElection runs fn only while this replica holds the Lease, and releases the
-// Lease on a clean stop so a standby takes over at once.
+// runWithLeaderElection runs fn only while this replica holds the Lease. On a stop, fn
+// drains its in-flight reconciles first and only then is the Lease released, so the
+// standby that takes over at once never works next to a draining leader.
 func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Context) error) error {
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: e.opts.LeaseName, Namespace: e.opts.Namespace},
 		Client:     e.kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
 	}
-	// OnStartedLeading runs in a goroutine of its own that elector.Run does not wait for:
-	// finished and runErr hand fn's end back to this one.
-	var (
-		started  atomic.Bool
-		finished = make(chan struct{})
-		runErr   error
-	)
+	// The elector's context ends only after fn has returned (or, while standing by, on the
+	// stop signal): cancelling it is what releases the Lease.
+	electCtx, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElecting()
+	// fn runs here, not in the elector's callback goroutine, so that returning means fn
+	// has finished.
+	leading := make(chan context.Context, 1)
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   15 * time.Second,
@@ -35,13 +35,7 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		ReleaseOnCancel: true,
 		Name:            e.opts.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
-				e.leading.Store(true)
-				started.Store(true)
-				defer close(finished)
-				runErr = fn(ctx)
-			},
+			OnStartedLeading: func(leaderCtx context.Context) { leading <- leaderCtx },
 			OnStoppedLeading: func() {
 				e.leading.Store(false)
 				e.log.Info("leadership released", "identity", e.opts.Identity)
@@ -51,12 +45,31 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
 	}
-	elector.Run(ctx)
-	if started.Load() {
-		<-finished
+	electionDone := make(chan struct{})
+	go func() { elector.Run(electCtx); close(electionDone) }()
+
+	select {
+	case <-ctx.Done(): // stopped while standing by
+		stopElecting()
+		<-electionDone
+		return nil
+	case <-electionDone:
+		return errors.New("leader election ended before this replica led")
+	case leaderCtx := <-leading:
+		e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
+		e.leading.Store(true)
+		// fn stops on the stop signal or on a lost Lease, whichever comes first.
+		fnCtx, cancel := context.WithCancel(leaderCtx)
+		stop := context.AfterFunc(ctx, cancel)
+		runErr := fn(fnCtx)
+		stop()
+		cancel()
+		lost := leaderCtx.Err() != nil && ctx.Err() == nil
+		stopElecting()
+		<-electionDone
+		if runErr == nil && lost {
+			return errors.New("lost leadership")
+		}
+		return runErr
 	}
-	if runErr == nil && ctx.Err() == nil {
-		return errors.New("lost leadership")
-	}
-	return runErr
 }
