@@ -3,6 +3,7 @@ package run_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -121,6 +122,25 @@ func TestBadEndpointsAreFailuresNotCrashes(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Errorf("/healthz = %d while endpoints misbehave, want 200", res.StatusCode)
+	}
+	// The same failures as Prometheus scrapes them.
+	res, err = http.Get(fmt.Sprintf("http://%s/metrics", eng.HealthAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`ork_reconcile_total{crd="app",result="error"}`,
+		`ork_reconcile_total{crd="app",result="success"}`,
+		`ork_remote_request_duration_seconds_count{code="timeout",crd="app"}`,
+		`ork_apply_total{crd="app",kind="Deployment",result="success"}`,
+		`ork_workqueue_retries_total{name="app"}`,
+		`ork_workqueue_depth{name="app"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics has no %s", want)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package run
 
 import (
+	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,5 +74,21 @@ func TestTypeKey(t *testing.T) {
 		if got := typeKey(in[0], in[1]); got != want {
 			t.Errorf("typeKey(%q, %q) = %q, want %q", in[0], in[1], got, want)
 		}
+	}
+}
+
+type panickingReconciler struct{}
+
+func (panickingReconciler) reconcile(context.Context, *controller, input) decision {
+	var m map[string]int
+	m["boom"]++ // a nil-map write, the kind of bug a reconciler ships
+	return decision{}
+}
+
+func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
+	c := &controller{rec: panickingReconciler{}, log: slog.New(slog.DiscardHandler)}
+	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
+	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
+		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)
 	}
 }

@@ -321,6 +321,7 @@ func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture, tun
 		BackoffMax:      5 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 		HealthAddr:      "127.0.0.1:0",
+		MetricsAddr:     "127.0.0.1:0", // the same string: one listener serves all three paths
 		Logger:          slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics:         f.metrics,
 	}
