@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/orkspace/ork/internal/rbacgen"
 )
 
@@ -30,17 +32,19 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 	f.start(set, env.ServiceAccountConfig(f.ns, name))
 	cr := f.createCR("web", map[string]any{"replicas": 2})
 	f.waitReady("web", "True")
-	for _, get := range []func() error{
-		func() error { _, err := f.get(deployments, "web"); return err },
-		func() error { _, err := f.get(services, "web-svc"); return err },
-	} {
-		if err := get(); err != nil {
+	for _, child := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}{{deployments, "web"}, {services, "web-svc"}} {
+		obj, err := f.get(child.gvr, child.name)
+		if err != nil {
 			t.Errorf("child not applied under the generated role: %v", err)
+			continue
 		}
+		assertOwnedByOrk(t, obj, cr)
 	}
 	f.waitEvent("web", "Normal", "Reconciled")
 	ep.nextMatching(t, "with children", func(c call) bool { return strings.Contains(string(c.raw), `"children"`) })
-	_ = cr
 	if logs := strings.ToLower(f.logs.String()); strings.Contains(logs, "forbidden") {
 		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
 	}
