@@ -18,7 +18,9 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 # of the client-go/controller-runtime closure costs ~6 min once; later runs reuse the cache.
 # Packages run in parallel (go test's default -p): each integration package starts its own
 # control plane on its own ports.
-TEST_FLAGS ?= -race
+# -count=1: the integration tests talk to a control plane that go test's cache cannot see, so
+# they always run.
+TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
 .PHONY: help demo build k8s-bin test test-unit lint bench
