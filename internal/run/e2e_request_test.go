@@ -83,13 +83,7 @@ func TestUpdateAndDeleteAreSent(t *testing.T) {
 	f.createCR("web", map[string]any{"replicas": 1, "logLevel": "info"})
 	f.waitReady("web", "True")
 
-	cr := f.getCR("web")
-	if err := unstructured.SetNestedField(cr.Object, "warn", "spec", "logLevel"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Update(t.Context(), cr, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.patchSpec("web", `{"spec":{"logLevel":"warn"}}`)
 	c := ep.nextMatching(t, "with trigger update", func(c call) bool { return c.trigger() == "update" })
 	if lvl, _, _ := unstructured.NestedString(c.body, "object", "spec", "logLevel"); lvl != "warn" {
 		t.Errorf("object.spec.logLevel = %q after the update, want warn", lvl)
@@ -131,11 +125,7 @@ func TestRotatedTokenIsUsed(t *testing.T) {
 	if _, err := secrets.Update(t.Context(), sec, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cr := f.getCR("web")
-	_ = unstructured.SetNestedField(cr.Object, int64(2), "spec", "replicas")
-	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Update(t.Context(), cr, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.patchSpec("web", `{"spec":{"replicas":2}}`)
 	c := ep.nextMatching(t, "after the rotation", func(c call) bool { return c.trigger() == "update" })
 	if got := c.header.Get("Authorization"); got != "Bearer rotated-token" {
 		t.Errorf("Authorization after rotation = %q, want Bearer rotated-token", got)

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -398,6 +399,16 @@ func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstr
 		f.t.Fatal(err)
 	}
 	return out
+}
+
+// patchSpec merge-patches the CR, as kubectl patch does: no resourceVersion to race with
+// ork's own status writes.
+func (f *fixture) patchSpec(name, patch string) {
+	f.t.Helper()
+	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Patch(f.t.Context(), name, types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *fixture) getCR(name string) *unstructured.Unstructured {
