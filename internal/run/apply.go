@@ -49,7 +49,7 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 			errs = append(errs, fmt.Sprintf("onCreate[%d]: %v", i, err))
 			continue
 		}
-		if !c.childExists(p.gvr.GroupResource().String(), p.obj.GetNamespace(), p.obj.GetName()) {
+		if !c.childExists(p.gvr.GroupResource(), p.obj.GetNamespace(), p.obj.GetName()) {
 			createOnly = append(createOnly, p)
 		}
 	}

@@ -66,7 +66,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](e.opts.BackoffBase, e.opts.BackoffMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: crd.Name, MetricsProvider: e.opts.Metrics.QueueProvider()},
 	)
-	rec, managedGRs, err := newReconciler(ctx, e, crd)
+	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
 		return nil, err
 	}

@@ -116,6 +116,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 		controllers = append(controllers, c)
 	}
+	// ShutDown is idempotent: this also ends the queues' goroutines on an early return.
+	defer func() {
+		for _, c := range controllers {
+			c.queue.ShutDown()
+		}
+	}()
 	// Informers keep running until every worker has drained: a reconcile finishing during
 	// shutdown still reads children from the cache.
 	informerStop := make(chan struct{})
@@ -130,13 +136,10 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		synced = append(synced, c.childrenSynced()...)
 	}
 	done := e.step("waiting for the caches of %d CRD(s) and their children to sync", len(controllers))
+	// WaitForCacheSync gives up only when ctx ends: that is a stop, not a failure.
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		if ctx.Err() != nil {
-			done(ctx.Err())
-			return nil
-		}
-		done(errors.New("caches did not sync"))
-		return errors.New("caches did not sync")
+		done(ctx.Err())
+		return nil
 	}
 	done(nil)
 

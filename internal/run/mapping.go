@@ -19,7 +19,7 @@ type managedType struct {
 // after ork started (a CRD applied a moment ago).
 func (e *Engine) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
 	gvk, err := e.mapper.KindFor(gvr)
-	if err != nil && (meta.IsNoMatchError(err) || isNotFoundDiscovery(err)) {
+	if err != nil && meta.IsNoMatchError(err) {
 		e.mapper.Reset()
 		gvk, err = e.mapper.KindFor(gvr)
 	}
@@ -44,9 +44,4 @@ func (e *Engine) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 		m, err = e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	return m, err
-}
-
-func isNotFoundDiscovery(err error) bool {
-	_, ok := err.(*meta.NoResourceMatchError)
-	return ok
 }

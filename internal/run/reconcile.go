@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/resources"
 )
@@ -175,9 +176,9 @@ func (c *controller) childrenOf(cr *unstructured.Unstructured) map[string]map[st
 }
 
 // childExists reports whether the cache holds the object (for onCreate semantics).
-func (c *controller) childExists(gvrKey string, namespace, name string) bool {
+func (c *controller) childExists(gr schema.GroupResource, namespace, name string) bool {
 	for _, ch := range c.children {
-		if ch.gvr.GroupResource().String() != gvrKey {
+		if ch.gvr.GroupResource() != gr {
 			continue
 		}
 		key := name

@@ -15,7 +15,7 @@ import (
 )
 
 // newReconciler picks the CRD's reconciler and the resource types it may manage.
-func newReconciler(_ context.Context, e *Engine, crd *katalog.CRD) (reconciler, []managedType, error) {
+func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, error) {
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		rr, err := remote.New(crd, remote.Options{
 			Secrets:          secretGetter{e.kube},
