@@ -50,7 +50,7 @@ test-unit:
 	ORK_SKIP_INTEGRATION=1 $(GO) test -timeout 10m ./...
 
 lint:
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 

@@ -15,6 +15,8 @@ func newRBACCmd(env *Env) *cobra.Command {
 		Use:   "rbac",
 		Short: "Generate the RBAC that `ork run` needs",
 		Args:  noArgs,
+		// A RunE makes cobra check Args, so `ork rbac gne > role.yaml` is exit 2, not help.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRBACGenCmd(env))
 	return cmd

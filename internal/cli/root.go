@@ -135,7 +135,12 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load(cmd.Flags(), cmd.Flag("config").Value.String())
+			file := cmd.Flag("config").Value.String()
+			if file == "" {
+				// The file must be known before viper can read it, so ORK_CONFIG is read here.
+				file = env.Getenv(config.EnvPrefix + "_CONFIG")
+			}
+			cfg, err := config.Load(cmd.Flags(), file)
 			if err != nil {
 				return usageError("%v", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,18 +48,27 @@ func Main(m *testing.M, env **Env) int {
 	// etcd and kube-apiserver run in their own process group, so an interrupt (Ctrl-C, a CI
 	// cancel) reaches only this binary: stop them before exiting, or they outlive it.
 	// A -timeout panic still leaves them running; their state is in /tmp/k8s_test_framework_*.
+	var (
+		stopOnce sync.Once
+		stopErr  error
+	)
+	stop := func() error { stopOnce.Do(func() { stopErr = e.Stop() }); return stopErr }
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
+	finished := make(chan struct{})
 	go func() {
-		if _, ok := <-sig; ok {
+		select {
+		case <-sig:
 			fmt.Fprintln(os.Stderr, "testenv: interrupted, stopping etcd and kube-apiserver")
-			_ = e.Stop()
+			_ = stop()
 			os.Exit(130)
+		case <-finished:
 		}
 	}()
 	code := m.Run()
-	if err := e.Stop(); err != nil {
+	close(finished)
+	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
 			code = 1
