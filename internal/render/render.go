@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"text/template"
@@ -121,6 +122,9 @@ func Value(name string, v any, data map[string]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s == noValue {
+			return nil, nil // a field that is there but null: absent, never the text "<no value>"
+		}
 		return Coerce(s), nil
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -160,7 +164,8 @@ func Coerce(s string) any {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpP_") {
+	// ParseFloat also reads "nan" and "inf", which JSON cannot carry: a CR named inf is a name.
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpP_") && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		return f
 	}
 	return s

@@ -54,7 +54,7 @@ func TestParseErrorAndUnknownFunction(t *testing.T) {
 }
 
 func TestCoerce(t *testing.T) {
-	tests := map[string]any{"5": int64(5), "2.5": 2.5, "true": true, "false": false, "null": nil, "abc": "abc", "0x10": "0x10", "": ""}
+	tests := map[string]any{"5": int64(5), "2.5": 2.5, "true": true, "false": false, "null": nil, "abc": "abc", "0x10": "0x10", "": "", "nan": "nan", "Inf": "Inf", "-infinity": "-infinity"}
 	for in, want := range tests {
 		if got := Coerce(in); got != want {
 			t.Errorf("Coerce(%q) = %#v, want %#v", in, got, want)
@@ -95,5 +95,16 @@ func TestOptionalRendersMissingKeysAsNull(t *testing.T) {
 		if got := Optional(b.String()); got != tt.want {
 			t.Errorf("%s = %#v, want %#v", tt.text, got, tt.want)
 		}
+	}
+}
+
+func TestNullFieldRendersAsAbsent(t *testing.T) {
+	data := map[string]any{"spec": map[string]any{"image": nil}}
+	got, err := Value("t", map[string]any{"image": "{{ .spec.image }}"}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.(map[string]any)["image"]; v != nil {
+		t.Errorf("a null field rendered as %#v, want nil (never the text <no value>)", v)
 	}
 }

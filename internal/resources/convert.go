@@ -21,6 +21,9 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
+// userStringMaps are keys whose maps hold the user's values verbatim.
+var userStringMaps = map[string]bool{"data": true, "stringData": true, "binaryData": true, "labels": true, "annotations": true}
+
 // prune removes nulls, empty strings and maps left empty by that, recursively. Objects built
 // from typed structs never mean anything by them.
 func prune(m map[string]any) {
@@ -33,7 +36,10 @@ func prune(m map[string]any) {
 				delete(m, k)
 			}
 		case map[string]any:
-			prune(x)
+			// The user's own string maps keep their empty values: data: {K: ""} means K.
+			if !userStringMaps[k] {
+				prune(x)
+			}
 			if len(x) == 0 {
 				delete(m, k)
 			}
