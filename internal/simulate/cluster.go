@@ -136,6 +136,18 @@ func (n namer) namespaced(u *unstructured.Unstructured) bool {
 	return c != nil && c.IsNamespaced()
 }
 
+// defaultNamespace puts namespaced objects that name no namespace in the CR's, as ork run
+// does; Build can do so only for the built-in types.
+func (n namer) defaultNamespace(p *declarative.Plan, ns string) {
+	for _, list := range [][]resources.Object{p.CreateIfMissing, p.Apply, p.Delete} {
+		for _, o := range list {
+			if o.Obj.GetNamespace() == "" && n.namespaced(o.Obj) {
+				o.Obj.SetNamespace(ns)
+			}
+		}
+	}
+}
+
 // ref names an object as kubectl does: "deployments/my-site", or "kind.group/name" for a
 // kind whose plural is unknown here.
 func (n namer) ref(u *unstructured.Unstructured) string {

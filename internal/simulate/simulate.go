@@ -213,6 +213,7 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 			if err != nil {
 				return nil, nil, fmt.Errorf("simulate %s %s: %w", t.crd.Name, t.result.Ref, err)
 			}
+			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
 			changes := cl.reconcile(t.plan)
 			changed = changed || len(changes) > 0
 			t.result.Cycles = append(t.result.Cycles, Cycle{N: n, Changes: changes})

@@ -151,3 +151,30 @@ func TestReadObjectsRejectsNonObjects(t *testing.T) {
 		}
 	}
 }
+
+func TestCustomChildrenLiveInTheCRNamespace(t *testing.T) {
+	rep, err := Run(load(t, "testdata/custom-children/katalog.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates := map[string]int{}
+	for _, c := range rep.CRDs {
+		for _, cr := range c.CRs {
+			for _, cy := range cr.Cycles {
+				for _, ch := range cy.Changes {
+					if ch.Op == Create {
+						creates[cr.Ref]++
+					}
+				}
+			}
+		}
+	}
+	if len(creates) != 1 {
+		t.Fatalf("creates by CR = %v, want exactly one CR (b) creating its post: a's post exists in a's namespace", creates)
+	}
+	for ref, n := range creates {
+		if !strings.Contains(ref, "/b") || n != 1 {
+			t.Errorf("creates by CR = %v, want one create for b", creates)
+		}
+	}
+}
