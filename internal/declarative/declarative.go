@@ -35,6 +35,22 @@ type Plan struct {
 // Every error names the Katalog file and line of the entry or template at fault:
 // `katalog.yaml:17: crds.website.operatorBox.onCreate.deployments[0].image: render template: ...`.
 func Desired(c *katalog.CRD, cr map[string]any, opts resources.Options) (Plan, error) {
+	return New(c).Desired(cr, opts)
+}
+
+// Reconciler renders one CRD's blocks, parsing each template once across calls: ork run
+// renders them on every reconcile. Safe for concurrent use.
+type Reconciler struct {
+	crd       *katalog.CRD
+	templates render.Cache
+}
+
+// New returns the declarative reconciler of c.
+func New(c *katalog.CRD) *Reconciler { return &Reconciler{crd: c} }
+
+// Desired is the package-level Desired, with templates parsed once per Reconciler.
+func (r *Reconciler) Desired(cr map[string]any, opts resources.Options) (Plan, error) {
+	c := r.crd
 	def := resources.OptionsFor(nestedString(cr, "namespace"), nestedString(cr, "name"))
 	if opts.Namespace == "" {
 		opts.Namespace = def.Namespace
@@ -45,20 +61,21 @@ func Desired(c *katalog.CRD, cr map[string]any, opts resources.Options) (Plan, e
 	var p Plan
 	var err error
 	ob := c.OperatorBox
-	if p.CreateIfMissing, err = build(c, "onCreate", ob.OnCreate, cr, opts); err != nil {
+	if p.CreateIfMissing, err = r.build("onCreate", ob.OnCreate, cr, opts); err != nil {
 		return Plan{}, err
 	}
-	if p.Apply, err = build(c, "onReconcile", ob.OnReconcile, cr, opts); err != nil {
+	if p.Apply, err = r.build("onReconcile", ob.OnReconcile, cr, opts); err != nil {
 		return Plan{}, err
 	}
-	if p.Delete, err = build(c, "onDelete", ob.OnDelete, cr, opts); err != nil {
+	if p.Delete, err = r.build("onDelete", ob.OnDelete, cr, opts); err != nil {
 		return Plan{}, err
 	}
 	return p, nil
 }
 
 // build renders and builds one block set; blocks go in the order they are written.
-func build(c *katalog.CRD, section string, blocks katalog.DeclaredResources, cr map[string]any, opts resources.Options) ([]resources.Object, error) {
+func (r *Reconciler) build(section string, blocks katalog.DeclaredResources, cr map[string]any, opts resources.Options) ([]resources.Object, error) {
+	c := r.crd
 	f := c.Source
 	at := func(rest string) string { return katalog.CRDPath(c.Name, "operatorBox."+section+rest) }
 	keys := slices.SortedFunc(maps.Keys(blocks), func(a, b string) int {
@@ -72,7 +89,7 @@ func build(c *katalog.CRD, section string, blocks katalog.DeclaredResources, cr 
 		}
 		for i, entry := range blocks[block] {
 			path := at(fmt.Sprintf(".%s[%d]", block, i))
-			rendered, err := renderTree(f, path, entry, cr)
+			rendered, err := r.renderTree(f, path, entry, cr)
 			if err != nil {
 				return nil, err
 			}
@@ -88,11 +105,14 @@ func build(c *katalog.CRD, section string, blocks katalog.DeclaredResources, cr 
 
 // renderTree renders every template string below v; each is named by the file and line it
 // stands on, so a missing key points at the exact line.
-func renderTree(f *katalog.File, path string, v any, cr map[string]any) (any, error) {
+func (r *Reconciler) renderTree(f *katalog.File, path string, v any, cr map[string]any) (any, error) {
 	switch x := v.(type) {
 	case string:
+		if !render.IsTemplate(x) {
+			return x, nil
+		}
 		name := fmt.Sprintf("%s:%d", f.Path, f.Pos(path).Line)
-		out, err := render.Value(name, x, cr)
+		out, err := r.templates.Value(name, x, cr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", name, katalog.DisplayPath(path), err)
 		}
@@ -100,21 +120,21 @@ func renderTree(f *katalog.File, path string, v any, cr map[string]any) (any, er
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			r, err := renderTree(f, path+"."+k, e, cr)
+			v, err := r.renderTree(f, path+"."+k, e, cr)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = r
+			out[k] = v
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := renderTree(f, fmt.Sprintf("%s[%d]", path, i), e, cr)
+			v, err := r.renderTree(f, fmt.Sprintf("%s[%d]", path, i), e, cr)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = r
+			out[i] = v
 		}
 		return out, nil
 	}

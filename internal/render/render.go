@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -95,10 +96,45 @@ func Optional(rendered string) any {
 
 // String renders text against data; text without actions is returned as is.
 func String(name, text string, data map[string]any) (string, error) {
+	return (*Cache)(nil).String(name, text, data)
+}
+
+// Value renders every template string inside v (maps and lists are walked) and coerces each
+// rendered result with Coerce, so "{{ .spec.replicas }}" becomes the number 2. Strings that
+// are not templates keep their type: a literal "8080" stays a string.
+func Value(name string, v any, data map[string]any) (any, error) {
+	return (*Cache)(nil).Value(name, v, data)
+}
+
+// Cache keeps parsed templates for reuse: a reconciler renders the same Katalog templates
+// on every pass and should parse them once. Safe for concurrent use (parsed templates are
+// safe to execute in parallel); the zero value is ready, and a nil *Cache parses every time.
+type Cache struct{ parsed sync.Map }
+
+type cacheKey struct{ name, text string }
+
+func (c *Cache) parse(name, text string) (*template.Template, error) {
+	if c == nil {
+		return Parse(name, text)
+	}
+	k := cacheKey{name, text}
+	if t, ok := c.parsed.Load(k); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := Parse(name, text)
+	if err != nil {
+		return nil, err
+	}
+	c.parsed.Store(k, t)
+	return t, nil
+}
+
+// String is String with c's parsed templates.
+func (c *Cache) String(name, text string, data map[string]any) (string, error) {
 	if !IsTemplate(text) {
 		return text, nil
 	}
-	t, err := Parse(name, text)
+	t, err := c.parse(name, text)
 	if err != nil {
 		return "", err
 	}
@@ -109,16 +145,14 @@ func String(name, text string, data map[string]any) (string, error) {
 	return b.String(), nil
 }
 
-// Value renders every template string inside v (maps and lists are walked) and coerces each
-// rendered result with Coerce, so "{{ .spec.replicas }}" becomes the number 2. Strings that
-// are not templates keep their type: a literal "8080" stays a string.
-func Value(name string, v any, data map[string]any) (any, error) {
+// Value is Value with c's parsed templates.
+func (c *Cache) Value(name string, v any, data map[string]any) (any, error) {
 	switch x := v.(type) {
 	case string:
 		if !IsTemplate(x) {
 			return x, nil
 		}
-		s, err := String(name, x, data)
+		s, err := c.String(name, x, data)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +163,7 @@ func Value(name string, v any, data map[string]any) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			r, err := Value(name, e, data)
+			r, err := c.Value(name, e, data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -139,7 +173,7 @@ func Value(name string, v any, data map[string]any) (any, error) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := Value(name, e, data)
+			r, err := c.Value(name, e, data)
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}

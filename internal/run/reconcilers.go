@@ -36,7 +36,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		}
 		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled}, managed, nil
 	}
-	return declarativeReconciler{crd: crd}, declaredTypes(crd), nil
+	return declarativeReconciler{r: declarative.New(crd)}, declaredTypes(crd), nil
 }
 
 // typeKey is the intent type of a built-in resource, else "<plural>.<group>".
@@ -137,10 +137,10 @@ func withDeletionTimestamp(obj map[string]any) map[string]any {
 }
 
 // declarativeReconciler renders the CRD's onCreate/onReconcile/onDelete blocks.
-type declarativeReconciler struct{ crd *katalog.CRD }
+type declarativeReconciler struct{ r *declarative.Reconciler }
 
 func (dr declarativeReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
-	plan, err := declarative.Desired(dr.crd, in.cr.Object, resources.Options{})
+	plan, err := dr.r.Desired(in.cr.Object, resources.Options{})
 	if err != nil {
 		return failure(reasonRenderFailed, "%v", err)
 	}

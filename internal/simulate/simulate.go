@@ -200,6 +200,7 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 				c.Name, file, c.APITypes.Kind, c.APITypes.Group)
 		}
 	}
+	recs := map[*katalog.CRD]*declarative.Reconciler{} // templates parsed once, not per cycle
 	quiet := 0
 	for n := 1; n <= opts.Cycles && quiet < 2; n++ {
 		changed := false
@@ -209,7 +210,10 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 				t.result.Cycles = append(t.result.Cycles, Cycle{N: n})
 				continue
 			}
-			t.plan, err = declarative.Desired(t.crd, cr.DeepCopy().Object, resources.Options{})
+			if recs[t.crd] == nil {
+				recs[t.crd] = declarative.New(t.crd)
+			}
+			t.plan, err = recs[t.crd].Desired(cr.DeepCopy().Object, resources.Options{})
 			if err != nil {
 				return nil, nil, fmt.Errorf("simulate %s %s: %w", t.crd.Name, t.result.Ref, err)
 			}
