@@ -1,5 +1,5 @@
-// Package dotpath parses the dot-paths of payload.*.exclude ("metadata.managedFields") and
-// removes them from a deep copy of an object.
+// Package dotpath parses the dot-paths of payload.*.exclude ("metadata.managedFields"); the
+// remote reconciler removes them from the copy of an object it sends.
 package dotpath
 
 import (
@@ -45,46 +45,4 @@ func Parse(p string) (Path, error) {
 		return nil, fmt.Errorf("empty last segment in %q", p)
 	}
 	return append(out, cur.String()), nil
-}
-
-// Without returns a deep copy of obj with every path removed. Paths that do not exist are
-// ignored; obj itself is never modified.
-func Without(obj map[string]any, paths []Path) map[string]any {
-	out := deepCopy(obj).(map[string]any)
-	for _, p := range paths {
-		remove(out, p)
-	}
-	return out
-}
-
-func remove(m map[string]any, p Path) {
-	for i, key := range p {
-		if i == len(p)-1 {
-			delete(m, key)
-			return
-		}
-		next, ok := m[key].(map[string]any)
-		if !ok {
-			return
-		}
-		m = next
-	}
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }

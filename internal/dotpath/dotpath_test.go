@@ -35,20 +35,3 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
-
-func TestWithoutCopiesAndIgnoresMissing(t *testing.T) {
-	obj := map[string]any{
-		"metadata": map[string]any{"name": "a", "managedFields": []any{map[string]any{"manager": "x"}},
-			"annotations": map[string]any{"k": "v"}},
-		"spec": map[string]any{"replicas": int64(2)},
-	}
-	paths := []Path{{"metadata", "managedFields"}, {"metadata", "annotations"}, {"spec", "nope", "deeper"}, {"status"}}
-	got := Without(obj, paths)
-	want := map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{"replicas": int64(2)}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Fatalf("Without (-want +got):\n%s", d)
-	}
-	if _, ok := obj["metadata"].(map[string]any)["managedFields"]; !ok {
-		t.Fatal("Without modified its input")
-	}
-}
