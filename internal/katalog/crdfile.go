@@ -19,7 +19,7 @@ func readCRDFile(c *CRD) []Finding {
 	data, err := os.ReadFile(f.Resolve(c.CRDFile))
 	if err != nil {
 		return []Finding{f.Finding(SeverityError, at,
-			fmt.Sprintf("cannot read crdFile %q: %v", c.CRDFile, unwrapPathError(err)),
+			fmt.Sprintf("cannot read crdFile %q: %v", c.CRDFile, PathlessError(err)),
 			"crdFile is relative to the Katalog file; fix the path or remove crdFile and set apiTypes")}
 	}
 	var m apiextensionsv1.CustomResourceDefinition
@@ -93,7 +93,8 @@ func servesVersion(m *apiextensionsv1.CustomResourceDefinition, name string) boo
 	return false
 }
 
-func unwrapPathError(err error) error {
+// PathlessError drops the path from an *os.PathError, for messages that already name the file.
+func PathlessError(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		return pe.Err
 	}

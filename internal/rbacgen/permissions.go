@@ -6,6 +6,7 @@ package rbacgen
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -147,7 +149,7 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
 		name   string
 		blocks katalog.DeclaredResources
 	}{{"onCreate", ob.OnCreate}, {"onReconcile", ob.OnReconcile}, {"onDelete", ob.OnDelete}} {
-		for _, block := range sortedKeys(hook.blocks) {
+		for _, block := range slices.Sorted(maps.Keys(hook.blocks)) {
 			c.declared(set, fmt.Sprintf("%s.operatorBox.%s.%s", at, hook.name, block), block, hook.blocks[block])
 		}
 	}
@@ -159,7 +161,7 @@ func (c *collector) secret(ref *katalog.SecretKeyRef) {
 	if ref == nil || ref.Name == "" {
 		return
 	}
-	if isTemplate(ref.Name) {
+	if render.IsTemplate(ref.Name) {
 		c.add("", "secrets", "", "", "get")
 		return
 	}
@@ -180,7 +182,7 @@ func (c *collector) declared(set *katalog.Set, at, block string, entries []map[s
 	for i, fields := range entries {
 		apiVersion, _ := fields["apiVersion"].(string)
 		kind, _ := fields["kind"].(string)
-		if apiVersion == "" || kind == "" || isTemplate(apiVersion) || isTemplate(kind) {
+		if apiVersion == "" || kind == "" || render.IsTemplate(apiVersion) || render.IsTemplate(kind) {
 			c.warnf("%s[%d]: apiVersion and kind must be literal to derive a permission: not covered", at, i)
 			continue
 		}
@@ -208,17 +210,6 @@ func pluralOf(set *katalog.Set, group, kind string) (plural string, known bool) 
 	}
 	gvr, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: group, Kind: kind})
 	return gvr.Resource, false
-}
-
-func isTemplate(s string) bool { return strings.Contains(s, "{{") }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func comparePermissions(a, b Permission) int {

@@ -25,14 +25,6 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
 var widgets = schema.GroupVersionResource{Group: "testenv.orkspace.io", Version: "v1", Resource: "widgets"}
 
-func TestStartupTimeIsReported(t *testing.T) {
-	e := env.Require(t)
-	if e.StartupTime <= 0 {
-		t.Fatalf("StartupTime = %v", e.StartupTime)
-	}
-	t.Logf("etcd + kube-apiserver %s ready in %v", testenv.K8sVersion, e.StartupTime)
-}
-
 func TestKubectlTalksToTheControlPlaneThroughTheKubeconfig(t *testing.T) {
 	e := env.Require(t)
 	out := e.Kubectl(t, nil, "version", "-o", "json")

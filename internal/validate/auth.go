@@ -90,7 +90,7 @@ func (k *checker) tls(t *katalog.TLS) {
 func (k *checker) caFile(at, p string) {
 	data, err := os.ReadFile(k.crd.Source.Resolve(p))
 	if err != nil {
-		k.errorAt(at, fmt.Sprintf("cannot read caFile %q: %v", p, pathErr(err)), "caFile is relative to the Katalog file")
+		k.errorAt(at, fmt.Sprintf("cannot read caFile %q: %v", p, katalog.PathlessError(err)), "caFile is relative to the Katalog file")
 		return
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(data) {

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -72,7 +71,7 @@ func (k *checker) apiTypes() {
 func (k *checker) crFiles() {
 	for i, p := range k.crd.CRFiles {
 		if _, err := os.Stat(k.crd.Source.Resolve(p)); err != nil {
-			k.errorAt(fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, pathErr(err)),
+			k.errorAt(fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, katalog.PathlessError(err)),
 				"crFiles are relative to the Katalog file")
 		}
 	}
@@ -108,13 +107,4 @@ func checkDuration(field, s string) string {
 		return fmt.Sprintf("%s %q is not positive", field, s)
 	}
 	return ""
-}
-
-// pathErr drops the path from an *os.PathError: the finding already names the file.
-func pathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

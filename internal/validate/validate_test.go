@@ -9,8 +9,6 @@ import (
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/validate"
 )
@@ -116,20 +114,7 @@ func TestInvalidKatalogs(t *testing.T) {
 				t.Fatal("want findings, got none")
 			}
 			got := format(fs)
-			golden := tc.name + ".golden"
-			if goldenfile.Update() {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if d := cmp.Diff(string(want), got); d != "" {
-				t.Errorf("findings differ from %s (-want +got):\n%s", golden, d)
-			}
+			goldenfile.Assert(t, tc.name+".golden", []byte(got))
 		})
 	}
 }
