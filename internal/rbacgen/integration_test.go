@@ -106,6 +106,7 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 			t.Log(e.Kubectl(t, manifest, "apply", "-f", "-"))
 
 			perms := rbacgen.Permissions(set, opts)
+			e.WaitAllowed(t, ns, ns, attributes(ns, perms[0]))
 			for _, p := range perms {
 				// Cluster-wide and in one namespace, as the engine uses both.
 				for _, where := range []string{"", "default"} {
@@ -129,18 +130,22 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 func allowed(t *testing.T, admin kubernetes.Interface, saNamespace, saName, namespace string, p rbacgen.Permission) bool {
 	t.Helper()
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + saNamespace + ":" + saName,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
-			Subresource: p.Subresource, Name: p.Name,
-		},
+		User:               "system:serviceaccount:" + saNamespace + ":" + saName,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+		ResourceAttributes: new(attributes(namespace, p)),
 	}}
 	res, err := admin.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("SubjectAccessReview %+v: %v", p, err)
 	}
 	return res.Status.Allowed
+}
+
+func attributes(namespace string, p rbacgen.Permission) authorizationv1.ResourceAttributes {
+	return authorizationv1.ResourceAttributes{
+		Namespace: namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
+		Subresource: p.Subresource, Name: p.Name,
+	}
 }
 
 // TestServiceAccountWorksUnderTheGeneratedRole acts as the ServiceAccount, not only asks
@@ -162,6 +167,7 @@ func TestServiceAccountWorksUnderTheGeneratedRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Kubectl(t, manifest, "apply", "-f", "-")
+	e.WaitAllowed(t, ns, ns, attributes(ns, rbacgen.Permissions(set, rbacgen.Options{})[0]))
 
 	ctx := t.Context()
 	admin := e.Clientset

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/rbacgen"
@@ -28,6 +29,10 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.Kubectl(t, manifest, "apply", "-f", "-")
+	p := rbacgen.Permissions(set, rbacgen.Options{})[0]
+	env.WaitAllowed(t, f.ns, name, authorizationv1.ResourceAttributes{
+		Namespace: f.ns, Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
+	})
 
 	f.start(set, env.ServiceAccountConfig(f.ns, name))
 	cr := f.createCR("web", map[string]any{"replicas": 2})

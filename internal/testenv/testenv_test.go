@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -133,6 +134,8 @@ func TestImpersonatedServiceAccountIsForbiddenOutsideItsRole(t *testing.T) {
 	if _, err := admin.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+
+	e.WaitAllowed(t, ns, "limited", authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "configmaps"})
 
 	cfg := e.ServiceAccountConfig(ns, "limited")
 	sa := kubernetes.NewForConfigOrDie(cfg)
