@@ -27,6 +27,8 @@ type planned struct {
 	obj   *unstructured.Unstructured
 	gvr   schema.GroupVersionResource
 	force bool
+	// createOnly objects (onCreate) are created when missing and never written again.
+	createOnly bool
 }
 
 // applyAll checks every object first and applies none if one is wrong (all or nothing),
@@ -50,6 +52,7 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 			continue
 		}
 		if !c.childExists(p.gvr.GroupResource(), p.obj.GetNamespace(), p.obj.GetName()) {
+			p.createOnly = true
 			createOnly = append(createOnly, p)
 		}
 	}
@@ -117,8 +120,18 @@ func (c *controller) force(o resources.Object) bool {
 
 func (c *controller) applyOne(ctx context.Context, p planned) error {
 	kind := p.obj.GetKind()
-	_, err := c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Apply(ctx, p.obj.GetName(), p.obj,
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force})
+	client := c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+	var err error
+	if p.createOnly {
+		// A create, not a forced apply: the cache that said "missing" may lag behind an
+		// earlier pass's create, and a forced apply would overwrite a user's later edit.
+		_, err = client.Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+	} else {
+		_, err = client.Apply(ctx, p.obj.GetName(), p.obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force})
+	}
 	result := "success"
 	if err != nil {
 		result = "error"

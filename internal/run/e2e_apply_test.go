@@ -60,6 +60,13 @@ func TestIntentResultIsApplied(t *testing.T) {
 
 func assertOwnedByOrk(t *testing.T, child, owner *unstructured.Unstructured) {
 	t.Helper()
+	assertWrittenByOrk(t, child, owner, metav1.ManagedFieldsOperationApply)
+}
+
+// assertWrittenByOrk is assertOwnedByOrk for a given write: Apply, or Update for the
+// onCreate children that ork creates once.
+func assertWrittenByOrk(t *testing.T, child, owner *unstructured.Unstructured, op metav1.ManagedFieldsOperationType) {
+	t.Helper()
 	ref := metav1.GetControllerOf(child)
 	if ref == nil || ref.UID != owner.GetUID() || ref.Kind != owner.GetKind() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("%s %s controller ownerReference = %+v, want the CR %s with controller=true", child.GetKind(), child.GetName(), ref, owner.GetUID())
@@ -71,8 +78,8 @@ func assertOwnedByOrk(t *testing.T, child, owner *unstructured.Unstructured) {
 	for _, mf := range child.GetManagedFields() {
 		managers[mf.Manager+"/"+string(mf.Operation)] = true
 	}
-	if !managers["orkestra/Apply"] {
-		t.Errorf("%s %s managedFields = %v, want an Apply entry by orkestra", child.GetKind(), child.GetName(), managers)
+	if !managers["orkestra/"+string(op)] {
+		t.Errorf("%s %s managedFields = %v, want an %s entry by orkestra", child.GetKind(), child.GetName(), managers, op)
 	}
 }
 

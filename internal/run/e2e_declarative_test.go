@@ -62,7 +62,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertOwnedByOrk(t, dep, cr)
+	assertWrittenByOrk(t, dep, cr, metav1.ManagedFieldsOperationUpdate) // created, not applied
+
 	assertOwnedByOrk(t, cm, cr)
 
 	// Someone scales the onCreate Deployment and edits the onReconcile ConfigMap.

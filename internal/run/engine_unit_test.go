@@ -6,7 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/orkspace/ork/internal/katalog"
 )
 
 func TestTriggerBookKeepsTheStrongestTrigger(t *testing.T) {
@@ -90,5 +96,36 @@ func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
 		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)
+	}
+}
+
+// An onCreate child the cache does not know yet (it lags behind an earlier pass's create)
+// must not be overwritten: the create finds it and leaves a user's later edit alone.
+func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
+	existing := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "site", "namespace": "ns"},
+		"data":     map[string]any{"level": "edited-by-user"},
+	}}
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), existing)
+	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "site"}}
+	desired := existing.DeepCopy()
+	desired.Object["data"] = map[string]any{"level": "info"}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+	if err := c.applyOne(context.Background(), planned{obj: desired, gvr: gvr, force: true, createOnly: true}); err != nil {
+		t.Fatalf("create-only of an existing object: %v, want no error", err)
+	}
+	got, err := dyn.Resource(gvr).Namespace("ns").Get(context.Background(), "site", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if level, _, _ := unstructured.NestedString(got.Object, "data", "level"); level != "edited-by-user" {
+		t.Errorf("data.level = %q after a create-only pass, want the user's edit kept", level)
+	}
+	for _, a := range dyn.Actions() {
+		if v := a.GetVerb(); v != "create" && v != "get" {
+			t.Errorf("create-only pass sent a %q: only a create is allowed", v)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 		}, []string{"crd", "code"}),
 		ApplyTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ork_apply_total", Help: "Server-side applies by CRD, kind and result.",
+			Name: "ork_apply_total", Help: "Child writes (server-side apply; create for onCreate) by CRD, kind and result.",
 		}, []string{"crd", "kind", "result"}),
 		queue: newQueueMetrics(),
 	}
