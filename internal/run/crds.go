@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -41,7 +42,6 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 			return err
 		}
 	}
-	e.mapper.Reset()
 	return nil
 }
 
@@ -58,7 +58,11 @@ func (e *Engine) waitEstablished(ctx context.Context, name string) error {
 		}
 		for _, cond := range crd.Status.Conditions {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
+				// Discovery lists a CRD a moment after it is Established; until then the
+				// informers could not map it.
+				e.mapper.Reset()
+				_, err := e.mapper.RESTMapping(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
+				return err == nil, nil
 			}
 		}
 		return false, nil

@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +11,7 @@ import (
 
 // The example reconcilers shipped in examples/remote, run for real behind ork.
 func TestExampleReconcilers(t *testing.T) {
+	goReconciler := goBuild(t, "github.com/orkspace/ork/examples/remote/reconciler-go") // before t.Parallel, as in the SIGTERM test
 	t.Parallel()
 	for _, lang := range []string{"go", "python"} {
 		t.Run(lang, func(t *testing.T) {
@@ -21,12 +21,7 @@ func TestExampleReconcilers(t *testing.T) {
 			var cmd *exec.Cmd
 			switch lang {
 			case "go":
-				bin := filepath.Join(t.TempDir(), "reconciler")
-				build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/orkspace/ork/examples/remote/reconciler-go")
-				if out, err := build.CombinedOutput(); err != nil {
-					t.Fatalf("build the Go reconciler: %v\n%s", err, out)
-				}
-				cmd = exec.Command(bin, "-addr", addr)
+				cmd = exec.Command(goReconciler, "-addr", addr)
 			case "python":
 				python, err := exec.LookPath("python3")
 				if err != nil {

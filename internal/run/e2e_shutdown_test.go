@@ -3,7 +3,6 @@ package run_test
 import (
 	"bufio"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,19 +12,20 @@ import (
 // 15. SIGTERM to the ork binary while a slow reconcile is in flight: the reconcile
 // completes (children applied, status written) and ork exits 0.
 func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
+	// Built before t.Parallel: while sequential tests run the parallel ones wait, so the
+	// build does not take the CPU from their reconciles and deadlines.
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	bin := filepath.Join(t.TempDir(), "ork")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/orkspace/ork/cmd/ork")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ork: %v\n%s", err, out)
-	}
 
 	started, release := make(chan struct{}), make(chan struct{})
 	ep := newEndpoint(t, func(c call) response {
 		if c.trigger() == "create" {
 			close(started)
-			<-release
+			select { // the test may fail before it releases the call
+			case <-release:
+			case <-c.ctx.Done():
+			}
 		}
 		return okWithChildren(c)
 	})

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,6 +183,8 @@ type remoteSpec struct {
 	// payload is the YAML under remote.payload (12 spaces indented); default excludes
 	// metadata.annotations and spec.secretNote from the object.
 	payload string
+	// crdFile replaces apiTypes with a crdFile (a path relative to the fixture's dir).
+	crdFile string
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureID(t, t.Name()) }
@@ -222,6 +226,12 @@ func newFixtureID(t testing.TB, id string) *fixture {
 // subresource and free-form spec and status.
 func (f *fixture) installCRD(kind, plural string) {
 	f.t.Helper()
+	env.InstallCRD(f.t, f.writeCRD(kind, plural))
+}
+
+// writeCRD writes the manifest installCRD installs and returns its path.
+func (f *fixture) writeCRD(kind, plural string) string {
+	f.t.Helper()
 	manifest := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -246,7 +256,7 @@ spec:
 	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
 		f.t.Fatal(err)
 	}
-	env.InstallCRD(f.t, path)
+	return path
 }
 
 // writeKatalog writes the Katalog for one remote CRD "app" and loads it.
@@ -273,13 +283,17 @@ func (f *fixture) writeKatalog(rs remoteSpec) *katalog.Set {
 	if payload == "" {
 		payload = "              object:\n                exclude: [metadata.annotations, spec.secretNote]\n"
 	}
+	types := fmt.Sprintf("apiTypes: {group: %s, version: v1, kind: App, plural: apps}", f.group)
+	if rs.crdFile != "" {
+		types = fmt.Sprintf("crdFile: %q", rs.crdFile)
+	}
 	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: e2e}
 spec:
   crds:
     app:
-      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
+      %s
       operatorBox:
         reconcile:
           default: false
@@ -295,7 +309,7 @@ spec:
 %s            auth:
               secretRef: {name: reconciler-token, namespace: %s, key: token}
               header: %q
-%s`, f.group, rs.endpoint, timeout, payload, mr.String(), f.ns, header, rs.extra)
+%s`, types, rs.endpoint, timeout, payload, mr.String(), f.ns, header, rs.extra)
 	f.katalog = filepath.Join(f.dir, "katalog.yaml")
 	if err := os.WriteFile(f.katalog, []byte(doc), 0o600); err != nil {
 		f.t.Fatal(err)
@@ -337,9 +351,9 @@ func newEngine(t testing.TB, set *katalog.Set, cfg *rest.Config, f *fixture, tun
 }
 
 // start runs the engine in-process until the test ends and waits until it is ready.
-func (f *fixture) start(set *katalog.Set, cfg *rest.Config) *run.Engine {
+func (f *fixture) start(set *katalog.Set, cfg *rest.Config, tune ...func(*run.Options)) *run.Engine {
 	f.t.Helper()
-	eng := newEngine(f.t, set, cfg, f)
+	eng := newEngine(f.t, set, cfg, f, tune...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
@@ -522,4 +536,14 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// goBuild builds the main package pkg into a temporary directory and returns the binary.
+func goBuild(t *testing.T, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), path.Base(pkg))
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
 }

@@ -27,11 +27,14 @@ var examplesDir = filepath.Join("..", "..", "examples", "remote")
 func TestExampleReconcilersAnswerWithValidResults(t *testing.T) {
 	v := newValidator(t)
 	token := exampleToken(t)
+	goReconciler := buildGoReconciler(t)
 	for _, ex := range []struct {
 		name  string
 		start func(t *testing.T, addr, token string) *process
 	}{
-		{"go", startGoReconciler},
+		{"go", func(t *testing.T, addr, token string) *process {
+			return start(t, token, addr, goReconciler, "-addr", addr)
+		}},
 		{"python", startPythonReconciler},
 	} {
 		t.Run(ex.name, func(t *testing.T) {

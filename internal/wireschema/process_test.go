@@ -17,7 +17,9 @@ type process struct {
 	exited chan struct{}
 }
 
-func startGoReconciler(t *testing.T, addr, token string) *process {
+// buildGoReconciler builds the Go example; build it before picking a port, so that the
+// port is not free for the whole build for someone else to take.
+func buildGoReconciler(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -29,7 +31,7 @@ func startGoReconciler(t *testing.T, addr, token string) *process {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return start(t, token, addr, bin, "-addr", addr)
+	return bin
 }
 
 func startPythonReconciler(t *testing.T, addr, token string) *process {
