@@ -2,7 +2,7 @@
 #
 # Integration tests run a real etcd + kube-apiserver (internal/testenv) built from the pinned
 # module hack/k8s-tools into $ORK_K8S_CACHE (default ~/.cache/ork/k8s/<version>); `make test`
-# builds them first when missing (about 12 minutes cold, seconds when present).
+# builds them first when missing (about 15 minutes cold, seconds when present).
 
 SHELL := bash
 GO ?= go
@@ -28,7 +28,7 @@ TEST_TIMEOUT ?= 30m
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
-	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl for integration tests (hack/build-k8s.sh)'
+	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
 	@echo 'make test       k8s-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and kubectl for ork's integration tests from the pinned tools
+# Builds etcd, kube-apiserver, kubectl and kube-controller-manager for ork's integration tests from the pinned tools
 # module hack/k8s-tools (go.mod + go.sum with `tool` lines), using only the Go module proxy:
 # no GitHub, dl.k8s.io, GCS or container images.
 #
@@ -9,11 +9,11 @@
 #                                then review and commit go.mod/go.sum
 #
 # The cache dir is ${ORK_K8S_CACHE:-$HOME/.cache/ork/k8s/<version>}; a binary already there is
-# kept. A cold build (empty Go caches, 2 cores) takes about 12 minutes, a warm one under a
+# kept. A cold build (empty Go caches, 2 cores) takes about 15 minutes, a warm one about a
 # minute. Stdout gets only the cache dir; progress goes to stderr.
 #
 # Environment: ORK_K8S_CACHE (output dir), BINARIES (default and maximum: the module's tools,
-# "etcd kube-apiserver kubectl"), SOURCE_DATE_EPOCH (build date stamped into the binaries; default: the tools module's commit).
+# "etcd kube-apiserver kubectl kube-controller-manager"), SOURCE_DATE_EPOCH (build date stamped into the binaries; default: the tools module's commit).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +49,7 @@ pin() {
   done
   go mod edit "${args[@]}"
   etcd=$(awk '$1 == "go.etcd.io/etcd/server/v3" {print $2}' "$gomod")
-  for b in etcd kube-apiserver kubectl; do
+  for b in etcd kube-apiserver kubectl kube-controller-manager; do
     local v=$k8s
     [ "$b" = etcd ] && v=$etcd
     log "go get -tool $(pkg_of "$b")@$v"
@@ -68,7 +68,7 @@ fi
 K8S_VERSION=$(pinned k8s.io/kubernetes)
 [ -n "$K8S_VERSION" ] || { echo "no k8s.io/kubernetes in $TOOLS/go.mod; run: $0 pin v1.X.Y" >&2; exit 1; }
 OUT=${ORK_K8S_CACHE:-$HOME/.cache/ork/k8s/$K8S_VERSION}
-BINARIES=${BINARIES:-"etcd kube-apiserver kubectl"}
+BINARIES=${BINARIES:-"etcd kube-apiserver kubectl kube-controller-manager"}
 mkdir -p "$OUT"
 
 todo=()
@@ -80,7 +80,7 @@ if [ ${#todo[@]} -eq 0 ]; then
   exit 0
 fi
 log "building ${todo[*]} (k8s $K8S_VERSION, etcd $(pinned go.etcd.io/etcd/server/v3)) into $OUT"
-log "a cold build takes about 12 minutes on 2 cores (module download, then etcd ~1-3 min, kube-apiserver ~8 min, kubectl ~1 min)"
+log "a cold build takes about 15 minutes on 2 cores (module download, then etcd ~1-3 min, kube-apiserver ~8 min, kubectl ~1 min, kube-controller-manager ~3 min)"
 
 # Same version stamping as the upstream release build (hack/lib/version.sh); without it the
 # binaries report v0.0.0-master+$Format:%H$. The date is fixed per tools-module commit so the

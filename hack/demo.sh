@@ -41,7 +41,8 @@ make -s build
 go build -o "$work/reconciler" ./examples/remote/reconciler-go
 
 say "building the local control plane if needed (first time ~12 min; progress below)"
-bindir=$(hack/build-k8s.sh)
+# The demo needs no kube-controller-manager (only one integration test does).
+bindir=$(BINARIES="etcd kube-apiserver kubectl" hack/build-k8s.sh)
 
 say "starting etcd + kube-apiserver"
 go build -o "$work/devcluster" ./hack/devcluster

@@ -68,7 +68,10 @@ func assertOwnedByOrk(t *testing.T, child, owner *unstructured.Unstructured) {
 func assertWrittenByOrk(t *testing.T, child, owner *unstructured.Unstructured, op metav1.ManagedFieldsOperationType) {
 	t.Helper()
 	ref := metav1.GetControllerOf(child)
-	if ref == nil || ref.UID != owner.GetUID() || ref.Kind != owner.GetKind() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+	// The garbage collector resolves the owner by apiVersion, kind and name, and deletes the
+	// child at once if that owner does not exist: each must be exact, not only the UID.
+	if ref == nil || ref.UID != owner.GetUID() || ref.APIVersion != owner.GetAPIVersion() || ref.Kind != owner.GetKind() ||
+		ref.Name != owner.GetName() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("%s %s controller ownerReference = %+v, want the CR %s with controller=true", child.GetKind(), child.GetName(), ref, owner.GetUID())
 	}
 	if got := child.GetLabels()[resources.ManagedByLabel]; got != "orkestra" {
@@ -169,7 +172,8 @@ func TestEditedChildIsRestored(t *testing.T) {
 		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "with trigger child", func(c call) bool { return c.trigger() == "child" })
+	// No resync is configured: a resync call here is the child's change (SPEC §2 has no "child").
+	ep.nextMatching(t, "with trigger resync", func(c call) bool { return c.trigger() == "resync" })
 	f.eventually("replicas restored to 2", func() (bool, error) {
 		dep, err := f.get(deployments, "web")
 		if err != nil {

@@ -6,8 +6,9 @@
 // missing, Start fails and names that target: integration tests never skip silently. Only
 // ORK_SKIP_INTEGRATION=1 (`make test-unit`) skips them, visibly.
 //
-// There is no kube-controller-manager: no garbage collection, no default ServiceAccounts,
-// and a deleted namespace stays Terminating. Use a fresh namespace per test (Namespace).
+// kube-controller-manager does not run by default: no garbage collection, no default
+// ServiceAccounts, and a deleted namespace stays Terminating. Use a fresh namespace per test
+// (Namespace); a test that needs garbage collection starts it (StartControllerManager).
 package testenv
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,13 +41,17 @@ type Env struct {
 	Clientset kubernetes.Interface
 	// Kubeconfig is the path of an admin kubeconfig file, for `ork --kubeconfig` and kubectl.
 	Kubeconfig string
-	// BinDir holds etcd, kube-apiserver and kubectl.
+	// BinDir holds etcd, kube-apiserver, kubectl and kube-controller-manager.
 	BinDir string
 	// StartupTime is how long Start took, until the apiserver was ready.
 	StartupTime time.Duration
 
 	env *envtest.Environment
 	dir string
+
+	mu sync.Mutex
+	// stops end the processes tests started beside the control plane.
+	stops []func()
 }
 
 // BinDir is where the binaries are expected: $ORK_K8S_CACHE, else
@@ -73,7 +79,7 @@ func Start(ctx context.Context) (*Env, error) {
 	for _, name := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			return nil, fmt.Errorf("testenv: %s not found in %s: run `make k8s-bin` first "+
-				"(builds etcd, kube-apiserver and kubectl from hack/k8s-tools, ~12 min cold), "+
+				"(builds etcd, kube-apiserver, kubectl and kube-controller-manager from hack/k8s-tools, ~15 min cold), "+
 				"set ORK_K8S_CACHE to a directory holding them, or set %s=1 to skip integration tests",
 				name, bin, SkipEnv)
 		}
@@ -133,6 +139,12 @@ func (e *Env) finish(ctx context.Context, te *envtest.Environment) error {
 // Stop stops kube-apiserver and etcd (only the processes Start started) and removes the
 // temporary files.
 func (e *Env) Stop() error {
+	e.mu.Lock()
+	stops := e.stops
+	e.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	err := e.env.Stop()
 	if e.dir != "" {
 		err = errors.Join(err, os.RemoveAll(e.dir))
