@@ -77,12 +77,22 @@ type remoteReconciler struct {
 	children bool
 }
 
+// wireTrigger is the prepared.trigger sent for t. SPEC §2 fixes five values; a child's
+// change is sent as resync (the CR did not change, converge again), and only ork's own log
+// says "child".
+func wireTrigger(t Trigger) remote.Trigger {
+	if t == TriggerChild {
+		return remote.TriggerResync
+	}
+	return remote.Trigger(t)
+}
+
 func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
 	obj := in.cr.Object
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
 	}
-	req := remote.Request{Key: in.key, Object: obj, Trigger: remote.Trigger(in.trigger), Attempt: in.attempt}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt}
 	if rr.children {
 		req.Children = c.childrenOf(in.cr)
 	}

@@ -80,6 +80,7 @@ func TestRequestSchemaRejectsWhatOrkNeverSends(t *testing.T) {
 		{"args as a list", func(m map[string]any) { m["args"] = []any{"x"} }, "/args"},
 		{"object as a string", func(m map[string]any) { m["object"] = "{}" }, "/object"},
 		{"unknown trigger", func(m map[string]any) { prepared(m)["trigger"] = "watch" }, "/prepared/trigger"},
+		{"trigger outside SPEC §2's five", func(m map[string]any) { prepared(m)["trigger"] = "child" }, "/prepared/trigger"},
 		{"attempt 0", func(m map[string]any) { prepared(m)["attempt"] = 0 }, "/prepared/attempt"},
 		{"generation not an integer", func(m map[string]any) { prepared(m)["generation"] = 1.5 }, "/prepared/generation"},
 		{"deleting as a string", func(m map[string]any) { prepared(m)["deleting"] = "false" }, "/prepared/deleting"},
@@ -103,7 +104,7 @@ func TestRequestSchemaRejectsWhatOrkNeverSends(t *testing.T) {
 
 func TestRequestSchemaAcceptsEveryTriggerAndChildren(t *testing.T) {
 	v := newValidator(t)
-	for _, trigger := range []string{"create", "update", "delete", "child", "resync", "requeue"} {
+	for _, trigger := range []string{"create", "update", "delete", "resync", "requeue"} {
 		body := editRequest(t, func(m map[string]any) {
 			p := m["prepared"].(map[string]any)
 			p["trigger"] = trigger

@@ -58,7 +58,6 @@ const (
 	TriggerDelete  Trigger = "delete"
 	TriggerResync  Trigger = "resync"
 	TriggerRequeue Trigger = "requeue"
-	TriggerChild   Trigger = "child"
 )
 
 // Request is one reconcile of one custom resource.

@@ -121,8 +121,8 @@ func TestPreparedFieldsFollowTheObject(t *testing.T) {
 		},
 		{
 			name: "children enabled, none owned: empty object", children: true,
-			req:  Request{Object: webapp(), Trigger: TriggerChild, Attempt: 1},
-			want: `{"trigger":"child","attempt":1,"generation":3,"deleting":false,"children":{}}`,
+			req:  Request{Object: webapp(), Trigger: TriggerUpdate, Attempt: 1},
+			want: `{"trigger":"update","attempt":1,"generation":3,"deleting":false,"children":{}}`,
 		},
 		{
 			name: "deletionTimestamp set: deleting",
