@@ -10,8 +10,8 @@ import (
 	"github.com/orkspace/ork/internal/suggest"
 )
 
-// declarative checks the onCreate/onReconcile/onDelete blocks: known block keys and entries
-// whose templates parse. Next to reconcile.remote they are ignored, which is a warning.
+// declarative checks the onCreate/onReconcile/onDelete blocks: known block keys, entries
+// whose templates parse, and entries that build (see entry). Next to reconcile.remote they are ignored, which is a warning.
 func (k *checker) declarative() {
 	ob := k.crd.OperatorBox
 	for _, b := range []struct {
@@ -32,12 +32,14 @@ func (k *checker) declarative() {
 		}
 		for block, entries := range b.blocks {
 			at := "operatorBox." + b.name + "." + block
-			if _, ok := resources.LookupBlock(block); !ok {
+			t, ok := resources.LookupBlock(block)
+			if !ok {
 				k.errorAt(at, fmt.Sprintf("unknown resource block %q in %s", block, b.name), blockHint(block))
 				continue
 			}
 			for i, e := range entries {
 				k.templates(fmt.Sprintf("%s[%d]", at, i), e)
+				k.entry(fmt.Sprintf("%s[%d]", at, i), t, e)
 			}
 		}
 	}
