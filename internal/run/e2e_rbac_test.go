@@ -29,10 +29,16 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.Kubectl(t, manifest, "apply", "-f", "-")
-	p := rbacgen.Permissions(set, rbacgen.Options{})[0]
-	env.WaitAllowed(t, f.ns, name, authorizationv1.ResourceAttributes{
-		Namespace: f.ns, Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
-	})
+	// Each role and binding takes effect on its own: wait for one permission of each.
+	waited := map[string]bool{}
+	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.ns}) {
+		if !waited[p.Namespace] {
+			waited[p.Namespace] = true
+			env.WaitAllowed(t, f.ns, name, authorizationv1.ResourceAttributes{
+				Namespace: p.Namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
+			})
+		}
+	}
 
 	f.start(set, env.ServiceAccountConfig(f.ns, name))
 	cr := f.createCR("web", map[string]any{"replicas": 2})
