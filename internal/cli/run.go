@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,7 +116,19 @@ func restConfig(kubeconfig, context string) (*rest.Config, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
 	rc, err := cc.ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
-		return nil, errors.New("no cluster to talk to: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run ork inside a cluster")
+		// Say which files were looked for: a KUBECONFIG naming a missing file reads
+		// otherwise like an unset one.
+		var missing []string
+		for _, p := range rules.Precedence {
+			if _, statErr := os.Stat(p); statErr != nil {
+				missing = append(missing, p)
+			}
+		}
+		msg := "no cluster to talk to"
+		if len(missing) > 0 {
+			msg += fmt.Sprintf(" (no kubeconfig at %s)", strings.Join(missing, ", "))
+		}
+		return nil, errors.New(msg + ": pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run ork inside a cluster")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster config: %w", err)

@@ -130,14 +130,22 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 		return nil, []Finding{{Severity: SeverityError, File: path, Line: line, Column: 1,
 			Message: "YAML syntax error: " + err.Error(), Hint: "fix the YAML syntax at this line"}}
 	}
-	var extra yaml.Node
 	var findings []Finding
-	if err := dec.Decode(&extra); err == nil {
-		findings = append(findings, Finding{Severity: SeverityError, File: path,
-			Line: extra.Line, Column: extra.Column, Message: "more than one YAML document",
-			Hint: "put one Katalog per file and pass each with -f"})
+	for {
+		// A trailing `---` (an empty document) is common and harmless, as kubectl agrees.
+		var extra yaml.Node
+		if err := dec.Decode(&extra); err != nil {
+			break
+		}
+		if !emptyDocument(&extra) {
+			findings = append(findings, Finding{Severity: SeverityError, File: path,
+				Line: extra.Line, Column: extra.Column, Message: "more than one YAML document",
+				Hint: "put one Katalog per file and pass each with -f"})
+			break
+		}
 	}
 	indexPositions(&root, "", f.positions)
+	unquotedTemplates(f, &root, "", &findings)
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
@@ -157,4 +165,8 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 	}
 	f.Katalog = &k
 	return f, findings
+}
+
+func emptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.DocumentNode && (len(n.Content) == 0 || (len(n.Content) == 1 && isNull(n.Content[0])))
 }
