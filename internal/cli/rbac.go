@@ -39,7 +39,8 @@ YAML for kubectl apply -f (or a v1 List with -o json). They grant:
   - auth.secretRef / tls.caSecretRef: get on that Secret by name in its namespace (--namespace
     when it names none); a templated name widens it to any Secret there, a templated
     namespace to every namespace (both with a warning);
-  - each CRD: get, list, watch, update, patch, and get, update, patch on its status;
+  - each CRD: get, list, watch, update, patch, get, update, patch on its status, and update
+    on its finalizers (for blockOwnerDeletion under OwnerReferencesPermissionEnforcement);
   - declarative CRDs: the types their onCreate/onReconcile/onDelete blocks create;
   - events (create, patch), SelfSubjectAccessReviews (create, for run's preflight),
     CustomResourceDefinitions (get, create, patch) with --install-crds, and Leases

@@ -143,6 +143,10 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
 	} else {
 		c.add(crd.APITypes.Group, crd.APITypes.Plural, "", "", crVerbs...)
 		c.add(crd.APITypes.Group, crd.APITypes.Plural, "status", "", statusVerbs...)
+		// Children carry blockOwnerDeletion; clusters with the OwnerReferencesPermission-
+		// Enforcement admission plugin (OpenShift's default) allow that only to who may
+		// update the owner's finalizers.
+		c.add(crd.APITypes.Group, crd.APITypes.Plural, "finalizers", "", "update")
 	}
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		for _, m := range r.ManagedResources {
