@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/run"
 )
@@ -195,4 +198,41 @@ func histogramCount(t *testing.T, m *run.Metrics, name, label, value string) uin
 		}
 	}
 	return n
+}
+
+// A CR that another controller's finalizer holds while it is deleted is still there to
+// look at: a failed delete call is reported on it (Ready=False, Warning Event) like any other.
+func TestFailedDeleteIsReportedWhileAFinalizerHoldsTheCR(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		if deleting, _, _ := unstructured.NestedBool(c.body, "prepared", "deleting"); deleting {
+			return response{status: http.StatusInternalServerError, body: []byte("cannot tear down")}
+		}
+		return okWithChildren(c)
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.createCR("web", map[string]any{"replicas": 1})
+	f.waitReady("web", "True")
+	hold := `{"metadata":{"finalizers":["example.com/hold"]}}`
+	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Patch(t.Context(), "web", types.MergePatchType, []byte(hold), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // let the namespace go
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = f.dyn.Resource(f.gvr).Namespace(f.ns).Patch(ctx, "web", types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if err := f.dyn.Resource(f.gvr).Namespace(f.ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("Ready=False with RemoteHTTPError on the CR being deleted", func() (bool, error) {
+		c := readyCondition(f.getCR("web"))
+		if msg, _ := c["message"].(string); c == nil || c["status"] != "False" || !strings.HasPrefix(msg, "RemoteHTTPError") {
+			return false, fmt.Errorf("Ready condition %v", c)
+		}
+		return true, nil
+	})
+	f.waitEvent("web", corev1.EventTypeWarning, "ReconcileError")
 }

@@ -25,6 +25,8 @@ type input struct {
 	trigger  Trigger
 	attempt  int
 	deleting bool
+	// gone is true when cr is the last state of a deleted object: nothing to write status to.
+	gone bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -84,7 +86,9 @@ func (c *controller) handle(ctx context.Context, key string) {
 			d = failure(reasonApplyFailed, "%v", err)
 		}
 	}
-	if !in.deleting {
+	// A CR being deleted but still there (another controller's finalizer holds it) gets its
+	// failures reported like any other: it is where users look.
+	if !in.gone && (!in.deleting || !d.success) {
 		c.report(ctx, in.cr, d)
 	}
 	if d.success && in.deleting {
@@ -135,10 +139,14 @@ func (c *controller) lookup(key string, trigger Trigger) (input, bool) {
 	if err == nil && exists {
 		in.cr = obj.(*unstructured.Unstructured)
 		in.deleting = in.cr.GetDeletionTimestamp() != nil
+		if in.trigger == TriggerDelete && !in.deleting {
+			// Deleted and created again before the key was processed: this is the new object.
+			in.trigger = TriggerCreate
+		}
 		return in, true
 	}
 	if tomb := c.triggers.tombstone(key); tomb != nil {
-		in.cr, in.deleting = tomb, true
+		in.cr, in.deleting, in.gone = tomb, true, true
 		return in, true
 	}
 	return in, false
