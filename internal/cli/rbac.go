@@ -14,7 +14,7 @@ func newRBACCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rbac",
 		Short: "Generate the RBAC that `ork run` needs",
-		Args:  noArgs,
+		Args:  unknownSubcommand,
 		// A RunE makes cobra check Args, so `ork rbac gne > role.yaml` is exit 2, not help.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -30,8 +30,9 @@ type rbacGenOptions struct {
 
 func newRBACGenCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "gen [-f katalog.yaml]...",
-		Short: "Print the least-privilege RBAC (ServiceAccount, ClusterRole, Roles, bindings) for a Katalog",
+		Use:     "gen [-f katalog.yaml]...",
+		Aliases: []string{"generate"},
+		Short:   "Print the least-privilege RBAC (ServiceAccount, ClusterRole, Roles, bindings) for a Katalog",
 		Long: `Print the ServiceAccount, ClusterRole and ClusterRoleBinding that ork run needs for the given
 Katalogs, plus a Role and RoleBinding per namespace for what lives in one namespace only, as
 YAML for kubectl apply -f (or a v1 List with -o json). They grant:

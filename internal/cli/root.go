@@ -68,7 +68,7 @@ func (e *Env) ErrStyle() output.Style {
 func (e *Env) Logger() (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(e.cfg.String("log-level"))); err != nil {
-		return nil, usageError("--log-level: %v", err)
+		return nil, usageError("--log-level: want debug, info, warn or error, got %q", e.cfg.String("log-level"))
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch e.cfg.String("log-format") {
@@ -145,7 +145,8 @@ server-side apply, status, events, health, metrics and RBAC.`,
 				return usageError("%v", err)
 			}
 			env.cfg = cfg
-			return nil
+			_, err = env.Logger() // every command rejects a bad --log-level or --log-format
+			return err
 		},
 	}
 	pf := root.PersistentFlags()
@@ -162,7 +163,31 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRBACCmd(env),
 		newRunCmd(env),
 	)
+	// cobra's completion command prints help and exits 0 for a shell it does not know.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = unknownSubcommand
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 	return root
+}
+
+// unknownSubcommand is Args for a command that only groups others: an argument is a
+// mistyped subcommand, a usage error (exit 2) with cobra's suggestion.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set by it only on the root
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return usageError("%s", msg)
 }
 
 // noArgs rejects positional arguments as a usage error (exit 2).

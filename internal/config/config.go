@@ -3,6 +3,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +35,11 @@ func Load(flags *pflag.FlagSet, file string) (*Config, error) {
 		file = defaultFile()
 	}
 	if file != "" {
+		if _, err := os.Stat(file); err != nil {
+			return nil, fmt.Errorf("config file %s: %w", file, errors.Unwrap(err))
+		}
 		v.SetConfigFile(file)
+		v.SetConfigType("yaml") // whatever its name ends in
 		if err := v.ReadInConfig(); err != nil {
 			return nil, fmt.Errorf("read config file: %w", err)
 		}
