@@ -149,10 +149,12 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 // namespace, with the groups its token would carry.
 func allowed(t *testing.T, admin kubernetes.Interface, saNamespace, saName, namespace string, p rbacgen.Permission) bool {
 	t.Helper()
+	attrs := p.Attributes()
+	attrs.Namespace = namespace // the namespace asked about, not only p's own
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:               "system:serviceaccount:" + saNamespace + ":" + saName,
 		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
-		ResourceAttributes: new(attributes(namespace, p)),
+		ResourceAttributes: &attrs,
 	}}
 	res, err := admin.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
 	if err != nil {
@@ -161,24 +163,15 @@ func allowed(t *testing.T, admin kubernetes.Interface, saNamespace, saName, name
 	return res.Status.Allowed
 }
 
-// waitForRBAC waits until the roles and bindings just applied take effect: one permission
-// per namespace, as each Role and binding (and the ClusterRole's) propagates on its own.
+// waitForRBAC waits until the roles and bindings just applied grant perms to the
+// ServiceAccount sa/sa.
 func waitForRBAC(t *testing.T, e *testenv.Env, sa string, perms []rbacgen.Permission) {
 	t.Helper()
-	seen := map[string]bool{}
+	var attrs []authorizationv1.ResourceAttributes
 	for _, p := range perms {
-		if !seen[p.Namespace] {
-			seen[p.Namespace] = true
-			e.WaitAllowed(t, sa, sa, attributes(p.Namespace, p))
-		}
+		attrs = append(attrs, p.Attributes())
 	}
-}
-
-func attributes(namespace string, p rbacgen.Permission) authorizationv1.ResourceAttributes {
-	return authorizationv1.ResourceAttributes{
-		Namespace: namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
-		Subresource: p.Subresource, Name: p.Name,
-	}
+	e.WaitAllowed(t, sa, sa, attrs...)
 }
 
 // TestServiceAccountWorksUnderTheGeneratedRole acts as the ServiceAccount, not only asks

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -61,6 +62,14 @@ type Permission struct {
 	Resource    string `json:"resource"`
 	Subresource string `json:"subresource,omitempty"`
 	Name        string `json:"name,omitempty"`
+}
+
+// Attributes is p as a SubjectAccessReview asks it, in p's namespace ("" for cluster-wide).
+func (p Permission) Attributes() authorizationv1.ResourceAttributes {
+	return authorizationv1.ResourceAttributes{
+		Namespace: p.Namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
+		Subresource: p.Subresource, Name: p.Name,
+	}
 }
 
 // Verb sets. Their order is Kubernetes' usual reading order, which the output keeps.

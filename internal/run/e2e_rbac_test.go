@@ -29,16 +29,11 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.Kubectl(t, manifest, "apply", "-f", "-")
-	// Each role and binding takes effect on its own: wait for one permission of each.
-	waited := map[string]bool{}
+	var attrs []authorizationv1.ResourceAttributes
 	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.ns}) {
-		if !waited[p.Namespace] {
-			waited[p.Namespace] = true
-			env.WaitAllowed(t, f.ns, name, authorizationv1.ResourceAttributes{
-				Namespace: p.Namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
-			})
-		}
+		attrs = append(attrs, p.Attributes())
 	}
+	env.WaitAllowed(t, f.ns, name, attrs...)
 
 	f.start(set, env.ServiceAccountConfig(f.ns, name))
 	cr := f.createCR("web", map[string]any{"replicas": 2})

@@ -55,10 +55,7 @@ func (e *Engine) reviewAll(ctx context.Context, perms []rbacgen.Permission) erro
 	var missing []rbacgen.Permission
 	for _, p := range perms {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: p.Namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
-				Subresource: p.Subresource, Name: p.Name,
-			},
+			ResourceAttributes: new(p.Attributes()),
 		}}
 		res, err := e.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
