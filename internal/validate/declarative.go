@@ -39,7 +39,9 @@ func (k *checker) declarative() {
 			}
 			for i, e := range entries {
 				k.templates(fmt.Sprintf("%s[%d]", at, i), e)
-				k.entry(fmt.Sprintf("%s[%d]", at, i), t, e)
+				if !k.crd.IsRemote() { // ignored next to remote (warned above): nothing to build
+					k.entry(fmt.Sprintf("%s[%d]", at, i), t, e)
+				}
 			}
 		}
 	}
