@@ -116,6 +116,12 @@ func unsettled(rep simulate.Report, cycles int) error {
 	if len(crs) == 0 {
 		return nil
 	}
+	if cycles < 3 {
+		// The first pass creates; steady state is two unchanged passes after it.
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no steady state after %d cycles: %s "+
+			"(steady state takes two cycles in a row without changes, after the first that creates: use --cycles 3 or more)",
+			cycles, strings.Join(crs, ", "))}
+	}
 	return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no steady state after %d cycles: %s "+
 		"(raise --cycles, or look for entries that change the same object on every pass)",
 		cycles, strings.Join(crs, ", "))}

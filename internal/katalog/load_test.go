@@ -40,7 +40,7 @@ spec:
 	}{
 		"crds.web.operatorBox.reconcile.workers":                {10, `expected an integer, got a string "four"`, "use a whole number without quotes"},
 		"crds.web.operatorBox.reconcile.remote.managedResource": {13, `unknown field "managedResource"`, "did you mean `managedResources`?"},
-		"crds.web.operatorBox.reconcile.remote.timeout":         {14, `expected a string, got an integer "5"`, "quote the value"},
+		"crds.web.operatorBox.reconcile.remote.timeout":         {14, `expected a string, got an integer "5"`, "a Go duration with its unit, such as 30s or 10m"},
 	}
 	if len(findings) != len(want) {
 		t.Errorf("got %d findings, want %d: %+v", len(findings), len(want), findings)

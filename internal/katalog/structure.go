@@ -98,9 +98,12 @@ func checkValue(f *File, n *yaml.Node, t reflect.Type, path string, out *[]Findi
 		return checkStructure(f, n, t, path, out)
 	}
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != want {
+		hint := hintForTag(want)
+		if durationFields[path[strings.LastIndex(path, ".")+1:]] {
+			hint = "a Go duration with its unit, such as 30s or 10m" // "30" quoted is no duration either
+		}
 		*out = append(*out, f.Finding(SeverityError, path,
-			fmt.Sprintf("expected %s, got %s", describeTag(want), describeNode(n)),
-			hintForTag(want)))
+			fmt.Sprintf("expected %s, got %s", describeTag(want), describeNode(n)), hint))
 		return false
 	}
 	return true
@@ -171,6 +174,9 @@ func describeTag(tag string) string {
 	}
 	return strings.TrimPrefix(tag, "!!")
 }
+
+// durationFields are the Katalog's string fields that hold a Go duration.
+var durationFields = map[string]bool{"timeout": true, "resync": true}
 
 func hintForTag(want string) string {
 	switch want {
