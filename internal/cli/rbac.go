@@ -71,9 +71,9 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 
 func completeRBACGen(env *Env) (rbacGenOptions, error) {
 	cfg := env.Config()
-	format, err := output.ParseFormat(cfg.String("output"), output.YAML, output.JSON)
+	format, err := outputFormat(cfg, output.YAML, output.JSON)
 	if err != nil {
-		return rbacGenOptions{}, usageError("%v", err)
+		return rbacGenOptions{}, err
 	}
 	return rbacGenOptions{
 		files:  cfg.StringSlice("filename"),

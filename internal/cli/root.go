@@ -198,6 +198,16 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// outputFormat is the command's -o, one of allowed; a bad value is a usage error that says
+// where it came from (a settings file's `output:` applies to every command).
+func outputFormat(cfg *config.Config, allowed ...output.Format) (output.Format, error) {
+	f, err := output.ParseFormat(cfg.String("output"), allowed...)
+	if err != nil {
+		return "", usageError("output format from %s: %v", cfg.Source("output"), err)
+	}
+	return f, nil
+}
+
 // addOutputFlag adds -o/--output to a command that has results.
 func addOutputFlag(cmd *cobra.Command, def output.Format, allowed ...output.Format) {
 	names := ""

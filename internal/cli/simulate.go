@@ -55,9 +55,9 @@ Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: 
 
 func completeSimulate(env *Env) (simulateOptions, error) {
 	cfg := env.Config()
-	format, err := output.ParseFormat(cfg.String("output"), output.Text, output.YAML, output.JSON)
+	format, err := outputFormat(cfg, output.Text, output.YAML, output.JSON)
 	if err != nil {
-		return simulateOptions{}, usageError("%v", err)
+		return simulateOptions{}, err
 	}
 	opts := simulateOptions{files: cfg.StringSlice("filename"), format: format, sim: simulate.Options{
 		CRD: cfg.String("crd"), CRFile: cfg.String("cr"), Cycles: cfg.Int("cycles"),

@@ -39,9 +39,9 @@ line. Exit code 0: valid (warnings allowed), 1: invalid, 2: usage error or unrea
 }
 
 func completeValidate(env *Env) (validateOptions, error) {
-	format, err := output.ParseFormat(env.Config().String("output"), output.Text, output.JSON)
+	format, err := outputFormat(env.Config(), output.Text, output.JSON)
 	if err != nil {
-		return validateOptions{}, usageError("%v", err)
+		return validateOptions{}, err
 	}
 	return validateOptions{files: env.Config().StringSlice("filename"), format: format}, nil
 }

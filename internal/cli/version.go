@@ -15,9 +15,9 @@ func newVersionCmd(env *Env) *cobra.Command {
 		Short: "Print ork's version, commit and build date",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := output.ParseFormat(env.Config().String("output"), output.Text, output.JSON, output.YAML)
+			format, err := outputFormat(env.Config(), output.Text, output.JSON, output.YAML)
 			if err != nil {
-				return usageError("%v", err)
+				return err
 			}
 			info := version.Get()
 			switch format {

@@ -18,7 +18,10 @@ import (
 const EnvPrefix = "ORK"
 
 // Config answers settings by flag name.
-type Config struct{ v *viper.Viper }
+type Config struct {
+	v     *viper.Viper
+	flags *pflag.FlagSet
+}
 
 // Load binds every flag in flags, the ORK_* environment and the optional config file (an
 // explicit file must exist; without one, ork reads ./ork.yaml or $HOME/.config/ork/config.yaml
@@ -44,7 +47,7 @@ func Load(flags *pflag.FlagSet, file string) (*Config, error) {
 			return nil, fmt.Errorf("read config file: %w", err)
 		}
 	}
-	return &Config{v: v}, nil
+	return &Config{v: v, flags: flags}, nil
 }
 
 // defaultFile is the first of ./ork.yaml and ~/.config/ork/config.yaml that exists, else "".
@@ -60,6 +63,22 @@ func defaultFile() string {
 		}
 	}
 	return ""
+}
+
+// Source says where the setting for the flag name came from, for error messages: "--name",
+// "ORK_NAME", the config file's path, or "the default".
+func (c *Config) Source(name string) string {
+	if f := c.flags.Lookup(name); f != nil && f.Changed {
+		return "--" + name
+	}
+	env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if _, ok := os.LookupEnv(env); ok {
+		return env
+	}
+	if c.v.InConfig(name) {
+		return c.v.ConfigFileUsed()
+	}
+	return "the default"
 }
 
 // String returns the setting for the flag name.

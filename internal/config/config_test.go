@@ -34,6 +34,10 @@ func TestPrecedenceFlagEnvFileDefault(t *testing.T) {
 		{"env beats file", c.String("log-format"), "text"},
 		{"file beats default", c.String("log-level"), "warn"},
 		{"default", c.String("output"), "text"},
+		{"source of a flag", c.Source("workers"), "--workers"},
+		{"source of an env var", c.Source("log-format"), "ORK_LOG_FORMAT"},
+		{"source of the file", c.Source("log-level"), file},
+		{"source of a default", c.Source("output"), "the default"},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
