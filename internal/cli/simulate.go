@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,7 +32,8 @@ every object of the CR file, until two cycles in a row change nothing (steady st
 --cycles is reached. The summary lists each cycle's changes (+ create, ~ update), identical
 cycles collapsed, and what deleting the CR would remove (- delete). -o yaml|json prints the
 objects the cluster would hold, ready for kubectl apply --dry-run=server -f -.
-Remote CRDs cannot be simulated: they print a note and are skipped.
+Remote CRDs cannot be simulated: they print a note and are skipped. A CR whose templates do
+not render is reported with the template's file and line; the other CRs are still simulated.
 Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: usage error.`,
 		Example: `  ork simulate -f examples/website/katalog.yaml
   ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -`,
@@ -100,7 +102,26 @@ func runSimulate(env *Env, opts simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := failed(rep); err != nil {
+		return err
+	}
 	return unsettled(rep, opts.sim.Cycles)
+}
+
+// failed fails the run when a CR's reconcile could not render; the other CRs were printed.
+func failed(rep simulate.Report) error {
+	var errs []error
+	for _, c := range rep.CRDs {
+		for _, cr := range c.CRs {
+			if cr.Err != "" {
+				errs = append(errs, fmt.Errorf("simulate %s %s: %s", c.Name, cr.Ref, cr.Err))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailed, Err: errors.Join(errs...)}
 }
 
 // unsettled fails the run when a CR never reached steady state.
@@ -108,7 +129,7 @@ func unsettled(rep simulate.Report, cycles int) error {
 	var crs []string
 	for _, c := range rep.CRDs {
 		for _, cr := range c.CRs {
-			if cr.SteadyAt == 0 {
+			if cr.SteadyAt == 0 && cr.Err == "" {
 				crs = append(crs, c.Name+" "+cr.Ref)
 			}
 		}
@@ -180,9 +201,12 @@ func writeSimulateText(w io.Writer, st output.Style, rep simulate.Report) error 
 				fmt.Fprintf(&b, "    %s:\n", label)
 				writeChanges(&b, st, s.Changes)
 			}
-			if cr.SteadyAt > 0 {
+			switch {
+			case cr.Err != "":
+				fmt.Fprintf(&b, "    %s\n", st.Error("reconcile failed (the error is on stderr)"))
+			case cr.SteadyAt > 0:
 				fmt.Fprintf(&b, "    %s\n", st.OK(fmt.Sprintf("steady state at cycle %d", cr.SteadyAt)))
-			} else {
+			default:
 				fmt.Fprintf(&b, "    %s\n", st.Error(fmt.Sprintf("no steady state after %d cycles", len(cr.Cycles))))
 			}
 			if len(cr.OnDelete) > 0 {

@@ -141,7 +141,7 @@ func TestSimulateFailures(t *testing.T) {
 	}{
 		{"render error names the template's location",
 			[]string{"-f", "../simulate/testdata/broken/katalog.yaml"}, ExitFailed,
-			[]string{"error: simulate app apps/tug: ../simulate/testdata/broken/katalog.yaml:14: ", `"imageName"`}, true},
+			[]string{"error: simulate app apps/tug: ../simulate/testdata/broken/katalog.yaml:14: ", `"imageName"`}, false},
 		{"invalid Katalog prints findings like validate",
 			[]string{"-f", "testdata/simulate/invalid.yaml"}, ExitFailed,
 			[]string{"testdata/simulate/invalid.yaml:", ": error: ", "reconcile.remote requires reconcile.default: false",
@@ -177,5 +177,21 @@ func TestSimulateFailures(t *testing.T) {
 				t.Errorf("stdout %q, want nothing", out)
 			}
 		})
+	}
+}
+
+// One CR's render error does not lose the others' results: they are printed, then the error.
+func TestSimulatePrintsTheOtherCRsDespiteARenderError(t *testing.T) {
+	code, out, errOut := runOrk(t, "simulate", "-f", "../simulate/testdata/broken/katalog.yaml")
+	if code != ExitFailed {
+		t.Errorf("exit %d, want %d", code, ExitFailed)
+	}
+	for _, w := range []string{"apps/barge in default", "+ deployments/barge", "steady state at cycle", "apps/tug in default", "reconcile failed"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(errOut, "simulate app apps/tug:") || strings.Contains(errOut, "barge") {
+		t.Errorf("stderr %q: want tug's error only", errOut)
 	}
 }

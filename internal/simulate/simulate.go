@@ -72,6 +72,9 @@ type CR struct {
 	SteadyAt int `json:"steadyAt"`
 	// OnDelete is what deleting the CR would remove: its onDelete objects that exist.
 	OnDelete []Change `json:"onDelete,omitempty"`
+	// Err is why this CR's reconcile failed (a render or build error naming the Katalog's
+	// file and line); it is then left out of later cycles, and the other CRs go on.
+	Err string `json:"error,omitempty"`
 }
 
 // Cycle is what one reconcile pass changed.
@@ -106,8 +109,9 @@ type target struct {
 	plan   declarative.Plan
 }
 
-// Run simulates the declarative CRDs of set. A render or build error stops it and names the
-// Katalog file and line; a CR file that cannot be read, or holds no CR of its CRD, too.
+// Run simulates the declarative CRDs of set. A render or build error is recorded on its CR
+// (CR.Err) and the other CRs go on; a CR file that cannot be read, or holds no CR of its
+// CRD, stops the run.
 func Run(set *katalog.Set, opts Options) (Report, error) {
 	if opts.Cycles <= 0 {
 		opts.Cycles = DefaultCycles
@@ -205,6 +209,9 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 	for n := 1; n <= opts.Cycles && quiet < 2; n++ {
 		changed := false
 		for _, t := range targets {
+			if t.result.Err != "" {
+				continue
+			}
 			cr := cl.get(t.key)
 			if cr == nil {
 				t.result.Cycles = append(t.result.Cycles, Cycle{N: n})
@@ -215,7 +222,8 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 			}
 			t.plan, err = recs[t.crd].Desired(cr.DeepCopy().Object, resources.Options{})
 			if err != nil {
-				return nil, nil, fmt.Errorf("simulate %s %s: %w", t.crd.Name, t.result.Ref, err)
+				t.result.Err = err.Error()
+				continue
 			}
 			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
 			changes := cl.reconcile(t.plan)
@@ -229,7 +237,9 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 		}
 		if quiet == 2 {
 			for _, t := range targets {
-				t.result.SteadyAt = n
+				if t.result.Err == "" {
+					t.result.SteadyAt = n
+				}
 			}
 		}
 	}

@@ -93,14 +93,40 @@ func TestFlappingNeverSettles(t *testing.T) {
 	}
 }
 
+// A render error is the failing CR's, with the template's file and line; the other CRs of
+// the file are still reconciled to steady state.
+func TestRenderErrorStaysWithItsCR(t *testing.T) {
+	rep, err := Run(load(t, "testdata/broken/katalog.yaml"), Options{})
+	if err != nil {
+		t.Fatalf("Run: %v, want the error on the CR", err)
+	}
+	crs := map[string]CR{}
+	for _, cr := range rep.CRDs[0].CRs {
+		crs[cr.Name] = cr
+	}
+	tug, barge := crs["tug"], crs["barge"]
+	for _, w := range []string{"testdata/broken/katalog.yaml:14:", `"imageName"`} {
+		if !strings.Contains(tug.Err, w) {
+			t.Errorf("tug's error %q lacks %q", tug.Err, w)
+		}
+	}
+	if tug.SteadyAt != 0 {
+		t.Errorf("tug SteadyAt = %d, want 0: it never reconciled", tug.SteadyAt)
+	}
+	if barge.Err != "" || barge.SteadyAt == 0 || len(barge.Cycles) == 0 || len(barge.Cycles[0].Changes) != 1 {
+		t.Errorf("barge = %+v, want its deployment created and a steady state", barge)
+	}
+	if len(rep.Objects) != 3 { // both CRs and barge's Deployment
+		t.Errorf("%d objects in the final cluster, want 3", len(rep.Objects))
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	tests := []struct {
 		name, katalog string
 		opts          Options
 		want          []string
 	}{
-		{"render error names the template's file and line", "testdata/broken/katalog.yaml", Options{},
-			[]string{"simulate app apps/tug:", "testdata/broken/katalog.yaml:14:", `"imageName"`}},
 		{"CR file without a CR of the CRD", "../../examples/website/katalog.yaml",
 			Options{CRFile: "testdata/flapping/cr.yaml"},
 			[]string{`CRD "website": testdata/flapping/cr.yaml holds no Website (group myorg.io)`}},
