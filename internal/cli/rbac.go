@@ -32,21 +32,19 @@ func newRBACGenCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "gen [-f katalog.yaml]...",
 		Aliases: []string{"generate"},
-		Short:   "Print the least-privilege RBAC (ServiceAccount, ClusterRole, Roles, bindings) for a Katalog",
+		Short:   "Print a least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a Katalog",
 		Long: `Print the ServiceAccount, ClusterRole and ClusterRoleBinding that ork run needs for the given
-Katalogs, plus a Role and RoleBinding per namespace for what lives in one namespace only, as
-YAML for kubectl apply -f (or a v1 List with -o json). They grant:
+Katalogs, as YAML for kubectl apply -f (or a v1 List with -o json). The role grants:
   - every managedResources entry: get, list, watch, create, update, patch, delete;
-  - auth.secretRef / tls.caSecretRef: get on that Secret by name in its namespace (--namespace
-    when it names none); a templated name widens it to any Secret there, a templated
-    namespace to every namespace (both with a warning);
+  - auth.secretRef / tls.caSecretRef: get on that Secret by name (resourceNames), or on any
+    Secret when the name is a template (with a warning);
   - each CRD: get, list, watch, update, patch, get, update, patch on its status, and update
     on its finalizers (for blockOwnerDeletion under OwnerReferencesPermissionEnforcement);
   - declarative CRDs: the types their onCreate/onReconcile/onDelete blocks create;
   - events (create, patch), SelfSubjectAccessReviews (create, for run's preflight),
     CustomResourceDefinitions (get, create, patch) with --install-crds, and Leases
-    (get, create, update) in --namespace only, with --leader-elect.
-The namespaces named (--namespace, a secretRef's) must exist. The Katalog is validated first; an invalid one is
+    (get, create, update) with --leader-elect.
+The ServiceAccount's namespace must exist. The Katalog is validated first; an invalid one is
 reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
 		Example: `  ork rbac gen -f examples/remote/katalog.yaml > role.yaml && kubectl apply -f role.yaml
   ork rbac gen -f katalog.yaml --leader-elect --namespace ops -o json | jq '.items[1].rules'`,
@@ -62,8 +60,8 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
-	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount and of every role and binding")
-	f.String("namespace", rbacgen.DefaultNamespace, "ork's namespace: its ServiceAccount, its Lease, and Secrets whose secretRef names no namespace")
+	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
+	f.String("namespace", rbacgen.DefaultNamespace, "namespace of the ServiceAccount (ork's namespace)")
 	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs")
 	f.Bool("install-crds", false, "grant get/create/patch on CustomResourceDefinitions for ork run --install-crds")
 	return cmd

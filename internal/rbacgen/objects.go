@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,10 +21,6 @@ type Result struct {
 	ServiceAccount     *corev1.ServiceAccount
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	// Roles and RoleBindings grant what is needed in one namespace only, one pair per
-	// namespace, sorted by namespace.
-	Roles        []*rbacv1.Role
-	RoleBindings []*rbacv1.RoleBinding
 	// Warnings name what could not be derived exactly (a templated custom kind, a guessed
 	// plural); the user should review them.
 	Warnings []string
@@ -35,8 +29,8 @@ type Result struct {
 	sources []string
 }
 
-// Generate builds the ServiceAccount, ClusterRole, ClusterRoleBinding and the namespaced
-// Roles and RoleBindings for set. Only an invalid Name or Namespace is an error.
+// Generate builds the ServiceAccount, ClusterRole and ClusterRoleBinding for set. Only an
+// invalid Name or Namespace is an error.
 func Generate(set *katalog.Set, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
@@ -46,12 +40,7 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("namespace %q: %s", opts.Namespace, strings.Join(errs, "; "))
 	}
 	perms, warnings := collect(set, opts)
-	byNamespace := map[string][]Permission{}
-	for _, p := range perms {
-		byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
-	}
 	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "ork"}
-	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: opts.Name, Namespace: opts.Namespace}}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -60,33 +49,16 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 		ClusterRole: &rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Labels: labels},
-			Rules:      Rules(byNamespace[""]),
+			Rules:      Rules(perms),
 		},
 		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Labels: labels},
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: opts.Name},
-			Subjects:   subjects,
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: opts.Name, Namespace: opts.Namespace}},
 		},
 		Warnings: warnings,
 		opts:     opts,
-	}
-	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
-		if ns == "" {
-			continue
-		}
-		meta := metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels}
-		r.Roles = append(r.Roles, &rbacv1.Role{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-			ObjectMeta: meta,
-			Rules:      Rules(byNamespace[ns]),
-		})
-		r.RoleBindings = append(r.RoleBindings, &rbacv1.RoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: meta,
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: opts.Name},
-			Subjects:   subjects,
-		})
 	}
 	if set != nil {
 		for _, f := range set.Files {
@@ -96,14 +68,10 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 	return r, nil
 }
 
-// Objects are the ServiceAccount, ClusterRole, ClusterRoleBinding, then each Role and its
-// RoleBinding, in the order they should be applied.
+// Objects are the ServiceAccount, ClusterRole and ClusterRoleBinding, in the order they
+// should be applied.
 func (r *Result) Objects() []runtime.Object {
-	objs := []runtime.Object{r.ServiceAccount, r.ClusterRole, r.ClusterRoleBinding}
-	for i := range r.Roles {
-		objs = append(objs, r.Roles[i], r.RoleBindings[i])
-	}
-	return objs
+	return []runtime.Object{r.ServiceAccount, r.ClusterRole, r.ClusterRoleBinding}
 }
 
 // YAML is the multi-document YAML that `kubectl apply -f` takes, after a comment header

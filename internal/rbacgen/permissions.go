@@ -1,8 +1,6 @@
 // Package rbacgen derives the least-privilege RBAC that `ork run` needs for a Katalog: one
-// ServiceAccount, a ClusterRole and ClusterRoleBinding for what is cluster-wide, and a Role and
-// RoleBinding per namespace for what lives in one namespace only (the leader-election Lease,
-// Secrets at a fixed namespace). Rules are merged and sorted so that the same Katalog always
-// gives byte-identical output.
+// ServiceAccount, one ClusterRole and one ClusterRoleBinding, merged and sorted so that the same
+// Katalog always gives byte-identical output.
 package rbacgen
 
 import (
@@ -31,8 +29,7 @@ const (
 type Options struct {
 	// Name of the ServiceAccount, ClusterRole and ClusterRoleBinding; default DefaultName.
 	Name string
-	// Namespace is ork's own namespace: where its ServiceAccount and Lease live, and where a
-	// secretRef without a namespace is read; default DefaultNamespace.
+	// Namespace of the ServiceAccount; default DefaultNamespace.
 	Namespace string
 	// LeaderElect adds the Lease verbs `ork run --leader-elect` needs; default false.
 	LeaderElect bool
@@ -52,11 +49,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Permission is one verb on one resource, in the shape of a SubjectAccessReview's
-// ResourceAttributes, so `ork run`'s preflight can check exactly what the RBAC grants. An
-// empty Name means any object; an empty Namespace means every namespace (the ClusterRole),
-// else only that one (a Role).
+// ResourceAttributes, so `ork run`'s preflight can check exactly what the ClusterRole grants.
+// An empty Name means any object; namespaces are not part of it (the role is cluster-wide).
 type Permission struct {
-	Namespace   string `json:"namespace,omitempty"`
 	Verb        string `json:"verb"`
 	Group       string `json:"group"`
 	Resource    string `json:"resource"`
@@ -64,11 +59,11 @@ type Permission struct {
 	Name        string `json:"name,omitempty"`
 }
 
-// Attributes is p as a SubjectAccessReview asks it, in p's namespace ("" for cluster-wide).
+// Attributes is p as a SubjectAccessReview asks it, cluster-wide; set Namespace to ask
+// about one namespace.
 func (p Permission) Attributes() authorizationv1.ResourceAttributes {
 	return authorizationv1.ResourceAttributes{
-		Namespace: p.Namespace, Verb: p.Verb, Group: p.Group, Resource: p.Resource,
-		Subresource: p.Subresource, Name: p.Name,
+		Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
 	}
 }
 
@@ -93,19 +88,13 @@ func Permissions(set *katalog.Set, opts Options) []Permission {
 
 // collector gathers permissions and the warnings met on the way.
 type collector struct {
-	opts     Options
 	perms    map[Permission]struct{}
 	warnings []string
 }
 
 func (c *collector) add(group, resource, subresource, name string, verbs ...string) {
-	c.addIn("", group, resource, subresource, name, verbs...)
-}
-
-// addIn grants verbs in one namespace only ("" is every namespace).
-func (c *collector) addIn(namespace, group, resource, subresource, name string, verbs ...string) {
 	for _, v := range verbs {
-		c.perms[Permission{Namespace: namespace, Verb: v, Group: group, Resource: resource, Subresource: subresource, Name: name}] = struct{}{}
+		c.perms[Permission{Verb: v, Group: group, Resource: resource, Subresource: subresource, Name: name}] = struct{}{}
 	}
 }
 
@@ -115,8 +104,7 @@ func (c *collector) warnf(format string, a ...any) {
 
 // collect applies the rules of the seed's RBAC section and SPEC §5.
 func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
-	opts = opts.withDefaults()
-	c := &collector{opts: opts, perms: map[Permission]struct{}{}}
+	c := &collector{perms: map[Permission]struct{}{}}
 	// What the engine itself does whatever the Katalog: events on the CRs and the
 	// preflight's SelfSubjectAccessReviews. Discovery needs no grant, so CRDs are touched
 	// only by --install-crds: server-side apply (patch, create when absent) and get while
@@ -128,9 +116,7 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 		c.add("apiextensions.k8s.io", "customresourcedefinitions", "", "", "get", "create", "patch")
 	}
 	if opts.LeaderElect {
-		// The Lease lives in ork's namespace; other namespaces' Leases (kube-system's
-		// controllers) stay out of reach.
-		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", leaseVerbs...)
+		c.add("coordination.k8s.io", "leases", "", "", leaseVerbs...)
 	}
 	if set != nil {
 		for _, crd := range set.CRDs {
@@ -182,26 +168,18 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
 	}
 }
 
-// secret grants reading one Secret: scoped to its name when static and to its namespace
-// when static (ork's own when the ref names none). A templated part is known only per custom
-// resource, so it widens the grant to any name or any namespace, and says so.
+// secret grants reading one Secret: scoped to its name when static, any Secret when the
+// name is a template, since it is only known per custom resource.
 func (c *collector) secret(at string, ref *katalog.SecretKeyRef) {
 	if ref == nil || ref.Name == "" {
 		return
 	}
-	ns := cmp.Or(ref.Namespace, c.opts.Namespace)
-	where := "namespace " + ns
-	if render.IsTemplate(ns) {
-		ns, where = "", "every namespace"
+	if render.IsTemplate(ref.Name) {
+		c.warnf("%s.name is a template: `get` on every Secret in the cluster is granted, as the name is known only per custom resource (use a fixed name to scope it)", at)
+		c.add("", "secrets", "", "", "get")
+		return
 	}
-	name := ref.Name
-	if render.IsTemplate(name) {
-		name = ""
-		c.warnf("%s.name is a template: `get` on every Secret in %s is granted", at, where)
-	} else if ns == "" {
-		c.warnf("%s.namespace is a template: `get` on Secrets named %q in every namespace is granted", at, name)
-	}
-	c.addIn(ns, "", "secrets", "", name, "get")
+	c.add("", "secrets", "", ref.Name, "get")
 }
 
 // declared grants what the declarative reconciler does with one block's objects.
@@ -250,7 +228,6 @@ func pluralOf(set *katalog.Set, group, kind string) (plural string, known bool) 
 
 func comparePermissions(a, b Permission) int {
 	return cmp.Or(
-		strings.Compare(a.Namespace, b.Namespace),
 		strings.Compare(a.Group, b.Group),
 		strings.Compare(a.Resource, b.Resource),
 		strings.Compare(a.Subresource, b.Subresource),

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
-	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -101,7 +100,7 @@ func TestOutputIsByteIdenticalAcrossRuns(t *testing.T) {
 	}
 }
 
-func TestPermissionsScopeSecretsByNameAndNamespace(t *testing.T) {
+func TestPermissionsScopeSecretsByName(t *testing.T) {
 	perms := Permissions(load(t, "testdata/secrets.katalog.yaml"), Options{})
 	var secrets []Permission
 	for _, p := range perms {
@@ -110,11 +109,10 @@ func TestPermissionsScopeSecretsByNameAndNamespace(t *testing.T) {
 		}
 	}
 	want := []Permission{
-		{Verb: "get", Resource: "secrets", Name: "token-d"}, // templated namespace: every namespace
-		{Namespace: "certs", Verb: "get", Resource: "secrets", Name: "b-ca"},
-		{Namespace: DefaultNamespace, Verb: "get", Resource: "secrets"}, // templated name: any in ork's namespace
-		{Namespace: DefaultNamespace, Verb: "get", Resource: "secrets", Name: "token-a"},
-		{Namespace: DefaultNamespace, Verb: "get", Resource: "secrets", Name: "token-b"},
+		{Verb: "get", Resource: "secrets"},
+		{Verb: "get", Resource: "secrets", Name: "b-ca"},
+		{Verb: "get", Resource: "secrets", Name: "token-a"},
+		{Verb: "get", Resource: "secrets", Name: "token-b"},
 	}
 	if diff := cmp.Diff(want, secrets); diff != "" {
 		t.Errorf("secret permissions (-want +got):\n%s", diff)
@@ -123,7 +121,7 @@ func TestPermissionsScopeSecretsByNameAndNamespace(t *testing.T) {
 
 func TestPermissionsFollowOptions(t *testing.T) {
 	set := load(t, remoteExample)
-	lease := Permission{Namespace: DefaultNamespace, Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}
+	lease := Permission{Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}
 	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
 	crdGet := Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
 	ssar := Permission{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}
@@ -156,35 +154,11 @@ func TestPermissionsFollowOptions(t *testing.T) {
 
 func TestRulesGrantExactlyThePermissions(t *testing.T) {
 	set := load(t, "testdata/custom.katalog.yaml", "testdata/secrets.katalog.yaml", "testdata/shared-group.katalog.yaml")
-	opts := Options{LeaderElect: true, InstallCRDs: true}
-	perms := Permissions(set, opts)
-	res, err := Generate(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Expanding the merged rules of every role back must give the same set: merging and
-	// splitting by namespace neither lost nor widened anything.
-	type scoped struct {
-		namespace string
-		rules     []rbacv1.PolicyRule
-	}
-	roles := []scoped{{"", res.ClusterRole.Rules}}
-	for _, r := range res.Roles {
-		roles = append(roles, scoped{r.Namespace, r.Rules})
-	}
+	perms := Permissions(set, Options{LeaderElect: true, InstallCRDs: true})
+	// Expanding the merged rules back must give the same set: merging neither lost nor
+	// widened anything.
 	var back []Permission
-	for _, role := range roles {
-		back = append(back, expand(role.namespace, role.rules)...)
-	}
-	slices.SortFunc(back, comparePermissions)
-	if diff := cmp.Diff(perms, back); diff != "" {
-		t.Errorf("rules expand to a different set (-permissions +rules):\n%s", diff)
-	}
-}
-
-func expand(namespace string, rules []rbacv1.PolicyRule) []Permission {
-	var back []Permission
-	for _, r := range rules {
+	for _, r := range Rules(perms) {
 		for _, res := range r.Resources {
 			resource, sub, _ := strings.Cut(res, "/")
 			names := r.ResourceNames
@@ -193,13 +167,15 @@ func expand(namespace string, rules []rbacv1.PolicyRule) []Permission {
 			}
 			for _, n := range names {
 				for _, v := range r.Verbs {
-					back = append(back, Permission{Namespace: namespace, Verb: v, Group: r.APIGroups[0],
-						Resource: resource, Subresource: sub, Name: n})
+					back = append(back, Permission{Verb: v, Group: r.APIGroups[0], Resource: resource, Subresource: sub, Name: n})
 				}
 			}
 		}
 	}
-	return back
+	slices.SortFunc(back, comparePermissions)
+	if diff := cmp.Diff(perms, back); diff != "" {
+		t.Errorf("rules expand to a different set (-permissions +rules):\n%s", diff)
+	}
 }
 
 func TestGenerateRejectsBadNames(t *testing.T) {
