@@ -2,6 +2,7 @@ package katalog
 
 import (
 	"fmt"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -47,7 +48,16 @@ func fixUnquoted(f *File, n *yaml.Node, path string, findings *[]Finding) {
 	*findings = append(*findings, Finding{
 		Severity: SeverityError, File: f.Path, Line: n.Line, Column: n.Column, Path: DisplayPath(path),
 		Message: fmt.Sprintf("unquoted template %s: YAML reads `{{ ... }}` as a mapping", text),
-		Hint:    fmt.Sprintf("quote it: \"%s\"", text),
+		Hint:    "quote it: " + yamlQuoted(text),
 	})
 	*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: text, Style: yaml.DoubleQuotedStyle, Line: n.Line, Column: n.Column}
+}
+
+// yamlQuoted is text as a YAML string to paste: single quotes when it holds double quotes
+// (`{{ index .spec "level" }}`), which need no escaping inside them.
+func yamlQuoted(text string) string {
+	if strings.Contains(text, `"`) {
+		return "'" + strings.ReplaceAll(text, "'", "''") + "'"
+	}
+	return `"` + text + `"`
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,7 +63,10 @@ func (e *Engine) waitEstablished(ctx context.Context, name string) error {
 				// informers could not map it.
 				e.mapper.Reset()
 				_, err := e.mapper.RESTMapping(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
-				return err == nil, nil
+				if meta.IsNoMatchError(err) {
+					return false, nil // not in discovery yet
+				}
+				return err == nil, err
 			}
 		}
 		return false, nil

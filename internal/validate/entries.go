@@ -11,13 +11,14 @@ import (
 	"github.com/orkspace/ork/internal/suggest"
 )
 
-// standIns are valid values for required fields, used where the Katalog's value is a
-// template (known only at reconcile time) or already reported, so that the entry can still
-// be built and its other fields checked.
+// standIns are valid values for fields whose Katalog value is a template (known only at
+// reconcile time) or already reported, so that the entry can still be built and its other
+// fields checked. The apiVersion is of no built-in group: a custom entry's literal kind
+// ("Service") must not make it a built-in type checked strictly.
 var standIns = map[string]any{
 	"name": "validate", "image": "validate", "schedule": "* * * * *", "serviceName": "validate",
-	"apiVersion": "v1", "kind": "Validate", "port": 80, "servicePort": 80, "storage": "1Gi",
-	"data": map[string]any{},
+	"apiVersion": "validate.invalid/v1", "kind": "Validate", "port": 80, "servicePort": 80,
+	"storage": "1Gi", "data": map[string]any{}, "stringData": map[string]any{},
 }
 
 // entry builds one declarative entry the way the reconciler will, with templated values
@@ -34,10 +35,10 @@ func (k *checker) entry(at string, t resources.TypeInfo, e map[string]any) {
 		switch {
 		case !hasTemplate(v):
 			fields[key] = v
-		case slices.Contains(required, key) && standIns[key] != nil:
+		case standIns[key] != nil:
 			fields[key] = standIns[key]
 		}
-		// An optional templated field is left out: its type is known only at reconcile time.
+		// Any other templated field is left out: its type is known only at reconcile time.
 	}
 	setAside := map[string]bool{}
 	for {
@@ -50,22 +51,22 @@ func (k *checker) entry(at string, t resources.TypeInfo, e map[string]any) {
 			k.errorAt(at, err.Error(), hint)
 			return
 		}
+		key, _, _ := strings.Cut(fe.Field, ".")
+		key, _, _ = strings.Cut(key, "[")
+		if setAside[key] {
+			return // a stand-in refused: a bug here, not in the Katalog; stop rather than loop
+		}
+		setAside[key] = true
 		// The path names the entry and field already: the message need not repeat them.
 		msg := fe.Msg
 		if msg == "required" {
 			msg = "required field missing"
 		}
 		k.errorAt(at+"."+fe.Field, t.Type+" entry: "+msg, hint)
-		key, _, _ := strings.Cut(fe.Field, ".")
-		key, _, _ = strings.Cut(key, "[")
 		if near := suggest.Nearest(key, required); near != "" && fields[near] == nil && fe.Field == key {
 			// "imag" is reported as a typo of image: not also image as missing.
 			fields[near] = standIns[near]
 		}
-		if setAside[key] {
-			return // a stand-in refused: a bug here, not in the Katalog; stop rather than loop
-		}
-		setAside[key] = true
 		switch {
 		case slices.Contains(required, key) && standIns[key] != nil:
 			fields[key] = standIns[key]
