@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/orkspace/ork/internal/config"
 	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/suggest"
 )
 
 // Exit codes.
@@ -145,6 +149,9 @@ server-side apply, status, events, health, metrics and RBAC.`,
 				return usageError("%v", err)
 			}
 			env.cfg = cfg
+			if err := unknownSettings(cmd.Root(), cfg); err != nil {
+				return err
+			}
 			_, err = env.Logger() // every command rejects a bad --log-level or --log-format
 			return err
 		},
@@ -172,6 +179,33 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		}
 	}
 	return root
+}
+
+// unknownSettings rejects a config file key that is no flag of any command: a misspelt
+// setting would otherwise be ignored without a word, unlike a misspelt Katalog field.
+func unknownSettings(root *cobra.Command, cfg *config.Config) error {
+	known := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	for _, k := range cfg.FileKeys() {
+		if known[k] {
+			continue
+		}
+		msg := fmt.Sprintf("config file %s: unknown setting %q", cfg.Source(k), k)
+		if near := suggest.Nearest(k, slices.Sorted(maps.Keys(known))); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return usageError("%s (settings are flag names: ork <command> --help lists them)", msg)
+	}
+	return nil
 }
 
 // unknownSubcommand is Args for a command that only groups others: an argument is a

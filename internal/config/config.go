@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +80,21 @@ func (c *Config) Source(name string) string {
 		return c.v.ConfigFileUsed()
 	}
 	return "the default"
+}
+
+// FileKeys lists, sorted, the settings the config file sets; none without a file.
+func (c *Config) FileKeys() []string {
+	if c.v.ConfigFileUsed() == "" {
+		return nil
+	}
+	var keys []string
+	for _, k := range c.v.AllKeys() {
+		if c.v.InConfig(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // String returns the setting for the flag name.
