@@ -160,10 +160,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 }
 
 func (c *controller) onDelete(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := deletedObject(obj)
 	if !ok {
 		return
 	}
@@ -177,10 +174,7 @@ func (c *controller) onDelete(obj any) {
 
 // onChild re-queues the owner of a changed child, found by its controller ownerReference.
 func (c *controller) onChild(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := deletedObject(obj)
 	if !ok {
 		return
 	}
@@ -232,4 +226,14 @@ func ownerUIDIndex(obj any) ([]string, error) {
 		return []string{string(ref.UID)}, nil
 	}
 	return nil, nil
+}
+
+// deletedObject is the object of an informer event, unwrapping the tombstone a delete
+// missed during a re-list arrives as.
+func deletedObject(obj any) (*unstructured.Unstructured, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
 }

@@ -116,7 +116,7 @@ func without(obj map[string]any, t pathTree) map[string]any {
 	if t == nil || obj == nil {
 		return obj
 	}
-	out := cloneMap(obj)
+	out := maps.Clone(obj)
 	for key, sub := range t {
 		if sub == nil {
 			delete(out, key)
@@ -125,14 +125,6 @@ func without(obj map[string]any, t pathTree) map[string]any {
 		if child, ok := out[key].(map[string]any); ok {
 			out[key] = without(child, sub)
 		}
-	}
-	return out
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }
