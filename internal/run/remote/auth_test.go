@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -205,5 +206,50 @@ func TestSecretReadIsBoundedByTheTimeout(t *testing.T) {
 	}
 	if len(reqs) != 0 {
 		t.Error("a request was sent without its auth header")
+	}
+}
+
+// A token the reconciler echoes back JSON-escaped, or so that it straddles the point where
+// a message is cut, still never shows, not even in part.
+func TestEscapedOrCutTokenNeverLeaks(t *testing.T) {
+	const token = "tok/9f<8e>&7d6c5b4a"
+	pad := strings.Repeat("x", maxErrorText-6) // the cut falls inside the token
+	bodies := map[string]func(header string) (int, []byte){
+		"500 with a JSON body": func(h string) (int, []byte) {
+			b, _ := json.Marshal(map[string]string{"message": "bad credentials " + h})
+			return 500, b
+		},
+		"500 with slashes escaped": func(h string) (int, []byte) {
+			return 500, []byte(`{"message":"bad ` + strings.ReplaceAll(h, "/", `\/`) + `"}`)
+		},
+		"error result cut inside the token": func(h string) (int, []byte) {
+			b, _ := json.Marshal(map[string]string{"result": "error", "error": pad + h})
+			return 200, b
+		},
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+				code, b := body(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+				w.WriteHeader(code)
+				_, _ = w.Write(b)
+			})
+			r := mustNew(t, crd(srv.URL, func(rem *katalog.Remote) {
+				rem.Auth = &katalog.Auth{SecretRef: &katalog.SecretKeyRef{Name: "tok", Key: "token"}}
+			}), Options{Secrets: newSecrets("orkestra-system/tok/token", token)})
+			res, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()})
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			msg := err.Error() + " " + Decide(res, err).Message
+			if res != nil {
+				msg += " " + res.Error
+			}
+			for _, part := range []string{token, token[:6], `tok\/9f`, `\u003c8e`} {
+				if strings.Contains(msg, part) {
+					t.Errorf("token (or %q of it) leaked: %s", part, msg)
+				}
+			}
+		})
 	}
 }

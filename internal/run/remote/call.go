@@ -113,6 +113,9 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	}
 	var ce *CallError
 	if errors.As(err, &ce) {
+		if ce.Kind == KindErrorResult {
+			ce.Message = errorResultMessage(res.Error) // cut after the scrub, never before
+		}
 		ce.StatusCode = resp.StatusCode
 		if ce.Kind == KindInvalidJSON {
 			ce.Message = fmt.Sprintf("POST %s: %s", redactURL(u), ce.Message)

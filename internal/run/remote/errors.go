@@ -1,10 +1,12 @@
 package remote
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,12 +80,41 @@ const (
 	maxErrorText = 1024
 )
 
-// scrub replaces every occurrence of secret in s.
+// scrub replaces every occurrence of secret in s: as it is, and as JSON encoders write it
+// inside a string (a reconciler that echoes the request's header back in a JSON error body
+// sends "a\/b" or "\u003c" where the token has "a/b" or "<").
 func scrub(s, secret string) string {
 	if secret == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, secret, redacted)
+	for _, form := range secretForms(secret) {
+		s = strings.ReplaceAll(s, form, redacted)
+	}
+	return s
+}
+
+// secretForms is secret and its JSON-escaped spellings, longest first.
+func secretForms(secret string) []string {
+	forms := []string{secret}
+	add := func(f string) {
+		if f != "" && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, escapeHTML := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		if err := enc.Encode(secret); err != nil {
+			continue
+		}
+		quoted := strings.TrimSuffix(b.String(), "\n")
+		inner := quoted[1 : len(quoted)-1]
+		add(inner)
+		add(strings.ReplaceAll(inner, "/", `\/`))
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return forms
 }
 
 // snippet turns the start of a response body into one short printable line. The secret is

@@ -81,10 +81,7 @@ func decodeResult(data []byte) (*Result, error) {
 	switch res.Result {
 	case "", ResultOK, ResultRequeue:
 	case ResultError:
-		if res.Error == "" {
-			return res, callErr(KindErrorResult, nil, "reconciler returned result \"error\" without error text")
-		}
-		return res, callErr(KindErrorResult, nil, "reconciler returned error: %s", truncate(res.Error, maxErrorText))
+		return res, callErr(KindErrorResult, nil, "%s", errorResultMessage(res.Error))
 	default:
 		return nil, callErr(KindUnknownResult, nil, "unknown result %q (want \"ok\", \"requeue\" or \"error\")", truncate(res.Result, 64))
 	}
@@ -157,6 +154,15 @@ func jsonType(v any) string {
 		return "an array"
 	}
 	return "a number"
+}
+
+// errorResultMessage describes an "error" result. The caller scrubs secrets from text
+// first: a cut made before the scrub could leave part of a token behind.
+func errorResultMessage(text string) string {
+	if text == "" {
+		return "reconciler returned result \"error\" without error text"
+	}
+	return "reconciler returned error: " + truncate(text, maxErrorText)
 }
 
 // String describes the result for messages: "ok", "requeue after 5s".
