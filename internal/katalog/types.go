@@ -141,6 +141,7 @@ type SecretKeyRef struct {
 
 // TLS configures verification of the endpoint's certificate.
 type TLS struct {
+	// CASecretRef's key defaults to DefaultCAKey.
 	CASecretRef        *SecretKeyRef `json:"caSecretRef,omitempty"`
 	CAFile             string        `json:"caFile,omitempty"`
 	InsecureSkipVerify bool          `json:"insecureSkipVerify,omitempty"`
@@ -162,3 +163,7 @@ func (r Reconcile) WorkerCount() int {
 	}
 	return *r.Workers
 }
+
+// DefaultCAKey is the key tls.caSecretRef reads when it names none: ca.crt, as cert-manager
+// and kubernetes.io/tls Secrets carry the CA.
+const DefaultCAKey = "ca.crt"

@@ -23,7 +23,7 @@ func (k *checker) auth(a *katalog.Auth) {
 		k.errorAt(at+".secretRef", "auth missing secretRef",
 			"set auth.secretRef.name and auth.secretRef.key to the Secret that holds the token")
 	} else {
-		k.secretRef(at+".secretRef", a.SecretRef)
+		k.secretRef(at+".secretRef", a.SecretRef, "")
 	}
 	if a.Header != "" && !httpguts.ValidHeaderFieldName(a.Header) {
 		k.errorAt(at+".header", fmt.Sprintf("header %q is not a valid HTTP header name", a.Header),
@@ -32,7 +32,9 @@ func (k *checker) auth(a *katalog.Auth) {
 }
 
 // secretRef checks a Secret key reference; name and namespace may be templates.
-func (k *checker) secretRef(at string, ref *katalog.SecretKeyRef) {
+// secretRef checks a Secret reference; defaultKey, when set, is the key an empty key means
+// (tls.caSecretRef reads ca.crt, as cert-manager writes it).
+func (k *checker) secretRef(at string, ref *katalog.SecretKeyRef, defaultKey string) {
 	switch {
 	case ref.Name == "":
 		k.errorAt(at+".name", "secretRef missing name", "set name to the Secret's name")
@@ -48,6 +50,7 @@ func (k *checker) secretRef(at string, ref *katalog.SecretKeyRef) {
 		k.invalid(at+".namespace", "secretRef namespace", ref.Namespace, validation.IsDNS1123Label(ref.Namespace), nameHint)
 	}
 	switch {
+	case ref.Key == "" && defaultKey != "":
 	case ref.Key == "":
 		k.errorAt(at+".key", "secretRef missing key", "set key to the entry of the Secret's data to read")
 	default:
@@ -79,7 +82,7 @@ func (k *checker) tls(t *katalog.TLS) {
 		k.caFile(at+".caFile", t.CAFile)
 	}
 	if t.CASecretRef != nil {
-		k.secretRef(at+".caSecretRef", t.CASecretRef)
+		k.secretRef(at+".caSecretRef", t.CASecretRef, katalog.DefaultCAKey)
 	}
 	if t.InsecureSkipVerify {
 		k.warnAt(at+".insecureSkipVerify", "tls.insecureSkipVerify turns off certificate verification",

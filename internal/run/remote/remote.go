@@ -19,7 +19,7 @@ const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultNamespace    = "orkestra-system"
 	DefaultAuthHeader   = "Authorization"
-	DefaultCAKey        = "ca.crt"
+	DefaultCAKey        = katalog.DefaultCAKey
 )
 
 // SecretSource reads one key of a Secret. The engine implements it (informer-backed or a
