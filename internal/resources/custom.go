@@ -45,9 +45,11 @@ func buildCustom(fields map[string]any, opts Options) (Object, error) {
 	return finish(&unstructured.Unstructured{Object: obj}, Custom, opts)
 }
 
-// buildFull checks and copies a full object: apiVersion, kind and metadata.name are required.
+// buildFull checks and copies a full object: apiVersion, kind and metadata.name are required;
+// what the server or other controllers own is dropped (stripServerFields).
 func buildFull(raw map[string]any, opts Options) (Object, error) {
-	obj := normalize(raw).(map[string]any)
+	obj := normalize(raw).(map[string]any) // a copy: stripping never touches raw
+	stripServerFields(obj)
 	typ, _ := obj["kind"].(string)
 	if typ == "" {
 		typ = "object"

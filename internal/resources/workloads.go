@@ -174,14 +174,10 @@ func daemonSet(r *reader, opts Options) runtime.Object {
 	}}
 }
 
-// replicas defaults to 1, stated explicitly so the applied object says what ork wants.
-func replicas(r *reader) *int32 {
-	if n := r.int32("replicas"); n != nil {
-		return n
-	}
-	one := int32(1)
-	return &one
-}
+// replicas is sent only when the entry gives it (SPEC §3): absent, ork does not own the
+// field, so a HorizontalPodAutoscaler (or kubectl scale) may; a new object gets the
+// apiserver's default of 1.
+func replicas(r *reader) *int32 { return r.int32("replicas") }
 
 // jobSpec is a job's pod template; the Job controller generates its own selector.
 func jobSpec(r *reader, opts Options) (metav1.ObjectMeta, batchv1.JobSpec) {
