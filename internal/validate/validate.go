@@ -25,6 +25,7 @@ func Katalog(set *katalog.Set) []katalog.Finding {
 		k.reconcile()
 		k.remote()
 		k.declarative()
+		k.statusSubresource()
 		out = append(out, k.out...)
 	}
 	katalog.SortFindings(out)
@@ -66,4 +67,19 @@ func remoteRequiresDefaultOff(c *katalog.CRD) []katalog.Finding {
 	return []katalog.Finding{c.Source.Finding(katalog.SeverityError, at,
 		fmt.Sprintf("CRD %q: reconcile.remote requires reconcile.default: false", c.Name),
 		"set `reconcile.default: false` so the built-in declarative reconciler does not also run")}
+}
+
+// statusSubresource warns when a crdFile's version lacks the status subresource: ork run
+// then writes no status at all (every write to the object would bump its generation and
+// trigger ork again), so the Ready condition users look for never appears.
+func (k *checker) statusSubresource() {
+	if k.crd.Manifest == nil || k.crd.APITypes == nil {
+		return
+	}
+	for _, v := range k.crd.Manifest.Spec.Versions {
+		if v.Name == k.crd.APITypes.Version && (v.Subresources == nil || v.Subresources.Status == nil) {
+			k.warnAt("crdFile", fmt.Sprintf("version %s of %s has no status subresource: ork run writes no status (no Ready condition, no observedGeneration) for its custom resources",
+				v.Name, k.crd.Manifest.Name), "add `subresources: {status: {}}` to the version in the CRD")
+		}
+	}
 }
