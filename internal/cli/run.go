@@ -62,6 +62,10 @@ SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shu
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
 	f.String("lease-name", "orkestra", "name of the leader election Lease")
+	f.Duration("leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the last renewal before taking the Lease")
+	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
+	f.Duration("leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire, and the leader to renew, the Lease")
+	f.Duration("cache-sync-timeout", 2*time.Minute, "how long a CRD's caches may take to list their types at start before ork exits naming the type")
 	f.Bool("preflight", true, "check with SelfSubjectAccessReviews that every permission ork needs is granted")
 	return cmd
 }
@@ -81,21 +85,31 @@ func completeRun(env *Env) (runOptions, error) {
 		kubeconfig: cfg.String("kubeconfig"),
 		context:    cfg.String("context"),
 		engine: run.Options{
-			Namespace:       ns,
-			BackoffBase:     cfg.Duration("backoff-base"),
-			BackoffMax:      cfg.Duration("backoff-max"),
-			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
-			HealthAddr:      cfg.String("health-addr"),
-			MetricsAddr:     cfg.String("metrics-addr"),
-			InstallCRDs:     cfg.Bool("install-crds"),
-			LeaderElect:     cfg.Bool("leader-elect"),
-			LeaseName:       cfg.String("lease-name"),
-			SkipPreflight:   !cfg.Bool("preflight"),
-			Logger:          logger,
+			Namespace:        ns,
+			BackoffBase:      cfg.Duration("backoff-base"),
+			BackoffMax:       cfg.Duration("backoff-max"),
+			ShutdownTimeout:  cfg.Duration("shutdown-timeout"),
+			HealthAddr:       cfg.String("health-addr"),
+			MetricsAddr:      cfg.String("metrics-addr"),
+			InstallCRDs:      cfg.Bool("install-crds"),
+			LeaderElect:      cfg.Bool("leader-elect"),
+			LeaseName:        cfg.String("lease-name"),
+			LeaseDuration:    cfg.Duration("leader-elect-lease-duration"),
+			RenewDeadline:    cfg.Duration("leader-elect-renew-deadline"),
+			RetryPeriod:      cfg.Duration("leader-elect-retry-period"),
+			CacheSyncTimeout: cfg.Duration("cache-sync-timeout"),
+			SkipPreflight:    !cfg.Bool("preflight"),
+			Logger:           logger,
 		},
 	}
 	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
+	}
+	if e := opts.engine; e.RetryPeriod <= 0 || e.RenewDeadline <= e.RetryPeriod || e.LeaseDuration <= e.RenewDeadline {
+		return opts, usageError("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration, all positive")
+	}
+	if opts.engine.CacheSyncTimeout <= 0 {
+		return opts, usageError("--cache-sync-timeout must be positive")
 	}
 	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
 	// A person at a terminal gets a spinner for the slow start-up steps; pipes and JSON

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/resources"
@@ -22,18 +24,64 @@ const (
 	ManagedByValue = "orkestra"
 )
 
+// childWriteAttempts bounds the re-read and retry of one child write whose precondition
+// failed (someone changed or replaced the object between ork's read and its write).
+const childWriteAttempts = 3
+
 // planned is an object ready to apply: resolved type, namespace and owner set.
 type planned struct {
-	obj   *unstructured.Unstructured
-	gvr   schema.GroupVersionResource
-	force bool
+	obj    *unstructured.Unstructured
+	gvr    schema.GroupVersionResource
+	ref    childRef
+	force  bool
+	digest [32]byte
 	// createOnly objects (onCreate) are created when missing and never written again.
 	createOnly bool
 }
 
-// applyAll checks every object first and applies none if one is wrong (all or nothing),
-// then applies them with server-side apply.
-func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) error {
+// applyReport counts what a pass's writes changed, for the Event.
+type applyReport struct{ created, changed int }
+
+// passError is a failed pass with the reason its condition and Event carry.
+type passError struct{ reason, msg string }
+
+func (e *passError) Error() string { return e.msg }
+
+func failed(reason, format string, a ...any) *passError {
+	return &passError{reason: reason, msg: fmt.Sprintf(format, a...)}
+}
+
+// applyAll checks every object first and applies none if one is wrong (all or nothing):
+// an undeclared type, an invalid object, or a child another owner controls. Then it writes
+// them one by one.
+func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error) {
+	plans, err := c.planAll(cr, d)
+	if err != nil {
+		return applyReport{}, err
+	}
+	lives := make([]*unstructured.Unstructured, len(plans))
+	for i, p := range plans {
+		if lives[i], err = c.checkOwner(ctx, cr, p); err != nil {
+			return applyReport{}, err
+		}
+	}
+	var rep applyReport
+	for i, p := range plans {
+		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
+		if err != nil {
+			return rep, err
+		}
+		switch {
+		case created:
+			rep.created++
+		case changed:
+			rep.changed++
+		}
+	}
+	return rep, nil
+}
+
+func (c *controller) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
 	var plans []planned
 	var errs []string
 	for i, o := range d.apply {
@@ -44,31 +92,23 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		}
 		plans = append(plans, p)
 	}
-	var createOnly []planned
 	for i, o := range d.createIfMissing {
 		p, err := c.plan(cr, o)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("onCreate[%d]: %v", i, err))
 			continue
 		}
-		if !c.childExists(p.gvr.GroupResource(), p.obj.GetNamespace(), p.obj.GetName()) {
-			p.createOnly = true
-			createOnly = append(createOnly, p)
-		}
+		p.createOnly = true
+		plans = append(plans, p)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("nothing applied: %s", strings.Join(errs, "; "))
+		return nil, failed(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
 	}
-	for _, p := range append(plans, createOnly...) {
-		if err := c.applyOne(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return plans, nil
 }
 
 // plan resolves an object's resource type, checks it is declared, and sets namespace,
-// owner reference and the managed-by label on a copy.
+// owner references and the managed-by label on a copy.
 func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (planned, error) {
 	obj := o.Obj.DeepCopy()
 	gvk := obj.GroupVersionKind()
@@ -91,20 +131,44 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 	if namespaced && obj.GetNamespace() == "" {
 		return planned{}, fmt.Errorf("%s %q: namespaced, but the cluster-scoped owner gives no namespace (set one)", gvk.Kind, obj.GetName())
 	}
-	// Owner references cannot cross namespaces, nor point from cluster scope to a namespace.
-	if obj.GetNamespace() == cr.GetNamespace() {
-		obj.SetOwnerReferences([]metav1.OwnerReference{{
-			APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}})
+	// An ownerReference cannot cross namespaces, nor point from cluster scope into one; a
+	// cluster-scoped CR may own children in any namespace (SPEC §3).
+	ownable := cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace()
+	refs, err := ownerReferences(cr, obj.GetOwnerReferences(), ownable)
+	if err != nil {
+		return planned{}, fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 	}
+	obj.SetOwnerReferences(refs)
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[ManagedByLabel] = ManagedByValue
 	obj.SetLabels(labels)
-	return planned{obj: obj, gvr: m.Resource, force: c.force(o)}, nil
+	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digestOf(obj.Object)}, nil
+}
+
+// ownerReferences are the reconciler's own (non-controller) references plus, when the child
+// can be owned, ork's controller reference to the CR. Only ork names the controller.
+func ownerReferences(cr *unstructured.Unstructured, theirs []metav1.OwnerReference, ownable bool) ([]metav1.OwnerReference, error) {
+	out := make([]metav1.OwnerReference, 0, len(theirs)+1)
+	for _, r := range theirs {
+		if r.UID == cr.GetUID() {
+			continue // ork's own reference, round-tripped from prepared.children
+		}
+		if r.Controller != nil && *r.Controller {
+			return nil, fmt.Errorf("ownerReferences: %s %s is marked controller: true; ork sets the controller reference (to the custom resource) itself",
+				r.Kind, r.Name)
+		}
+		out = append(out, r)
+	}
+	if !ownable {
+		return out, nil
+	}
+	return append(out, metav1.OwnerReference{
+		APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}), nil
 }
 
 // force is the entry's forceConflict, else the CRD's, else true.
@@ -118,34 +182,207 @@ func (c *controller) force(o resources.Object) bool {
 	return true
 }
 
-func (c *controller) applyOne(ctx context.Context, p planned) error {
-	kind := p.obj.GetKind()
-	client := c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
-	var err error
-	if p.createOnly {
-		// A create, not a forced apply: the cache that said "missing" may lag behind an
-		// earlier pass's create, and a forced apply would overwrite a user's later edit.
-		_, err = client.Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-	} else {
-		_, err = client.Apply(ctx, p.obj.GetName(), p.obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force})
+// checkOwner refuses a child another object controls, before anything of the result is
+// written. A child the cache shows as this CR's is taken as it is (the write's uid
+// precondition catches a replacement); anything else (absent from the cache, another
+// controller, an orphan, an earlier incarnation's) is decided against the live object,
+// which it returns (nil: absent).
+func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (*unstructured.Unstructured, error) {
+	cached := c.cachedChild(p)
+	if p.createOnly || (cached != nil && controlledBy(cr, cached)) {
+		return cached, nil
 	}
-	result := "success"
+	live, err := c.liveChild(ctx, p)
 	if err != nil {
+		return nil, err
+	}
+	if live != nil && !ownedOrAdoptable(cr, live) {
+		return nil, alreadyOwned(p, live)
+	}
+	return live, nil
+}
+
+func controlledBy(cr, child *unstructured.Unstructured) bool {
+	ref := metav1.GetControllerOf(child)
+	return ref != nil && ref.UID == cr.GetUID()
+}
+
+// ownedOrAdoptable: controlled by cr, by nothing, or by an earlier incarnation of cr (same
+// kind and name, another uid: names are unique, so that uid no longer exists).
+func ownedOrAdoptable(cr, child *unstructured.Unstructured) bool {
+	ref := metav1.GetControllerOf(child)
+	if ref == nil || ref.UID == cr.GetUID() {
+		return true
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == cr.GroupVersionKind().Group && ref.Kind == cr.GetKind() && ref.Name == cr.GetName()
+}
+
+func alreadyOwned(p planned, live *unstructured.Unstructured) error {
+	ref := metav1.GetControllerOf(live)
+	return failed(reasonAlreadyOwned, "nothing applied: %s %s is controlled by %s %s (uid %s); ork never takes over another owner's object: rename the child or remove the other owner",
+		p.gvr.Resource, live.GetName(), ref.Kind, ref.Name, ref.UID)
+}
+
+// writeChild writes one child onto live, the object checkOwner decided on (nil: absent).
+// Writes of one child are serialised across ork's workers and the decision re-taken under
+// that lock when another CR wrote the child meanwhile (the write book holds every write of
+// this process): two CRs creating the same child at once cannot both win. A child ork
+// controls is applied with a uid precondition (never onto a replacement someone else
+// created); an orphan or an earlier incarnation's child is adopted with a resourceVersion
+// precondition too. When a precondition fails, the object is read again and the decision
+// taken anew.
+func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live *unstructured.Unstructured) (created, changed bool, err error) {
+	unlock := c.e.lockChild(p.ref)
+	defer unlock()
+	if p.createOnly {
+		return c.createOnce(ctx, cr, p, live)
+	}
+	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (live == nil || w.rv != live.GetResourceVersion()) {
+		if live, err = c.liveChild(ctx, p); err != nil { // another CR wrote it since the check
+			return false, false, err
+		}
+	}
+	for range childWriteAttempts {
+		if err := c.e.mayWrite(); err != nil {
+			return false, false, err
+		}
+		if live != nil && !ownedOrAdoptable(cr, live) {
+			return false, false, alreadyOwned(p, live)
+		}
+		owned := live != nil && controlledBy(cr, live)
+		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
+			return false, false, nil
+		}
+		out, err := c.apply(ctx, p, live, owned)
+		if err == nil {
+			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+			if live == nil {
+				return true, false, nil
+			}
+			return false, out.GetResourceVersion() != live.GetResourceVersion(), nil
+		}
+		if !apierrors.IsConflict(err) || fieldConflict(err) {
+			return false, false, c.applyError(p, err)
+		}
+		if live, err = c.liveChild(ctx, p); err != nil {
+			return false, false, err
+		}
+	}
+	return false, false, failed(reasonApplyFailed, "apply %s/%s: the object kept changing under %d writes", p.gvr.Resource, p.obj.GetName(), childWriteAttempts)
+}
+
+// createOnce creates an onCreate child that is missing, and never writes it again: a create,
+// not an apply, because the cache that said "missing" may lag behind an earlier pass's create
+// and an apply would overwrite a user's later edit.
+func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live *unstructured.Unstructured) (created, changed bool, err error) {
+	if live != nil {
+		return false, false, nil
+	}
+	if err := c.e.mayWrite(); err != nil {
+		return false, false, err
+	}
+	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return false, false, nil
+	case err != nil:
+		return false, false, c.applyError(p, err)
+	}
+	c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+	return true, false, nil
+}
+
+// apply server-side applies p onto live: with live's uid as precondition when it exists, and
+// its resourceVersion too when adopting it. Onto nothing, the apply creates the object.
+func (c *controller) apply(ctx context.Context, p planned, live *unstructured.Unstructured, owned bool) (*unstructured.Unstructured, error) {
+	obj := p.obj
+	if live != nil {
+		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
+		md := maps.Clone(p.obj.Object["metadata"].(map[string]any))
+		obj.Object["metadata"] = md
+		md["uid"] = string(live.GetUID())
+		if !owned {
+			md["resourceVersion"] = live.GetResourceVersion()
+		}
+	}
+	out, err := c.client(p).Apply(ctx, p.obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force})
+	c.countApply(p, err == nil)
+	return out, err
+}
+
+func (c *controller) client(p planned) dynamic.ResourceInterface {
+	return c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+}
+
+func (c *controller) countApply(p planned, ok bool) {
+	result := "success"
+	if !ok {
 		result = "error"
 	}
-	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.crd.Name, kind, result).Inc()
-	if err == nil {
-		return nil
+	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.crd.Name, p.obj.GetKind(), result).Inc()
+}
+
+// cachedChild is the child from its informer's cache, or nil.
+func (c *controller) cachedChild(p planned) *unstructured.Unstructured {
+	for _, ch := range c.children {
+		if ch.gvr.GroupResource() != p.ref.gr {
+			continue
+		}
+		key := p.ref.name
+		if p.ref.namespace != "" {
+			key = p.ref.namespace + "/" + p.ref.name
+		}
+		obj, exists, err := ch.informer.GetIndexer().GetByKey(key)
+		if err != nil || !exists {
+			return nil
+		}
+		return obj.(*unstructured.Unstructured)
 	}
+	return nil
+}
+
+// liveChild reads the child from the apiserver; nil when absent.
+func (c *controller) liveChild(ctx context.Context, p planned) (*unstructured.Unstructured, error) {
+	u, err := c.client(p).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, failed(reasonApplyFailed, "read %s/%s: %v", p.gvr.Resource, p.obj.GetName(), err)
+	}
+	return u, nil
+}
+
+// applyError says what a failed write was: a field another manager owns (forceConflict
+// false), an object that changed or was replaced meanwhile, or the apiserver's own error.
+func (c *controller) applyError(p planned, err error) error {
 	what := fmt.Sprintf("%s/%s", p.gvr.Resource, p.obj.GetName())
 	var status apierrors.APIStatus
-	if apierrors.IsConflict(err) && errors.As(err, &status) {
-		return fmt.Errorf("apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+	switch {
+	case fieldConflict(err) && errors.As(err, &status):
+		return failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+	case uidMismatch(err):
+		return failed(reasonApplyFailed, "apply %s: the object was deleted and created again while ork wrote it: %v", what, err)
+	case apierrors.IsConflict(err):
+		return failed(reasonApplyFailed, "apply %s: the object changed while ork wrote it (resourceVersion precondition): %v", what, err)
 	}
-	return fmt.Errorf("apply %s: %w", what, err)
+	return failed(reasonApplyFailed, "apply %s: %v", what, err)
+}
+
+// fieldConflict reports a server-side apply conflict: fields another manager owns.
+func fieldConflict(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsConflict(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
 }
 
 // deleteAll removes objects (declarative onDelete).
@@ -159,6 +396,9 @@ func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructure
 		ns := o.Obj.GetNamespace()
 		if ns == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
 			ns = cr.GetNamespace()
+		}
+		if err := c.e.mayWrite(); err != nil {
+			return err
 		}
 		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,13 +31,18 @@ type controller struct {
 	informer cache.SharedIndexInformer
 	children []child
 	// managed is the set of group/resources the reconciler may return.
-	managed  map[schema.GroupResource]bool
-	queue    workqueue.TypedRateLimitingInterface[string]
-	triggers *triggerBook
-	workers  int
-	stopping atomic.Bool
-	rec      reconciler
-	log      *slog.Logger
+	managed map[schema.GroupResource]bool
+	queue   workqueue.TypedRateLimitingInterface[string]
+	ledger  *ledger
+	workers int
+	// childrenPayload is true when the reconciler sees the children (payload.children):
+	// then a child's status change is news to it.
+	childrenPayload bool
+	// hasStatus is false for a CRD without the status subresource: ork writes no status.
+	hasStatus bool
+	stopping  atomic.Bool
+	rec       reconciler
+	log       *slog.Logger
 }
 
 // child is an informer on one managed resource type.
@@ -52,15 +58,25 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 	if _, err := e.kindFor(gvr); err != nil {
 		return nil, fmt.Errorf("%s is not served by the cluster (install crdFile first, or run with --install-crds): %w", gvr.GroupResource(), err)
 	}
+	hasStatus, err := e.servesStatus(gvr)
+	if err != nil {
+		return nil, err
+	}
 	c := &controller{
-		e:        e,
-		crd:      crd,
-		gvr:      gvr,
-		gvk:      schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
-		managed:  map[schema.GroupResource]bool{},
-		triggers: newTriggerBook(),
-		workers:  crd.OperatorBox.Reconcile.WorkerCount(),
-		log:      e.log.With("crd", crd.Name),
+		e:         e,
+		crd:       crd,
+		gvr:       gvr,
+		gvk:       schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
+		managed:   map[schema.GroupResource]bool{},
+		ledger:    newLedger(),
+		workers:   crd.OperatorBox.Reconcile.WorkerCount(),
+		hasStatus: hasStatus,
+		log:       e.log.With("crd", crd.Name),
+	}
+	if !hasStatus {
+		c.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
+			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
+			"resource", gvr.GroupResource().String())
 	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](e.opts.BackoffBase, e.opts.BackoffMax),
@@ -71,6 +87,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 		return nil, err
 	}
 	c.rec = rec
+	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
+		c.childrenPayload = r.Payload.Children.Enabled
+	}
 
 	resync := time.Duration(0)
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {
@@ -114,22 +133,43 @@ func (c *controller) watchChildren(gr managedType, factory dynamicinformer.Dynam
 		_ = inf.SetTransform(stripManagedFields)
 		_ = inf.AddIndexers(cache.Indexers{ownerIndex: ownerUIDIndex})
 	}
+	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onChild,
-		UpdateFunc: func(_, obj any) { c.onChild(obj) },
-		DeleteFunc: c.onChild,
+		AddFunc:    func(obj any) { c.onChild(resource, nil, obj, false) },
+		UpdateFunc: func(old, obj any) { c.onChild(resource, old, obj, false) },
+		DeleteFunc: func(obj any) { c.onChild(resource, nil, obj, true) },
 	}); err != nil {
 		return child{}, fmt.Errorf("child event handler: %w", err)
 	}
 	return child{gvr: gvr, typeKey: gr.typeKey, informer: inf}, nil
 }
 
-func (c *controller) childrenSynced() []cache.InformerSynced {
-	out := make([]cache.InformerSynced, len(c.children))
-	for i, ch := range c.children {
-		out[i] = ch.informer.HasSynced
+// waitSynced waits until the CRD's own informer and its children's have listed their types,
+// at most timeout. The error names the types that could not be listed; it is nil when ctx
+// ended first (a stop, not a failure).
+func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) error {
+	syncCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	synced := []cache.InformerSynced{c.informer.HasSynced}
+	for _, ch := range c.children {
+		synced = append(synced, ch.informer.HasSynced)
 	}
-	return out
+	if cache.WaitForCacheSync(syncCtx.Done(), synced...) || ctx.Err() != nil {
+		return nil
+	}
+	var missing []string
+	if !c.informer.HasSynced() {
+		missing = append(missing, c.gvr.GroupResource().String())
+	}
+	for _, ch := range c.children {
+		if !ch.informer.HasSynced() {
+			missing = append(missing, ch.gvr.GroupResource().String())
+		}
+	}
+	slices.Sort(missing)
+	return fmt.Errorf("crd %s: caches did not sync within %s: could not list and watch %v "+
+		"(check that ork may list and watch them, and that the apiserver serves them; --cache-sync-timeout sets the bound)",
+		c.crd.Name, timeout, missing)
 }
 
 func (c *controller) enqueue(obj any, t Trigger) {
@@ -138,7 +178,8 @@ func (c *controller) enqueue(obj any, t Trigger) {
 		c.log.Warn("cannot key object", "err", err)
 		return
 	}
-	c.triggers.note(key, t)
+	c.ledger.note(key, t)
+	c.countTrigger(t)
 	c.queue.Add(key)
 }
 
@@ -148,6 +189,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if !ok1 || !ok2 {
 		return
 	}
+	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
 		c.enqueue(newObj, TriggerResync)
 		return
@@ -168,44 +210,116 @@ func (c *controller) onDelete(obj any) {
 	if err != nil {
 		return
 	}
-	c.triggers.noteDelete(key, u.DeepCopy())
+	c.ledger.noteDelete(key, u.DeepCopy())
+	c.countTrigger(TriggerDelete)
 	c.queue.Add(key)
 }
 
-// onChild re-queues the owner of a changed child, found by its controller ownerReference.
-func (c *controller) onChild(obj any) {
+// onChild re-queues the owner of a changed child, found by its controller ownerReference,
+// unless the change is ork's own write coming back, or only the child's status changed and
+// the reconciler does not see children.
+func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted bool) {
 	u, ok := deletedObject(obj)
 	if !ok {
 		return
 	}
-	ref := metav1.GetControllerOf(u)
-	if ref == nil || ref.Kind != c.gvk.Kind {
+	key, ok := c.ownerKey(u)
+	if !ok {
 		return
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.gvk.Group {
+	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion()}
+	if deleted {
+		c.e.writes.forget(ev.ref)
+		c.childChanged(key)
 		return
 	}
-	key := ref.Name
-	if c.crd.IsNamespaced() {
-		key = u.GetNamespace() + "/" + ref.Name
+	if old, ok := oldObj.(*unstructured.Unstructured); ok {
+		if old.GetResourceVersion() == u.GetResourceVersion() {
+			return // a re-list of an unchanged child: the owner's own resync covers it
+		}
+		if !c.childrenPayload && onlyStatusChanged(old, u) {
+			return
+		}
 	}
-	c.triggers.note(key, TriggerChild)
+	if c.e.writes.own(ev, !c.childrenPayload) {
+		return
+	}
+	// During the owner's pass, ork's write and its echo race: decide once the pass has
+	// recorded what it wrote.
+	if c.ledger.deferIfProcessing(key, ev) {
+		return
+	}
+	c.childChanged(key)
+}
+
+// childChanged queues the owner for a child's change, no sooner than ChildMinInterval after
+// its last pass: a rollout's burst of changes, or a controller fighting ork, cannot run the
+// remote reconciler hot.
+func (c *controller) childChanged(key string) {
+	last := c.ledger.note(key, TriggerChild)
+	c.countTrigger(TriggerChild)
+	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
+		c.queue.AddAfter(key, wait)
+		return
+	}
 	c.queue.Add(key)
 }
 
-// onlyStatusChanged reports whether two versions differ only in status, resourceVersion or
-// managedFields.
-func onlyStatusChanged(a, b *unstructured.Unstructured) bool {
-	strip := func(u *unstructured.Unstructured) map[string]any {
-		c := u.DeepCopy().Object
-		delete(c, "status")
-		if md, ok := c["metadata"].(map[string]any); ok {
-			delete(md, "resourceVersion")
-			delete(md, "managedFields")
-		}
-		return c
+// ownerKey is the queue key of the CR that controls u, if it is one of this CRD's.
+func (c *controller) ownerKey(u *unstructured.Unstructured) (string, bool) {
+	ref := metav1.GetControllerOf(u)
+	if ref == nil || ref.Kind != c.gvk.Kind {
+		return "", false
 	}
-	return reflect.DeepEqual(strip(a), strip(b))
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.gvk.Group {
+		return "", false
+	}
+	if c.crd.IsNamespaced() {
+		return u.GetNamespace() + "/" + ref.Name, true
+	}
+	return ref.Name, true
+}
+
+func (c *controller) countTrigger(t Trigger) {
+	c.e.opts.Metrics.TriggersTotal.WithLabelValues(c.crd.Name, string(t)).Inc()
+}
+
+// onlyStatusChanged reports whether two versions differ only in status, resourceVersion or
+// managedFields. It compares in place: it runs for every update event.
+func onlyStatusChanged(a, b *unstructured.Unstructured) bool {
+	return sameExcept(a.Object, b.Object, "status", "metadata") &&
+		sameExcept(nestedMap(a.Object, "metadata"), nestedMap(b.Object, "metadata"), "resourceVersion", "managedFields")
+}
+
+// sameExcept reports whether maps a and b are equal apart from the keys skip.
+func sameExcept(a, b map[string]any, skip ...string) bool {
+	count := func(m map[string]any) int {
+		n := len(m)
+		for _, k := range skip {
+			if _, ok := m[k]; ok {
+				n--
+			}
+		}
+		return n
+	}
+	if count(a) != count(b) {
+		return false
+	}
+	for k, va := range a {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		vb, ok := b[k]
+		if !ok || !equalJSON(va, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+func nestedMap(m map[string]any, key string) map[string]any {
+	out, _ := m[key].(map[string]any)
+	return out
 }
 
 // stripManagedFields drops managedFields from cached objects: they are large and ork never
@@ -236,4 +350,21 @@ func deletedObject(obj any) (*unstructured.Unstructured, bool) {
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	return u, ok
+}
+
+// servesStatus asks discovery whether the custom resource has the status subresource.
+func (e *Engine) servesStatus(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := e.kube.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("discover %s: %w", gvr.GroupVersion(), err)
+	}
+	if list == nil {
+		return true, nil // not listed yet: assume the usual, a write failure will say more
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource+"/status" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

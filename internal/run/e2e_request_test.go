@@ -144,6 +144,9 @@ func TestChildrenPayload(t *testing.T) {
                 exclude: [metadata.labels, status]
 `}), nil)
 	f.createCR("web", map[string]any{"replicas": 1})
+	f.waitReady("web", "True")
+	// ork's own applies coming back cost no call: the next call is the CR's next change.
+	f.patchSpec("web", `{"spec":{"replicas":2}}`)
 	c := ep.nextMatching(t, "listing both children", func(c call) bool {
 		d, _, _ := unstructured.NestedMap(c.body, "prepared", "children", "deployment")
 		s, _, _ := unstructured.NestedMap(c.body, "prepared", "children", "service")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -38,8 +36,16 @@ type Engine struct {
 	ready    atomic.Bool
 	// leading is true while this replica holds the Lease (with LeaderElect).
 	leading atomic.Bool
+	// lead is the write guard under leader election.
+	lead leadership
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
+	// discoveryReset rate-limits refreshes of the discovery cache (mapping.go).
+	discoveryReset resetLimiter
+	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
+	// child.
+	writes     *writeBook
+	childLocks childLocks
 	log        *slog.Logger
 }
 
@@ -50,8 +56,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		return nil, errors.New("no cluster configuration")
 	}
 	if opts.Identity == "" {
-		host, _ := os.Hostname()
-		opts.Identity = host
+		opts.Identity = defaultIdentity()
 	}
 	kube, err := kubernetes.NewForConfig(opts.RESTConfig)
 	if err != nil {
@@ -62,12 +67,15 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
 	return &Engine{
-		opts:   opts,
-		set:    set,
-		kube:   kube,
-		dyn:    dyn,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
-		log:    opts.Logger,
+		opts:           opts,
+		set:            set,
+		kube:           kube,
+		dyn:            dyn,
+		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
+		lead:           leadership{enabled: opts.LeaderElect, renewDeadline: opts.RenewDeadline},
+		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
+		writes:         newWriteBook(),
+		log:            opts.Logger,
 	}, nil
 }
 
@@ -105,7 +113,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	return e.runControllers(ctx)
 }
 
-// runControllers starts informers and workers, and stops them when ctx ends.
+// runControllers starts informers and workers, and stops them when ctx ends. Each CRD's
+// workers start as soon as its own caches (its informer and its children's) have synced, so
+// one type that cannot be listed does not hold the others back; past CacheSyncTimeout it
+// fails the run, naming that type. A stop (ctx ends) drains in-flight reconciles within the
+// shutdown timeout; a lost Lease (ctx's cause is errLeadershipLost) stops them at once.
 func (e *Engine) runControllers(ctx context.Context) error {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(e.dyn, 0)
 	var controllers []*controller
@@ -127,48 +139,70 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	informerStop := make(chan struct{})
 	defer close(informerStop)
 	factory.Start(informerStop)
-	var synced []cache.InformerSynced
 	for _, c := range controllers {
 		go c.informer.Run(informerStop)
-		synced = append(synced, c.informer.HasSynced)
 	}
-	for _, c := range controllers {
-		synced = append(synced, c.childrenSynced()...)
-	}
-	done := e.step("waiting for the caches of %d CRD(s) and their children to sync", len(controllers))
-	// WaitForCacheSync gives up only when ctx ends: that is a stop, not a failure.
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		done(ctx.Err())
-		return nil
-	}
-	done(nil)
 
 	// Workers get their own context: a stop signal drains the queue first and cancels
 	// in-flight calls only when the shutdown timeout runs out.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	var workers sync.WaitGroup
+	w := &workerGroup{}
+	syncFailed := make(chan error, len(controllers))
+	var started atomic.Int32
+	step := e.step("waiting for the caches of %d CRD(s) and their children to sync", len(controllers))
+	var stepOnce sync.Once
+	done := func(err error) { stepOnce.Do(func() { step(err) }) }
+	// Waits still running when the run ends (another CRD's caches failed) end with it.
+	syncCtx, cancelSync := context.WithCancel(ctx)
+	defer cancelSync()
 	for _, c := range controllers {
-		for range c.workers {
-			workers.Go(func() {
+		go func() {
+			if err := c.waitSynced(syncCtx, e.opts.CacheSyncTimeout); err != nil {
+				syncFailed <- err
+				return
+			}
+			if !w.start(c.workers, func() {
 				for c.processNext(workCtx) {
 				}
-			})
-		}
+			}) {
+				return // stopping
+			}
+			if int(started.Add(1)) == len(controllers) {
+				done(nil)
+				e.ready.Store(true)
+				e.log.Info("ork is running", "crds", len(controllers))
+			}
+		}()
 	}
-	e.ready.Store(true)
-	e.log.Info("ork is running", "crds", len(controllers))
 
-	<-ctx.Done()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		done(ctx.Err())
+	case runErr = <-syncFailed:
+		done(runErr)
+	}
 	e.ready.Store(false)
-	e.log.Info("shutting down: draining in-flight reconciles", "timeout", e.opts.ShutdownTimeout.String())
-	// Queued keys are left for the next start (or the next leader); only in-flight ones finish.
+	w.close()
 	for _, c := range controllers {
 		c.stopping.Store(true)
 		c.queue.ShutDown()
 	}
+	if runErr != nil || errors.Is(context.Cause(ctx), errLeadershipLost) {
+		// No drain: another replica may lead already, and a failed start has nothing to
+		// finish. In-flight calls are cancelled and their writes refused.
+		cancelWork()
+		w.wait()
+		if runErr == nil {
+			runErr = context.Cause(ctx)
+		}
+		return runErr
+	}
+	e.log.Info("shutting down: draining in-flight reconciles", "timeout", e.opts.ShutdownTimeout.String())
+	// Queued keys are left for the next start (or the next leader); only in-flight ones finish.
 	drained := make(chan struct{})
-	go func() { workers.Wait(); close(drained) }()
+	go func() { w.wait(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(e.opts.ShutdownTimeout):
@@ -179,3 +213,33 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	e.log.Info("stopped")
 	return nil
 }
+
+// workerGroup runs workers that may be started from several goroutines until it is closed.
+type workerGroup struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// start runs n copies of fn, unless the group is closed (then false).
+func (w *workerGroup) start(n int, fn func()) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	for range n {
+		w.wg.Go(fn)
+	}
+	return true
+}
+
+func (w *workerGroup) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+}
+
+func (w *workerGroup) wait() { w.wg.Wait() }
+
+func (e *Engine) lockChild(ref childRef) func() { return e.childLocks.lock(ref) }

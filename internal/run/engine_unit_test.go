@@ -5,6 +5,10 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,29 +19,83 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 )
 
-func TestTriggerBookKeepsTheStrongestTrigger(t *testing.T) {
-	b := newTriggerBook()
-	b.note("ns/a", TriggerResync)
-	b.note("ns/a", TriggerUpdate)
-	b.note("ns/a", TriggerChild)
-	if got := b.take("ns/a"); got != TriggerUpdate {
-		t.Errorf("take = %s, want update (stronger than child and resync)", got)
+func TestLedgerKeepsTheStrongestTrigger(t *testing.T) {
+	l := newLedger()
+	now := time.Now()
+	l.note("ns/a", TriggerResync)
+	l.note("ns/a", TriggerUpdate)
+	l.note("ns/a", TriggerChild)
+	if got, _, _ := l.begin("ns/a", now); got != TriggerUpdate {
+		t.Errorf("begin = %s, want update (stronger than child and resync)", got)
 	}
-	if got := b.take("ns/a"); got != TriggerRequeue {
-		t.Errorf("take with nothing pending = %s, want requeue", got)
+	l.end("ns/a", false)
+	if _, _, ok := l.begin("ns/a", now); ok {
+		t.Error("begin with nothing pending started a pass: a delayed add already covered must cost nothing")
 	}
+	l.end("ns/a", false)
 	last := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
-	b.noteDelete("ns/a", last)
-	b.note("ns/a", TriggerResync)
-	if got := b.take("ns/a"); got != TriggerDelete {
-		t.Errorf("take after delete+resync = %s, want delete", got)
+	l.noteDelete("ns/a", last)
+	l.note("ns/a", TriggerResync)
+	got, tomb, _ := l.begin("ns/a", now)
+	if got != TriggerDelete || tomb != last {
+		t.Errorf("begin after delete+resync = %s, %v, want delete with its tombstone", got, tomb)
 	}
-	if b.tombstone("ns/a") == nil {
-		t.Error("tombstone dropped by a weaker trigger")
+	// A newer delete arrives during the pass: finishing the old one must not drop it.
+	newer := last.DeepCopy()
+	l.noteDelete("ns/a", newer)
+	l.dropTombstone("ns/a", tomb)
+	l.end("ns/a", true)
+	if _, tomb, _ := l.begin("ns/a", now); tomb != newer {
+		t.Errorf("tombstone after the old delete finished = %v, want the newer one kept", tomb)
 	}
-	b.note("ns/a", TriggerCreate) // re-created under the same key
-	if b.tombstone("ns/a") != nil {
+	l.end("ns/a", false)
+	l.note("ns/a", TriggerCreate) // re-created under the same key
+	if _, tomb, _ := l.begin("ns/a", now); tomb != nil {
 		t.Error("tombstone kept after the object came back")
+	}
+}
+
+func TestTruncateCutsOnARuneBoundary(t *testing.T) {
+	s := strings.Repeat("é", 600) // 2 bytes each
+	got := truncate(s, 1024)
+	if len(got) > 1024 || !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
+		t.Errorf("truncate gave %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+}
+
+func TestStatusPatchWritesOnlyWhatThePassDecided(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	base := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "a", "uid": "u1", "resourceVersion": "7", "generation": int64(2)},
+		"status": map[string]any{
+			"phase": "Ready", "other": "kept", "observedGeneration": int64(2),
+			"conditions": []any{
+				map[string]any{"type": "Backup", "status": "True", "lastProbeTime": "2026-01-01T00:00:00Z"},
+				map[string]any{"type": "Ready", "status": "True", "reason": ReasonSucceeded, "message": "reconciled",
+					"observedGeneration": int64(2), "lastTransitionTime": "2026-01-01T00:00:00Z"},
+			},
+		},
+	}}
+	ok := decision{success: true, status: map[string]any{"phase": "Ready"}}
+	if patch, _ := statusPatch(base, ok, 2, now); patch != nil {
+		t.Errorf("an idle pass patches %v, want nothing written", patch)
+	}
+	ok.status = map[string]any{"phase": "Degraded"}
+	patch, _ := statusPatch(base, ok, 2, now)
+	want := map[string]any{
+		"metadata": map[string]any{"uid": "u1", "resourceVersion": "7"},
+		"status":   map[string]any{"phase": "Degraded"},
+	}
+	if diff := cmp.Diff(want, patch); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+	patch, res := statusPatch(base, failure("X", "boom"), 2, now)
+	conds := patch["status"].(map[string]any)["conditions"].([]any)
+	if len(conds) != 2 || conds[0].(map[string]any)["lastProbeTime"] != "2026-01-01T00:00:00Z" {
+		t.Errorf("conditions = %v, want Backup kept whole beside Ready", conds)
+	}
+	if _, has := patch["status"].(map[string]any)["phase"]; has || res.readyTurnedTrue {
+		t.Errorf("a failed pass patches %v, want only the Ready condition", patch)
 	}
 }
 
@@ -108,12 +166,14 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		"data":     map[string]any{"level": "edited-by-user"},
 	}}
 	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), existing)
-	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "site"}}
+	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "site", "uid": "u"}}}
 
-	if err := c.applyOne(context.Background(), planned{obj: desired, gvr: gvr, force: true, createOnly: true}); err != nil {
+	p := planned{obj: desired, gvr: gvr, ref: refOf(gvr.GroupResource(), desired), force: true, createOnly: true}
+	if _, _, err := c.writeChild(context.Background(), cr, p, nil); err != nil {
 		t.Fatalf("create-only of an existing object: %v, want no error", err)
 	}
 	got, err := dyn.Resource(gvr).Namespace("ns").Get(context.Background(), "site", metav1.GetOptions{})

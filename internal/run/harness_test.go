@@ -169,6 +169,16 @@ type fixture struct {
 	metrics *run.Metrics
 	logs    *syncBuffer
 	engine  *run.Engine
+	// cluster is true when the App CRD is cluster-scoped (CRs have no namespace).
+	cluster bool
+}
+
+// crs is the client of the fixture's custom resources (namespaced or not).
+func (f *fixture) crs() dynamic.ResourceInterface {
+	if f.cluster {
+		return f.dyn.Resource(f.gvr)
+	}
+	return f.dyn.Resource(f.gvr).Namespace(f.ns)
 }
 
 // remoteSpec is the part of the Katalog a test varies.
@@ -185,13 +195,21 @@ type remoteSpec struct {
 	payload string
 	// crdFile replaces apiTypes with a crdFile (a path relative to the fixture's dir).
 	crdFile string
+	// secretNamespace is the auth secretRef's namespace; default the fixture's, "-" leaves
+	// it out (ork's own namespace applies).
+	secretNamespace string
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureID(t, t.Name()) }
 
+// newFixtureWith is newFixture with a variant of the App CRD.
+func newFixtureWith(t testing.TB, o crdOptions) *fixture { return newFixtureOpts(t, t.Name(), o) }
+
 // newFixtureID is newFixture for several fixtures in one test or benchmark: id picks the
 // CRD group.
-func newFixtureID(t testing.TB, id string) *fixture {
+func newFixtureID(t testing.TB, id string) *fixture { return newFixtureOpts(t, id, crdOptions{}) }
+
+func newFixtureOpts(t testing.TB, id string, o crdOptions) *fixture {
 	t.Helper()
 	e := env.Require(t)
 	// The id plus randomness: -count=N reruns get groups of their own too.
@@ -200,18 +218,19 @@ func newFixtureID(t testing.TB, id string) *fixture {
 	sum := sha256.Sum256(append([]byte(id), salt...))
 	group := "t" + hex.EncodeToString(sum[:5]) + ".ork.test"
 	f := &fixture{
-		t:     t,
-		ns:    e.Namespace(t),
-		group: group,
-		gvr:   schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"},
-		dir:   t.TempDir(),
-		logs:  &syncBuffer{},
+		t:       t,
+		ns:      e.Namespace(t),
+		group:   group,
+		gvr:     schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"},
+		dir:     t.TempDir(),
+		logs:    &syncBuffer{},
+		cluster: o.cluster,
 	}
 	var err error
 	if f.dyn, err = dynamic.NewForConfig(e.Config); err != nil {
 		t.Fatal(err)
 	}
-	f.installCRD("App", "apps")
+	env.InstallCRD(t, f.writeCRDWith("App", "apps", o))
 	_, err = e.Clientset.CoreV1().Secrets(f.ns).Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "reconciler-token"},
 		StringData: map[string]string{"token": testToken},
@@ -231,27 +250,51 @@ func (f *fixture) installCRD(kind, plural string) {
 
 // writeCRD writes the manifest installCRD installs and returns its path.
 func (f *fixture) writeCRD(kind, plural string) string {
+	return f.writeCRDWith(kind, plural, crdOptions{})
+}
+
+// crdOptions vary the test CRD; the zero value is namespaced with a free-form status
+// subresource.
+type crdOptions struct {
+	cluster  bool
+	noStatus bool
+	// statusProps is YAML for status.properties (indented 18 spaces by the caller), making
+	// the status schema strict about those fields.
+	statusProps string
+}
+
+func (f *fixture) writeCRDWith(kind, plural string, o crdOptions) string {
 	f.t.Helper()
+	scope, subresources := "Namespaced", "\n      subresources: {status: {}}"
+	if o.cluster {
+		scope = "Cluster"
+	}
+	if o.noStatus {
+		subresources = ""
+	}
+	status := "{type: object, x-kubernetes-preserve-unknown-fields: true}"
+	if o.statusProps != "" {
+		status = "\n              type: object\n              x-kubernetes-preserve-unknown-fields: true\n              properties:\n" + o.statusProps
+	}
 	manifest := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: %[2]s.%[3]s
 spec:
   group: %[3]s
-  scope: Namespaced
+  scope: %[5]s
   names: {kind: %[1]s, plural: %[2]s, singular: %[4]s, listKind: %[1]sList}
   versions:
     - name: v1
       served: true
-      storage: true
-      subresources: {status: {}}
+      storage: true%[6]s
       schema:
         openAPIV3Schema:
           type: object
           properties:
             spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-            status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`, kind, plural, f.group, strings.ToLower(kind))
+            status: %[7]s
+`, kind, plural, f.group, strings.ToLower(kind), scope, subresources, status)
 	path := filepath.Join(f.dir, plural+"-crd.yaml")
 	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
 		f.t.Fatal(err)
@@ -283,7 +326,18 @@ func (f *fixture) writeKatalog(rs remoteSpec) *katalog.Set {
 	if payload == "" {
 		payload = "              object:\n                exclude: [metadata.annotations, spec.secretNote]\n"
 	}
+	secretNS := ", namespace: " + f.ns
+	switch rs.secretNamespace {
+	case "-":
+		secretNS = ""
+	case "":
+	default:
+		secretNS = ", namespace: " + rs.secretNamespace
+	}
 	types := fmt.Sprintf("apiTypes: {group: %s, version: v1, kind: App, plural: apps}", f.group)
+	if f.cluster {
+		types += "\n      namespaced: false"
+	}
 	if rs.crdFile != "" {
 		types = fmt.Sprintf("crdFile: %q", rs.crdFile)
 	}
@@ -307,9 +361,9 @@ spec:
             payload:
 %s            managedResources:
 %s            auth:
-              secretRef: {name: reconciler-token, namespace: %s, key: token}
+              secretRef: {name: reconciler-token%s, key: token}
               header: %q
-%s`, types, rs.endpoint, timeout, payload, mr.String(), f.ns, header, rs.extra)
+%s`, types, rs.endpoint, timeout, payload, mr.String(), secretNS, header, rs.extra)
 	f.katalog = filepath.Join(f.dir, "katalog.yaml")
 	if err := os.WriteFile(f.katalog, []byte(doc), 0o600); err != nil {
 		f.t.Fatal(err)
@@ -408,7 +462,7 @@ func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstr
 		"metadata": map[string]any{"name": name, "annotations": map[string]any{"note": "excluded"}},
 		"spec":     spec,
 	}}
-	out, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Create(f.t.Context(), u, metav1.CreateOptions{})
+	out, err := f.crs().Create(f.t.Context(), u, metav1.CreateOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -419,7 +473,7 @@ func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstr
 // ork's own status writes.
 func (f *fixture) patchSpec(name, patch string) {
 	f.t.Helper()
-	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Patch(f.t.Context(), name, types.MergePatchType,
+	if _, err := f.crs().Patch(f.t.Context(), name, types.MergePatchType,
 		[]byte(patch), metav1.PatchOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -427,7 +481,7 @@ func (f *fixture) patchSpec(name, patch string) {
 
 func (f *fixture) getCR(name string) *unstructured.Unstructured {
 	f.t.Helper()
-	u, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Get(f.t.Context(), name, metav1.GetOptions{})
+	u, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -452,7 +506,7 @@ func (f *fixture) waitReady(name, want string) *unstructured.Unstructured {
 	f.t.Helper()
 	var cr *unstructured.Unstructured
 	f.eventually("Ready="+want+" on "+name, func() (bool, error) {
-		u, err := f.dyn.Resource(f.gvr).Namespace(f.ns).Get(f.t.Context(), name, metav1.GetOptions{})
+		u, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -546,4 +600,16 @@ func goBuild(t *testing.T, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+var (
+	createOpts = metav1.CreateOptions{}
+	getOpts    = metav1.GetOptions{}
+)
+
+// objectOf is a bare custom resource with an empty spec.
+func objectOf(apiVersion, kind, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}, "spec": map[string]any{},
+	}}
 }

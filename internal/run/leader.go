@@ -2,24 +2,116 @@ package run
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
+var (
+	// errNotLeader refuses a write of a replica whose Lease may have passed to another.
+	errNotLeader = errors.New("not the leader: the Lease was not renewed within the renew deadline")
+	// errLeadershipLost ends a leader's run at once, without draining.
+	errLeadershipLost = errors.New("lost the leader Lease")
+)
+
+// leadership is this replica's hold on the Lease, as the write guard sees it. Leases have no
+// fencing: a replica frozen past its Lease (a long pause, a throttled container) may run
+// again while another leads, and nothing on the apiserver stops its writes. The guard
+// narrows that window: a write goes out only while the last successful renewal is within
+// the renew deadline, which is shorter than the Lease a standby waits out.
+type leadership struct {
+	enabled       bool
+	renewDeadline time.Duration
+	// lastRenew is when the last successful renewal was sent (unix nanoseconds).
+	lastRenew atomic.Int64
+	lost      atomic.Bool
+}
+
+func (l *leadership) mayWrite(now time.Time) error {
+	if !l.enabled {
+		return nil
+	}
+	if l.lost.Load() || now.Sub(time.Unix(0, l.lastRenew.Load())) > l.renewDeadline {
+		return errNotLeader
+	}
+	return nil
+}
+
+// mayWrite is checked before every write to the cluster.
+func (e *Engine) mayWrite() error { return e.lead.mayWrite(time.Now()) }
+
+// renewTracker is the Lease lock, noting each successful acquire or renewal by this replica.
+type renewTracker struct {
+	resourcelock.Interface
+	lead *leadership
+}
+
+func (t renewTracker) Create(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
+	return t.track(rec, func() error { return t.Interface.Create(ctx, rec) })
+}
+
+func (t renewTracker) Update(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
+	return t.track(rec, func() error { return t.Interface.Update(ctx, rec) })
+}
+
+func (t renewTracker) track(rec resourcelock.LeaderElectionRecord, write func() error) error {
+	sent := time.Now() // the Lease runs from when the request left, not when it came back
+	err := write()
+	if err == nil && rec.HolderIdentity == t.Identity() {
+		t.lead.lastRenew.Store(sent.UnixNano())
+	}
+	return err
+}
+
+// defaultIdentity is <hostname>_<random>: two ork processes on one host (or two pods with
+// the same hostname) are two candidates, never one leader twice.
+func defaultIdentity() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "ork"
+	}
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return host + "_" + hex.EncodeToString(b)
+}
+
+// leaderClient is a client of its own for the Lease, with its own rate limiter, so renewals
+// never queue behind reconcile traffic on ork's side.
+func leaderClient(cfg *rest.Config) (kubernetes.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = 5, 10 // one request per retry period is all it makes
+	c.UserAgent = rest.DefaultKubernetesUserAgent() + " leader-election"
+	if cfg.UserAgent != "" {
+		c.UserAgent = cfg.UserAgent + " leader-election"
+	}
+	return kubernetes.NewForConfig(c)
+}
+
 // runWithLeaderElection runs fn only while this replica holds the Lease. On a stop, fn
 // drains its in-flight reconciles first and only then is the Lease released, so the
-// standby that takes over at once never works next to a draining leader.
+// standby that takes over at once never works next to a draining leader. A lost Lease is
+// not a stop: fn's context ends at once with errLeadershipLost, and the error is returned
+// so that ork exits non-zero and restarts as a candidate.
 func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Context) error) error {
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: e.opts.LeaseName, Namespace: e.opts.Namespace},
-		Client:     e.kube.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
+	client, err := leaderClient(e.opts.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
 	}
+	lock := renewTracker{lead: &e.lead, Interface: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: e.opts.LeaseName, Namespace: e.opts.Namespace},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
+	}}
 	// The elector's context ends only after fn has returned (or, while standing by, on the
 	// stop signal): cancelling it is what releases the Lease.
 	electCtx, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
@@ -29,14 +121,15 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 	leading := make(chan context.Context, 1)
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   e.opts.LeaseDuration,
+		RenewDeadline:   e.opts.RenewDeadline,
+		RetryPeriod:     e.opts.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            e.opts.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaderCtx context.Context) { leading <- leaderCtx },
 			OnStoppedLeading: func() {
+				e.lead.lost.Store(true)
 				e.leading.Store(false)
 				e.log.Info("leadership released", "identity", e.opts.Identity)
 			},
@@ -56,19 +149,24 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 	case <-electionDone:
 		return errors.New("leader election ended before this replica led")
 	case leaderCtx := <-leading:
-		e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName)
+		e.log.Info("acquired leadership", "lease", e.opts.Namespace+"/"+e.opts.LeaseName, "identity", e.opts.Identity)
 		e.leading.Store(true)
-		// fn stops on the stop signal or on a lost Lease, whichever comes first.
-		fnCtx, cancel := context.WithCancel(leaderCtx)
-		stop := context.AfterFunc(ctx, cancel)
+		fnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+		onStop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
+		onLoss := context.AfterFunc(leaderCtx, func() {
+			e.lead.lost.Store(true)
+			cancel(errLeadershipLost)
+		})
 		runErr := fn(fnCtx)
-		stop()
-		cancel()
-		lost := leaderCtx.Err() != nil && ctx.Err() == nil
+		onStop()
+		onLoss()
+		lost := errors.Is(context.Cause(fnCtx), errLeadershipLost)
+		cancel(nil)
 		stopElecting()
 		<-electionDone
-		if runErr == nil && lost {
-			return errors.New("lost leadership")
+		if lost {
+			return fmt.Errorf("%w %s/%s: stopped at once, without draining (another replica may lead already); exiting so that a restart stands by as a candidate",
+				errLeadershipLost, e.opts.Namespace, e.opts.LeaseName)
 		}
 		return runErr
 	}

@@ -2,6 +2,8 @@ package run
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,12 +17,41 @@ type managedType struct {
 	typeKey string
 }
 
+// resetLimiter lets the discovery cache be refreshed at most once per interval. A refresh
+// re-reads every API group and holds the mapper's lock meanwhile: a reconciler returning a
+// mistyped kind on every call must not refresh it on every reconcile and serialise every
+// worker of every CRD behind it.
+type resetLimiter struct {
+	every time.Duration
+	mu    sync.Mutex
+	last  time.Time
+}
+
+func (l *resetLimiter) allow(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && now.Sub(l.last) < l.every {
+		return false
+	}
+	l.last = now
+	return true
+}
+
+// refreshDiscovery resets the discovery cache for a kind it does not know (a CRD applied a
+// moment ago), when the rate limit allows; false when it did not.
+func (e *Engine) refreshDiscovery() bool {
+	if !e.discoveryReset.allow(time.Now()) {
+		return false
+	}
+	e.mapper.Reset()
+	return true
+}
+
 // kindFor asks discovery for the kind served at gvr, refreshing once for types installed
 // after ork started (a CRD applied a moment ago).
 func (e *Engine) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
 	gvk, err := e.mapper.KindFor(gvr)
-	if err != nil && meta.IsNoMatchError(err) {
-		e.mapper.Reset()
+	if err != nil && meta.IsNoMatchError(err) && e.refreshDiscovery() {
 		gvk, err = e.mapper.KindFor(gvr)
 	}
 	return gvk, err
@@ -39,8 +70,7 @@ func (e *Engine) resolve(gvr schema.GroupVersionResource) (schema.GroupVersionRe
 // mapping returns the REST mapping for a kind, refreshing discovery once on a miss.
 func (e *Engine) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil && meta.IsNoMatchError(err) {
-		e.mapper.Reset()
+	if err != nil && meta.IsNoMatchError(err) && e.refreshDiscovery() {
 		m, err = e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	return m, err

@@ -13,7 +13,10 @@ type Metrics struct {
 	ReconcileDuration *prometheus.HistogramVec
 	RemoteDuration    *prometheus.HistogramVec
 	ApplyTotal        *prometheus.CounterVec
-	queue             queueMetrics
+	// TriggersTotal counts why keys were queued, before the queue merges them: a child
+	// change, an update, a resync... It shows what drives the reconciles.
+	TriggersTotal *prometheus.CounterVec
+	queue         queueMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -27,7 +30,7 @@ func NewMetrics() *Metrics {
 		ReconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"crd"}),
+		}, []string{"crd", "result"}),
 		RemoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ork_remote_request_duration_seconds", Help: "Remote reconciler calls by HTTP status code (or timeout/error).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
@@ -35,9 +38,12 @@ func NewMetrics() *Metrics {
 		ApplyTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_apply_total", Help: "Child writes (server-side apply; create for onCreate) by CRD, kind and result.",
 		}, []string{"crd", "kind", "result"}),
+		TriggersTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_reconcile_triggers_total", Help: "Reasons a key was queued (create, update, delete, child, resync, requeue), counted before the queue merges them.",
+		}, []string{"crd", "trigger"}),
 		queue: newQueueMetrics(),
 	}
-	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal,
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	return m

@@ -31,8 +31,22 @@ type Options struct {
 	LeaderElect bool
 	// LeaseName defaults to "orkestra".
 	LeaseName string
-	// Identity names this replica in the Lease; default the hostname.
+	// Identity names this replica in the Lease; default <hostname>_<random>, so that two
+	// processes on one host are two candidates.
 	Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election. Default 15s, 10s
+	// and 2s (client-go's and kube-controller-manager's defaults).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// CacheSyncTimeout bounds the wait for a CRD's informers (its own and its children's) to
+	// list their types at start; past it, Run fails naming the types. Default 2m.
+	CacheSyncTimeout time.Duration
+	// ChildMinInterval is the shortest time between two passes of one key that a child's
+	// change may start: a rollout or a controller fighting ork cannot run the remote
+	// reconciler hot. Default 1s.
+	ChildMinInterval time.Duration
+	// DiscoveryResetInterval is the shortest time between two refreshes of the discovery
+	// cache that an unknown kind may cause. Default 10s.
+	DiscoveryResetInterval time.Duration
 	// SkipPreflight skips the start-up access review (for tests of the preflight's absence).
 	SkipPreflight bool
 	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
@@ -66,6 +80,24 @@ func (o *Options) defaults() {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 30 * time.Second
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = 15 * time.Second
+	}
+	if o.RenewDeadline <= 0 {
+		o.RenewDeadline = 10 * time.Second
+	}
+	if o.RetryPeriod <= 0 {
+		o.RetryPeriod = 2 * time.Second
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = 2 * time.Minute
+	}
+	if o.ChildMinInterval <= 0 {
+		o.ChildMinInterval = time.Second
+	}
+	if o.DiscoveryResetInterval <= 0 {
+		o.DiscoveryResetInterval = 10 * time.Second
 	}
 	if o.LeaseName == "" {
 		o.LeaseName = "orkestra"

@@ -2,12 +2,12 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/resources"
 )
@@ -25,7 +25,8 @@ type input struct {
 	trigger  Trigger
 	attempt  int
 	deleting bool
-	// gone is true when cr is the last state of a deleted object: nothing to write status to.
+	// gone is true when cr is the last state of a deleted object (its tombstone): nothing
+	// to write status to.
 	gone bool
 }
 
@@ -38,6 +39,9 @@ const (
 	actionBackoff
 	actionRetryAfter
 )
+
+// minRequeueAfter is the floor of a requeueAfter: a reconciler asking for 1ms would run hot.
+const minRequeueAfter = 100 * time.Millisecond
 
 // decision is a reconciler's answer; the engine applies it.
 type decision struct {
@@ -58,6 +62,15 @@ func failure(reason, format string, a ...any) decision {
 	return decision{action: actionBackoff, reason: reason, message: fmt.Sprintf(format, a...)}
 }
 
+// failureFrom turns a pass error into a failed decision.
+func failureFrom(err error) decision {
+	var pe *passError
+	if errors.As(err, &pe) {
+		return failure(pe.reason, "%s", pe.msg)
+	}
+	return failure(reasonApplyFailed, "%v", err)
+}
+
 // processNext handles one key; false means the queue is shutting down.
 func (c *controller) processNext(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
@@ -74,27 +87,75 @@ func (c *controller) processNext(ctx context.Context) bool {
 
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
-	trigger := c.triggers.take(key)
-	in, found := c.lookup(key, trigger)
+	trigger, tomb, ok := c.ledger.begin(key, start)
+	if !ok {
+		c.endPass(key, false)
+		return // a delayed add a later pass already covered
+	}
+	in, found := c.lookup(key, trigger, tomb)
 	if !found {
 		c.queue.Forget(key)
+		c.endPass(key, true)
 		return
 	}
-	d := c.safeReconcile(ctx, in)
-	if d.success && !in.deleting {
-		if err := c.applyAll(ctx, in.cr, d); err != nil {
-			d = failure(reasonApplyFailed, "%v", err)
-		}
+	d, done := c.pass(ctx, in)
+	if !done {
+		// Leadership is lost: nothing more is written, the engine is stopping.
+		c.endPass(key, false)
+		return
+	}
+	// A delete is done when its call succeeded and asked for nothing more; only then does
+	// its tombstone go, and only that one (a newer delete keeps its own).
+	deleteDone := in.gone && d.success && d.action == actionDone
+	if deleteDone {
+		c.ledger.dropTombstone(key, tomb)
+	}
+	c.observe(in, d, start)
+	c.schedule(key, d)
+	c.endPass(key, deleteDone)
+}
+
+// pass reconciles one input and writes the outcome. done is false when a write was refused
+// because this replica may no longer be the leader.
+func (c *controller) pass(ctx context.Context, in input) (d decision, done bool) {
+	d = c.safeReconcile(ctx, in)
+	var changes applyReport
+	var err error
+	switch {
+	case !d.success:
+	case in.deleting && len(d.remove) > 0:
+		err = c.deleteAll(ctx, in.cr, d.remove)
+	case !in.deleting:
+		changes, err = c.applyAll(ctx, in.cr, d)
+	}
+	if errors.Is(err, errNotLeader) {
+		return d, false
+	}
+	if err != nil {
+		d = failureFrom(err)
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
 	if !in.gone && (!in.deleting || !d.success) {
-		c.report(ctx, in.cr, d)
+		if d, err = c.report(ctx, in, d, changes); errors.Is(err, errNotLeader) {
+			return d, false
+		}
 	}
-	if d.success && in.deleting {
-		c.triggers.forgetTombstone(key)
-	}
+	return d, true
+}
 
+// endPass ends the key's pass and queues it again for child changes that came in during
+// the pass and were not ork's own writes.
+func (c *controller) endPass(key string, forget bool) {
+	for _, ev := range c.ledger.end(key, forget) {
+		if !c.e.writes.own(ev, !c.childrenPayload) {
+			c.childChanged(key)
+			return
+		}
+	}
+}
+
+func (c *controller) observe(in input, d decision, start time.Time) {
 	result := "success"
 	switch {
 	case !d.success:
@@ -102,38 +163,46 @@ func (c *controller) handle(ctx context.Context, key string) {
 	case d.action == actionRequeueAfter:
 		result = "requeue"
 	}
+	took := time.Since(start)
 	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result).Inc()
-	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name).Observe(time.Since(start).Seconds())
-	logArgs := []any{"key", key, "trigger", string(in.trigger), "attempt", in.attempt,
-		"result", result, "duration", time.Since(start).Round(time.Millisecond).String()}
+	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result).Observe(took.Seconds())
+	logArgs := []any{"key", in.key, "trigger", string(in.trigger), "attempt", in.attempt,
+		"result", result, "duration", took.Round(time.Millisecond).String()}
 	if d.success {
 		c.log.Debug("reconciled", logArgs...)
 	} else {
 		c.log.Warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
 	}
+}
 
+// schedule queues the key again as the decision asks. Every add is noted in the ledger
+// first, so the pass it starts knows its trigger.
+func (c *controller) schedule(key string, d decision) {
 	switch d.action {
 	case actionDone:
 		c.queue.Forget(key)
 	case actionRequeueAfter:
+		c.ledger.note(key, TriggerRequeue)
 		// "requeue" without a delay goes through the per-key backoff so that a reconciler
 		// that always asks again slows down instead of spinning.
 		if d.after > 0 {
 			c.queue.Forget(key)
-			c.queue.AddAfter(key, d.after)
+			c.queue.AddAfter(key, max(d.after, minRequeueAfter))
 		} else {
 			c.queue.AddRateLimited(key)
 		}
 	case actionRetryAfter:
+		c.ledger.note(key, TriggerRequeue)
 		// The endpoint picks the pause, but never longer than ork's own backoff ceiling.
 		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))
 	case actionBackoff:
+		c.ledger.note(key, TriggerRequeue)
 		c.queue.AddRateLimited(key)
 	}
 }
 
 // lookup finds the object for key: the cached one, or the last state of a deleted one.
-func (c *controller) lookup(key string, trigger Trigger) (input, bool) {
+func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unstructured) (input, bool) {
 	in := input{key: key, trigger: trigger, attempt: c.queue.NumRequeues(key) + 1}
 	obj, exists, err := c.informer.GetIndexer().GetByKey(key)
 	if err == nil && exists {
@@ -145,7 +214,7 @@ func (c *controller) lookup(key string, trigger Trigger) (input, bool) {
 		}
 		return in, true
 	}
-	if tomb := c.triggers.tombstone(key); tomb != nil {
+	if tomb != nil {
 		in.cr, in.deleting, in.gone = tomb, true, true
 		return in, true
 	}
@@ -161,6 +230,14 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 		}
 	}()
 	return c.rec.reconcile(ctx, c, in)
+}
+
+// event records an Event on obj, unless this replica may no longer write.
+func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
+	if c.e.mayWrite() != nil {
+		return
+	}
+	c.e.recorder.Event(obj, typ, reason, msg)
 }
 
 // childrenOf returns the cached children of the CR, by type key and name, as plain maps
@@ -181,20 +258,4 @@ func (c *controller) childrenOf(cr *unstructured.Unstructured) map[string]map[st
 		}
 	}
 	return out
-}
-
-// childExists reports whether the cache holds the object (for onCreate semantics).
-func (c *controller) childExists(gr schema.GroupResource, namespace, name string) bool {
-	for _, ch := range c.children {
-		if ch.gvr.GroupResource() != gr {
-			continue
-		}
-		key := name
-		if namespace != "" {
-			key = namespace + "/" + name
-		}
-		_, exists, err := ch.informer.GetIndexer().GetByKey(key)
-		return err == nil && exists
-	}
-	return false
 }

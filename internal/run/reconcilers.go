@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -36,7 +39,11 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		}
 		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled}, managed, nil
 	}
-	return declarativeReconciler{r: declarative.New(crd)}, declaredTypes(crd), nil
+	types, err := declaredTypes(e, crd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("declarative reconciler: %w", err)
+	}
+	return declarativeReconciler{r: declarative.New(crd)}, types, nil
 }
 
 // typeKey is the intent type of a built-in resource, else "<plural>.<group>".
@@ -52,23 +59,48 @@ func typeKey(group, plural string) string {
 	return plural + "." + group
 }
 
-// declaredTypes are the types of a declarative CRD's blocks; custom entries count when their
-// apiVersion and kind are literal (a templated kind cannot be watched ahead of time).
-func declaredTypes(crd *katalog.CRD) []managedType {
+// declaredTypes are the types of a declarative CRD's blocks. A customs entry's type comes
+// from its apiVersion and kind, which must be literal: a templated kind cannot be watched
+// (or granted by rbac gen) ahead of time.
+func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 	seen := map[schema.GroupVersionResource]bool{}
 	var out []managedType
-	ob := crd.OperatorBox
-	for _, block := range []katalog.DeclaredResources{ob.OnCreate, ob.OnReconcile, ob.OnDelete} {
-		for key := range block {
-			t, ok := resources.LookupBlock(key)
-			if !ok || t.Type == resources.Custom || seen[t.GVR()] {
-				continue
-			}
-			seen[t.GVR()] = true
-			out = append(out, managedType{GroupVersionResource: t.GVR(), typeKey: t.Type})
+	add := func(gvr schema.GroupVersionResource, typeKey string) {
+		if !seen[gvr] {
+			seen[gvr] = true
+			out = append(out, managedType{GroupVersionResource: gvr, typeKey: typeKey})
 		}
 	}
-	return out
+	ob := crd.OperatorBox
+	for _, block := range []katalog.DeclaredResources{ob.OnCreate, ob.OnReconcile, ob.OnDelete} {
+		for _, key := range slices.Sorted(maps.Keys(block)) {
+			t, ok := resources.LookupBlock(key)
+			if !ok {
+				continue
+			}
+			if t.Type != resources.Custom {
+				add(t.GVR(), t.Type)
+				continue
+			}
+			for i, entry := range block[key] {
+				apiVersion, _ := entry["apiVersion"].(string)
+				kind, _ := entry["kind"].(string)
+				if render.IsTemplate(apiVersion) || render.IsTemplate(kind) {
+					return nil, fmt.Errorf("%s[%d]: apiVersion and kind of a customs entry must be literal, not templates", key, i)
+				}
+				gv, err := schema.ParseGroupVersion(apiVersion)
+				if err != nil {
+					return nil, fmt.Errorf("%s[%d]: apiVersion %q: %w", key, i, apiVersion, err)
+				}
+				m, err := e.mapping(gv.WithKind(kind))
+				if err != nil {
+					return nil, fmt.Errorf("%s[%d]: %s %s is not served by the cluster: %w", key, i, apiVersion, kind, err)
+				}
+				add(m.Resource, typeKey(m.Resource.Group, m.Resource.Resource))
+			}
+		}
+	}
+	return out, nil
 }
 
 // remoteReconciler asks the CRD's endpoint.
@@ -155,10 +187,7 @@ func (dr declarativeReconciler) reconcile(ctx context.Context, c *controller, in
 		return failure(reasonRenderFailed, "%v", err)
 	}
 	if in.deleting {
-		if err := c.deleteAll(ctx, in.cr, plan.Delete); err != nil {
-			return failure(reasonApplyFailed, "%v", err)
-		}
-		return decision{success: true, action: actionDone, reason: ReasonSucceeded}
+		return decision{success: true, action: actionDone, reason: ReasonSucceeded, remove: plan.Delete}
 	}
 	return decision{success: true, action: actionDone, reason: ReasonSucceeded,
 		apply: plan.Apply, createIfMissing: plan.CreateIfMissing}

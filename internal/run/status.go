@@ -3,11 +3,14 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,96 +23,292 @@ const (
 	ReasonError             = "ReconcileError"
 	EventReconciled         = "Reconciled"
 	EventReconcileError     = "ReconcileError"
+	EventNoStatus           = "NoStatusSubresource"
 	reasonApplyFailed       = "ApplyFailed"
+	reasonAlreadyOwned      = "AlreadyOwned"
 	reasonPanic             = "ReconcilePanic"
 	reasonInvalidResource   = "InvalidResource"
 	reasonRenderFailed      = "RenderFailed"
+	reasonStatusRejected    = "StatusRejected"
+	reasonStatusWriteFailed = "StatusWriteFailed"
 	maxConditionMessageSize = 1024
+	// statusWriteAttempts bounds the re-read and retry of a status write on 409.
+	statusWriteAttempts = 5
 )
 
-// report writes the outcome to the CR: status merged with observedGeneration and the Ready
-// condition through the status subresource, and an Event.
-func (c *controller) report(ctx context.Context, cr *unstructured.Unstructured, d decision) {
-	cond := metav1.Condition{
-		Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
-		Message: "reconciled", ObservedGeneration: cr.GetGeneration(),
+// statusResult says what a status write changed, for the Event.
+type statusResult struct {
+	readyTurnedTrue bool
+	newGeneration   bool
+}
+
+// report writes the outcome to the CR (status through the status subresource) and records
+// an Event when something changed, or on failure. It returns the decision as it stands after
+// the write: a status the apiserver refuses turns a success into a failure.
+func (c *controller) report(ctx context.Context, in input, d decision, changes applyReport) (decision, error) {
+	var res statusResult
+	if c.hasStatus {
+		var err error
+		res, err = c.writeStatus(ctx, in, d)
+		switch {
+		case err == nil:
+		case errors.Is(err, errNotLeader):
+			return d, err
+		case d.success && rejectedFields(err) != "":
+			d = failure(reasonStatusRejected, "the CRD's schema rejects the status the reconciler returned: %s", rejectedFields(err))
+			if _, err := c.writeStatus(ctx, in, d); err != nil && errors.Is(err, errNotLeader) {
+				return d, err
+			} else if err != nil {
+				c.log.Warn("status update failed", "key", in.key, "err", err)
+			}
+		default:
+			d = failure(reasonStatusWriteFailed, "write status: %v", err)
+		}
+	} else if c.ledger.warnNoStatus(in.key, in.cr.GetUID()) {
+		c.event(in.cr, corev1.EventTypeWarning, EventNoStatus, fmt.Sprintf(
+			"%s has no status subresource: ork writes no status (add subresources: {status: {}} to the CRD)", c.gvr.GroupResource()))
 	}
-	if !d.success {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonError
-		cond.Message = truncate(d.reason+": "+d.message, maxConditionMessageSize)
+	switch {
+	case !d.success:
+		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, conditionMessage(d))
+	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed > 0:
+		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
-	if err := c.writeStatus(ctx, cr, d, cond); err != nil {
-		c.log.Warn("status update failed", "key", cr.GetNamespace()+"/"+cr.GetName(), "err", err)
+	return d, nil
+}
+
+func reconciledMessage(gen int64, res statusResult, ch applyReport) string {
+	parts := []string{fmt.Sprintf("reconciled generation %d", gen)}
+	if res.readyTurnedTrue {
+		parts = append(parts, "Ready")
 	}
+	if ch.created > 0 {
+		parts = append(parts, fmt.Sprintf("%d created", ch.created))
+	}
+	if ch.changed > 0 {
+		parts = append(parts, fmt.Sprintf("%d changed", ch.changed))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func conditionMessage(d decision) string {
 	if d.success {
-		c.e.recorder.Event(cr, corev1.EventTypeNormal, EventReconciled, "reconciled successfully")
-	} else {
-		c.e.recorder.Event(cr, corev1.EventTypeWarning, EventReconcileError, cond.Message)
+		return "reconciled"
+	}
+	return truncate(d.reason+": "+d.message, maxConditionMessageSize)
+}
+
+// writeStatus merges what this pass decided into the CR's status: the result's keys,
+// observedGeneration and the Ready condition, nothing else (other keys and other writers'
+// conditions stay as they are). The merge patch carries the uid and resourceVersion it was
+// computed on, so it never lands on a newer or a different object; on a conflict the object
+// is read again and the patch recomputed. The base is ork's cache, unless the cache is older
+// than ork's own last write: then a fresh read, so that "unchanged" is never decided from a
+// state ork has itself already replaced.
+func (c *controller) writeStatus(ctx context.Context, in input, d decision) (statusResult, error) {
+	base, err := c.statusBase(ctx, in)
+	if err != nil || base == nil {
+		return statusResult{}, err
+	}
+	for range statusWriteAttempts {
+		patch, res := statusPatch(base, d, in.cr.GetGeneration(), time.Now())
+		if patch == nil {
+			return res, nil
+		}
+		if err := c.e.mayWrite(); err != nil {
+			return res, err
+		}
+		body, err := json.Marshal(patch)
+		if err != nil {
+			return res, fmt.Errorf("encode status: %w", err)
+		}
+		out, err := c.e.dyn.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
+			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+		if err == nil {
+			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
+			return res, nil
+		}
+		if !apierrors.IsConflict(err) && !uidMismatch(err) {
+			if apierrors.IsNotFound(err) {
+				return res, nil // deleted meanwhile: its delete is queued
+			}
+			return res, err
+		}
+		if base, err = c.freshCR(ctx, in); err != nil || base == nil {
+			return res, err
+		}
+	}
+	return statusResult{}, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
+}
+
+// statusBase is the object the status patch is computed on: the cached one, or a fresh read
+// when the cache has not caught up with ork's own last write. nil means there is nothing to
+// write to (deleted, or replaced by a new incarnation that gets its own pass).
+func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Unstructured, error) {
+	obj, exists, err := c.informer.GetIndexer().GetByKey(in.key)
+	if err != nil || !exists {
+		return c.freshCR(ctx, in)
+	}
+	cached := obj.(*unstructured.Unstructured)
+	if cached.GetUID() != in.cr.GetUID() {
+		return nil, nil
+	}
+	if uid, rv := c.ledger.statusWrite(in.key); uid == cached.GetUID() && rv != "" &&
+		rv != cached.GetResourceVersion() && !newerRV(cached.GetResourceVersion(), rv) {
+		return c.freshCR(ctx, in)
+	}
+	return cached, nil
+}
+
+// freshCR reads the CR from the apiserver; nil when it is gone or is another incarnation.
+func (c *controller) freshCR(ctx context.Context, in input) (*unstructured.Unstructured, error) {
+	u, err := c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()).Get(ctx, in.cr.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", in.key, err)
+	}
+	if u.GetUID() != in.cr.GetUID() {
+		return nil, nil
+	}
+	return u, nil
+}
+
+// statusPatch computes the merge patch of one pass onto base, or nil when it would change
+// nothing. Maps of base are only read.
+func statusPatch(base *unstructured.Unstructured, d decision, generation int64, now time.Time) (map[string]any, statusResult) {
+	current, _ := base.Object["status"].(map[string]any)
+	if current == nil {
+		current = map[string]any{}
+	}
+	var res statusResult
+	patch := map[string]any{}
+	if d.success {
+		for k, v := range d.status {
+			if k == "conditions" || k == "observedGeneration" {
+				continue // ork's own keys: set below
+			}
+			if mergeChanges(current, map[string]any{k: v}) {
+				patch[k] = v
+			}
+		}
+		if og, ok := number(current["observedGeneration"]); !ok || int64(og) != generation {
+			patch["observedGeneration"] = generation
+			res.newGeneration = true
+		}
+	}
+	oldConds, _ := current["conditions"].([]any)
+	conds := append([]any(nil), oldConds...)
+	if d.success {
+		if theirs, ok := d.status["conditions"].([]any); ok {
+			for _, cond := range theirs {
+				if m, ok := cond.(map[string]any); ok && m["type"] != nil && m["type"] != ConditionReady {
+					conds = setCondition(conds, m)
+				}
+			}
+		}
+	}
+	ready := readyCondition(d, generation, now)
+	prev := findCondition(conds, ConditionReady)
+	if prev != nil && prev["status"] == ready["status"] {
+		ready["lastTransitionTime"] = prev["lastTransitionTime"] // a transition only when status changes
+	}
+	res.readyTurnedTrue = ready["status"] == string(metav1.ConditionTrue) && (prev == nil || prev["status"] != ready["status"])
+	conds = setCondition(conds, ready)
+	if !equalJSON(oldConds, conds) {
+		patch["conditions"] = conds
+	}
+	if len(patch) == 0 {
+		return nil, res
+	}
+	return map[string]any{
+		"metadata": map[string]any{"uid": string(base.GetUID()), "resourceVersion": base.GetResourceVersion()},
+		"status":   patch,
+	}, res
+}
+
+func readyCondition(d decision, generation int64, now time.Time) map[string]any {
+	status, reason := metav1.ConditionTrue, ReasonSucceeded
+	if !d.success {
+		status, reason = metav1.ConditionFalse, ReasonError
+	}
+	return map[string]any{
+		"type": ConditionReady, "status": string(status), "reason": reason, "message": conditionMessage(d),
+		"observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
 	}
 }
 
-func (c *controller) writeStatus(ctx context.Context, cr *unstructured.Unstructured, d decision, cond metav1.Condition) error {
-	current, _ := cr.Object["status"].(map[string]any)
-	next, _ := normalise(current).(map[string]any) // a copy: the cache is never mutated
-	if next == nil {
-		next = map[string]any{}
-	}
-	if d.success {
-		for k, v := range d.status {
-			next[k] = normalise(v)
+func findCondition(conds []any, typ string) map[string]any {
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m
 		}
-		next["observedGeneration"] = cr.GetGeneration()
-	}
-	var conds []metav1.Condition
-	if raw, ok := next["conditions"]; ok {
-		b, _ := json.Marshal(raw)
-		_ = json.Unmarshal(b, &conds) // foreign or malformed conditions are replaced below
-	}
-	meta.SetStatusCondition(&conds, cond)
-	rawConds, err := toJSONValue(conds)
-	if err != nil {
-		return err
-	}
-	next["conditions"] = rawConds
-	if reflect.DeepEqual(normalise(current), normalise(next)) {
-		return nil // nothing changed: no write, no echo event
-	}
-	patch, err := json.Marshal(map[string]any{"status": next})
-	if err != nil {
-		return fmt.Errorf("encode status: %w", err)
-	}
-	_, err = c.e.dyn.Resource(c.gvr).Namespace(cr.GetNamespace()).Patch(ctx, cr.GetName(),
-		types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}, "status")
-	if err != nil {
-		return fmt.Errorf("patch status: %w", err)
 	}
 	return nil
 }
 
-// normalise round-trips a value through JSON so that int/int64/float64 compare equal.
-func normalise(v any) any {
-	out, err := toJSONValue(v)
-	if err != nil {
-		return v
+// setCondition replaces the condition of cond's type in conds, or appends it. Other
+// conditions keep every field they have (lastProbeTime, lastUpdateTime...).
+func setCondition(conds []any, cond map[string]any) []any {
+	for i, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] {
+			if equalJSON(m, cond) {
+				return conds
+			}
+			conds[i] = cond
+			return conds
+		}
 	}
-	return out
+	return append(conds, cond)
 }
 
-func toJSONValue(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
+// rejectedFields names the status fields of a 422 from the CRD's schema, or "" when err is
+// not one.
+func rejectedFields(err error) string {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return ""
 	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+	var out []string
+	if det := status.Status().Details; det != nil {
+		for _, cause := range det.Causes {
+			if strings.HasPrefix(cause.Field, "status") {
+				out = append(out, cause.Field+": "+cause.Message)
+			}
+		}
 	}
-	return out, nil
+	if len(out) == 0 && !uidMismatch(err) {
+		return status.Status().Message
+	}
+	return strings.Join(out, "; ")
 }
 
+// uidMismatch reports an apiserver refusal of ork's uid precondition: the object was
+// replaced by another incarnation.
+func uidMismatch(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	if det := status.Status().Details; det != nil {
+		for _, cause := range det.Causes {
+			if cause.Field == "metadata.uid" {
+				return true
+			}
+		}
+	}
+	return strings.Contains(status.Status().Message, "uid mismatch") || strings.Contains(status.Status().Message, "metadata.uid")
+}
+
+// truncate cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -5,22 +5,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// StartControllerManager runs kube-controller-manager's garbage collector against the
-// control plane until t ends (or Stop, whichever comes first). The garbage collector learns
-// resource types when it starts and then only every 30 s, so install the CRDs t needs first.
-// Only the garbage collector runs: other tests share the cluster and expect, for example,
-// namespaces to stay Terminating and no ReplicaSets to appear.
-func (e *Env) StartControllerManager(t testing.TB) {
+// StartControllerManager runs kube-controller-manager's controllers (default: only the
+// garbage collector) against the control plane until t ends (or Stop, whichever comes
+// first). The garbage collector learns resource types when it starts and then only every
+// 30 s, so install the CRDs t needs first. Other tests share the cluster and expect, for
+// example, namespaces to stay Terminating and no ReplicaSets to appear: a test that runs the
+// deployment controller must not run in parallel with them.
+func (e *Env) StartControllerManager(t testing.TB, controllers ...string) {
 	t.Helper()
 	bin := filepath.Join(e.BinDir, "kube-controller-manager")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("testenv: kube-controller-manager not found in %s: run `make k8s-bin`", e.BinDir)
+	}
+	if len(controllers) == 0 {
+		controllers = []string{"garbagecollector"}
 	}
 	dir := t.TempDir()
 	var logs bytes.Buffer
@@ -29,7 +34,7 @@ func (e *Env) StartControllerManager(t testing.TB) {
 		"--authentication-kubeconfig", e.Kubeconfig,
 		"--authorization-kubeconfig", e.Kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
-		"--controllers=garbagecollector",
+		"--controllers="+strings.Join(controllers, ","),
 		// Otherwise it creates a plugin directory under /usr/libexec on the host.
 		"--flex-volume-plugin-dir", filepath.Join(dir, "flexvolume"),
 	)

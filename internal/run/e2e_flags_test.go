@@ -1,0 +1,175 @@
+package run_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// kubeconfig writes a copy of the admin kubeconfig, edited by edit, and returns its path.
+func (f *fixture) kubeconfig(edit func(*clientcmdapi.Config)) string {
+	f.t.Helper()
+	cfg, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	edit(cfg)
+	path := filepath.Join(f.dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		f.t.Fatal(err)
+	}
+	return path
+}
+
+// impersonating edits a kubeconfig to act as a ServiceAccount with no bindings.
+func impersonating(ns, sa string) func(*clientcmdapi.Config) {
+	return func(cfg *clientcmdapi.Config) {
+		for _, ai := range cfg.AuthInfos {
+			ai.Impersonate = "system:serviceaccount:" + ns + ":" + sa
+			ai.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+		}
+	}
+}
+
+// orkRun runs the ork binary to completion with a bound, returning stderr and the exit code.
+func orkRun(t *testing.T, bin string, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, append([]string{"run", "--health-addr=", "--metrics-addr="}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return stderr.String(), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stderr.String(), 0
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("ork run still running after 2 minutes:\n%s", stderr.String())
+		return "", 0
+	}
+}
+
+// Missing permissions: exit 1 with the list; --preflight=false skips that check, and the
+// informers that cannot list then fail the start after --cache-sync-timeout.
+func TestRunUnderAnIdentityWithoutPermissions(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	f.writeKatalog(remoteSpec{endpoint: "http://127.0.0.1:1/"})
+	kc := f.kubeconfig(impersonating(f.ns, "nobody"))
+	stderr, code := orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns)
+	if code != 1 || !strings.Contains(stderr, "preflight: the current identity lacks") || !strings.Contains(stderr, "verb=list group=apps resource=deployments") {
+		t.Errorf("exit %d, want 1 with the missing permissions listed:\n%s", code, stderr)
+	}
+	stderr, code = orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns,
+		"--preflight=false", "--cache-sync-timeout=3s")
+	if code != 1 || strings.Contains(stderr, "preflight") || !strings.Contains(stderr, "caches did not sync within 3s") {
+		t.Errorf("exit %d, want 1 naming the caches that did not sync, and no preflight:\n%s", code, stderr)
+	}
+}
+
+// --context picks the kubeconfig context; POD_NAMESPACE is ork's namespace when --namespace
+// is not given (a secretRef without a namespace is read there).
+func TestRunContextAndPodNamespace(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, secretNamespace: "-"})
+	kc := f.kubeconfig(func(cfg *clientcmdapi.Config) {
+		good := cfg.Contexts[cfg.CurrentContext]
+		cfg.Clusters["nowhere"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+		cfg.Contexts["good"] = good
+		cfg.Contexts["broken"] = &clientcmdapi.Context{Cluster: "nowhere", AuthInfo: good.AuthInfo}
+		cfg.CurrentContext = "broken"
+	})
+	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", kc, "--context", "good", "--health-addr=", "--metrics-addr=")
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+f.ns)
+	cmd.Stderr = f.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	f.createCR("web", map[string]any{})
+	c := ep.next(t)
+	if got := c.header.Get("Authorization"); got != "Bearer "+testToken {
+		t.Errorf("Authorization = %q: the token was not read from POD_NAMESPACE's Secret", got)
+	}
+	f.waitReady("web", "True")
+}
+
+// --backoff-base sets the first retry delay of a failed reconcile (doubling after).
+func TestRunBackoffFlags(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "error", "error": "no"}) })
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	p := startOrk(t, f, bin, "--backoff-base=300ms", "--backoff-max=10s")
+	p.waitLine(t, f, "ork is running")
+	f.createCR("web", map[string]any{})
+	calls := []call{ep.next(t), ep.next(t), ep.next(t)}
+	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond} {
+		if gap := calls[i+1].at.Sub(calls[i].at); gap < floor {
+			t.Errorf("retry %d came %v after the call before, want at least %v", i+1, gap, floor)
+		}
+	}
+}
+
+// Past --shutdown-timeout, a reconcile that does not finish is cancelled and ork still
+// exits 0.
+func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	ep := newEndpoint(t, func(c call) response {
+		started <- struct{}{}
+		<-c.ctx.Done() // never answers: only ork's cancellation ends it
+		cancelled <- struct{}{}
+		return okWithChildren(c)
+	})
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "5m"})
+	p := startOrk(t, f, bin, "--shutdown-timeout=1s")
+	p.waitLine(t, f, "ork is running")
+	f.createCR("web", map[string]any{})
+	<-started
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("ork exited with %v after the shutdown timeout, want 0:\n%s", err, f.logs.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ork still runs a minute after SIGTERM with --shutdown-timeout=1s")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(30 * time.Second):
+		t.Error("the in-flight call was never cancelled")
+	}
+	if !strings.Contains(f.logs.String(), "shutdown timeout: cancelling in-flight reconciles") {
+		t.Errorf("no shutdown-timeout log line:\n%s", f.logs.String())
+	}
+}

@@ -1,0 +1,173 @@
+package run_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/run"
+)
+
+// A replica that stops releases its Lease at once (the standby need not wait for it to
+// expire), and the default identity is <hostname>_<random>: two processes on one host never
+// both lead.
+func TestLeaseIsReleasedOnStopAndNamesAUniqueIdentity(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	eng := newEngine(t, set, nil, f, func(o *run.Options) { o.LeaderElect, o.LeaseName = true, "ork-release" })
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	f.eventually("leading and ready", func() (bool, error) { return eng.Ready(), nil })
+	lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "ork-release", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if id := lease.Spec.HolderIdentity; id == nil || !regexp.MustCompile("^"+regexp.QuoteMeta(host)+"_[a-z0-9]{5,}$").MatchString(*id) {
+		t.Errorf("Lease holder = %v, want <hostname>_<random>", id)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("stopped with %v", err)
+	}
+	lease, err = env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "ork-release", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := lease.Spec.HolderIdentity; id != nil && *id != "" {
+		t.Errorf("Lease still held by %q after a clean stop, want it released", *id)
+	}
+}
+
+// orkProcess is the ork binary running in the background, its stderr in f.logs.
+type orkProcess struct {
+	cmd   *exec.Cmd
+	lines chan string
+	done  chan error
+}
+
+func startOrk(t *testing.T, f *fixture, bin string, args ...string) *orkProcess {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
+		"--health-addr=", "--metrics-addr="}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &orkProcess{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+	})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			f.logs.Write([]byte(sc.Text() + "\n"))
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for lines any more
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	return p
+}
+
+// waitLine waits for a log line containing substr (bounded: ork logs within seconds).
+func (p *orkProcess) waitLine(t *testing.T, f *fixture, substr string) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.Contains(l, substr) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("ork did not log %q:\n%s", substr, f.logs.String())
+		}
+	}
+}
+
+// 10.3 A leader frozen in the middle of a slow reconcile (SIGSTOP: a long GC pause, a
+// throttled container) past its Lease writes nothing once it runs again: the standby has
+// led since, and the old leader notices the lost Lease, skips the write and exits non-zero.
+func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	ep := newEndpoint(t, func(c call) response {
+		img := "fresh"
+		if first.CompareAndSwap(false, true) { // the leader's first call: freeze it while it waits
+			close(held)
+			select {
+			case <-release:
+			case <-c.ctx.Done():
+			}
+			img = "stale"
+		}
+		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"by": img}, "resources": []any{
+			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": img}},
+		}})
+	})
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "2m"})
+	lease := []string{"--leader-elect", "--lease-name=frozen", "--leader-elect-lease-duration=3s",
+		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
+	leader := startOrk(t, f, bin, lease...)
+	leader.waitLine(t, f, "ork is running")
+	standby := startOrk(t, f, bin, lease...)
+	standby.waitLine(t, f, "Attempting to acquire leader lease")
+
+	f.createCR("web", map[string]any{})
+	<-held
+	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The standby takes over once the Lease expires and reconciles the CR itself.
+	f.eventually("the standby's reconcile", func() (bool, error) {
+		by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by")
+		return by == "fresh", nil
+	})
+	close(release)                                                     // the frozen leader's call is answered...
+	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
+		t.Fatal(err)
+	}
+	select {
+	case err := <-leader.done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("the old leader exited with %v, want a non-zero exit after losing the Lease", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the old leader still runs a minute after losing its Lease")
+	}
+	if by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by"); by != "fresh" {
+		t.Errorf("status.by = %q: the old leader wrote after losing the Lease", by)
+	}
+	dep, err := f.get(deployments, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := image(dep); img != "fresh" {
+		t.Errorf("deployment image = %q: the old leader applied after losing the Lease", img)
+	}
+}

@@ -1,0 +1,146 @@
+package run_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// apiFaults sits between an in-process engine and the real apiserver: it counts ork's
+// requests and injects the faults a test asks for. The apiserver itself stays real.
+type apiFaults struct {
+	mu sync.Mutex
+	// counts by "METHOD path-class" (see class).
+	counts map[string]int
+	// failStatusWrites answers this many PATCHes of a /status subresource with 500.
+	failStatusWrites int
+	// watchLag delays the events of watch streams whose path contains watchPath, for
+	// objects at a resourceVersion above lagAfter.
+	watchLag  time.Duration
+	watchPath string
+	lagAfter  atomic.Uint64
+}
+
+func newAPIFaults() *apiFaults { return &apiFaults{counts: map[string]int{}} }
+
+// config returns a copy of cfg whose requests go through a.
+func (a *apiFaults) config(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return a.roundTrip(rt, req) })
+	})
+	return out
+}
+
+func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	a.counts[req.Method+" "+class(req)]++
+	fail := req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/status") && a.failStatusWrites > 0
+	if fail {
+		a.failStatusWrites--
+	}
+	lag := time.Duration(0)
+	if req.URL.Query().Get("watch") == "true" && a.watchPath != "" && strings.Contains(req.URL.Path, a.watchPath) {
+		lag = a.watchLag
+	}
+	a.mu.Unlock()
+	if fail {
+		return &http.Response{
+			StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error", Request: req,
+			Header: http.Header{"Content-Type": []string{"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure",` +
+				`"message":"injected: etcd is busy","reason":"InternalError","code":500}`)),
+		}, nil
+	}
+	res, err := rt.RoundTrip(req)
+	if err != nil || lag == 0 {
+		return res, err
+	}
+	res.Body = newLaggingBody(res.Body, lag, a.lagAfter.Load)
+	return res, nil
+}
+
+func (a *apiFaults) count(key string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.counts[key]
+}
+
+// class names a request path: "discovery" for the discovery documents, else the path.
+func class(req *http.Request) string {
+	p := req.URL.Path
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	switch {
+	case p == "/api" || p == "/apis":
+		return "discovery"
+	case parts[0] == "api" && len(parts) == 2, parts[0] == "apis" && len(parts) <= 3:
+		return "discovery"
+	}
+	return p
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// laggingBody delivers the watch events of a stream in order, each one whose object's
+// resourceVersion is newer than after only lag after it arrived: a watch that falls behind
+// from a given write on, as a loaded apiserver's does.
+type laggingBody struct {
+	io.ReadCloser
+	pr *io.PipeReader
+}
+
+func newLaggingBody(body io.ReadCloser, lag time.Duration, after func() uint64) io.ReadCloser {
+	type event struct {
+		line []byte
+		at   time.Time
+	}
+	pr, pw := io.Pipe()
+	events := make(chan event, 4096)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			line := append(append([]byte(nil), sc.Bytes()...), '\n')
+			at := time.Now()
+			var ev struct {
+				Object struct {
+					Metadata struct {
+						ResourceVersion string `json:"resourceVersion"`
+					} `json:"metadata"`
+				} `json:"object"`
+			}
+			_ = json.Unmarshal(line, &ev)
+			if rv, err := strconv.ParseUint(ev.Object.Metadata.ResourceVersion, 10, 64); err == nil && rv > after() {
+				at = at.Add(lag)
+			}
+			events <- event{line, at}
+		}
+	}()
+	go func() {
+		for ev := range events { // in order: a late event holds back the ones after it
+			<-time.After(time.Until(ev.at))
+			if _, err := pw.Write(ev.line); err != nil {
+				break
+			}
+		}
+		pw.Close()
+	}()
+	return &laggingBody{ReadCloser: body, pr: pr}
+}
+func (l *laggingBody) Read(p []byte) (int, error) { return l.pr.Read(p) }
+
+func (l *laggingBody) Close() error {
+	l.pr.Close()
+	return l.ReadCloser.Close()
+}

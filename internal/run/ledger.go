@@ -1,0 +1,172 @@
+package run
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Trigger says why a key is reconciled; it is sent as prepared.trigger.
+type Trigger string
+
+// Triggers, from the strongest: a pending delete is never downgraded by a later resync.
+const (
+	TriggerDelete  Trigger = "delete"
+	TriggerCreate  Trigger = "create"
+	TriggerUpdate  Trigger = "update"
+	TriggerChild   Trigger = "child"
+	TriggerResync  Trigger = "resync"
+	TriggerRequeue Trigger = "requeue"
+)
+
+var triggerRank = map[Trigger]int{TriggerDelete: 6, TriggerCreate: 5, TriggerUpdate: 4, TriggerChild: 3, TriggerResync: 2, TriggerRequeue: 1}
+
+// ledger is a controller's memory of its keys between passes. Every queue add is preceded by
+// a note of its trigger here, so a key that comes out of the queue with nothing pending (a
+// delayed add overtaken by a pass that already ran) costs no call.
+type ledger struct {
+	mu   sync.Mutex
+	keys map[string]*keyRecord
+}
+
+// keyRecord is what the ledger holds for one key.
+type keyRecord struct {
+	// pending is the strongest trigger since the key was last taken.
+	pending Trigger
+	// tombstone is the last state of a deleted object, kept until its delete is done.
+	tombstone *unstructured.Unstructured
+	// statusUID and statusRV identify ork's last status write: the object it went to and
+	// the resourceVersion the apiserver answered. A cache older than that is not trusted.
+	statusUID types.UID
+	statusRV  string
+	// lastPass is when the last pass of this key started (ChildMinInterval).
+	lastPass time.Time
+	// processing is true while a worker reconciles the key.
+	processing bool
+	// deferred are child changes seen while the key was processing; whether they are ork's
+	// own writes coming back is known only once the pass has recorded them.
+	deferred []childEvent
+	// warnedNoStatus is the uid whose missing status subresource was reported.
+	warnedNoStatus types.UID
+}
+
+func newLedger() *ledger { return &ledger{keys: map[string]*keyRecord{}} }
+
+func (l *ledger) record(key string) *keyRecord {
+	r := l.keys[key]
+	if r == nil {
+		r = &keyRecord{}
+		l.keys[key] = r
+	}
+	return r
+}
+
+// note records trigger t for key and returns the time of the key's last pass.
+func (l *ledger) note(key string, t Trigger) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	if triggerRank[t] > triggerRank[r.pending] {
+		r.pending = t
+	}
+	// Only the object's own return (create/update) retires its tombstone: a child event or
+	// resync arriving after the delete must not lose the deleting: true call.
+	if t == TriggerCreate || t == TriggerUpdate {
+		r.tombstone = nil
+	}
+	return r.lastPass
+}
+
+func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	r.pending = TriggerDelete
+	r.tombstone = last
+}
+
+// begin takes the pending trigger of a key coming out of the queue and marks it processing.
+// ok is false when nothing is pending: the add was overtaken by a pass that already ran.
+func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured.Unstructured, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	t, r.pending = r.pending, ""
+	if t == "" {
+		return "", nil, false
+	}
+	r.processing, r.lastPass = true, now
+	return t, r.tombstone, true
+}
+
+// end marks a pass over and returns the child changes deferred during it. With forget (the
+// object is gone and its delete done), the record goes unless something new arrived.
+func (l *ledger) end(key string, forget bool) []childEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	if r == nil {
+		return nil
+	}
+	deferred := r.deferred
+	r.processing, r.deferred = false, nil
+	if forget && r.pending == "" && r.tombstone == nil {
+		delete(l.keys, key)
+	}
+	return deferred
+}
+
+// deferIfProcessing keeps a child change for the end of the running pass; false when the
+// key is not processing.
+func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	if r == nil || !r.processing {
+		return false
+	}
+	r.deferred = append(r.deferred, ev)
+	return true
+}
+
+// dropTombstone forgets the tombstone a finished delete used, and only that one: a newer
+// delete that arrived during the pass keeps its own.
+func (l *ledger) dropTombstone(key string, used *unstructured.Unstructured) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.keys[key]; r != nil && used != nil && r.tombstone == used {
+		r.tombstone = nil
+	}
+}
+
+// statusWrite returns ork's last status write to key.
+func (l *ledger) statusWrite(key string) (types.UID, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.keys[key]; r != nil {
+		return r.statusUID, r.statusRV
+	}
+	return "", ""
+}
+
+func (l *ledger) wroteStatus(key string, uid types.UID, rv string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	r.statusUID, r.statusRV = uid, rv
+}
+
+// warnNoStatus reports whether the missing status subresource is still to be reported for
+// this incarnation, and marks it reported.
+func (l *ledger) warnNoStatus(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	if r.warnedNoStatus == uid {
+		return false
+	}
+	r.warnedNoStatus = uid
+	return true
+}
