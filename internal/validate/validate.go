@@ -40,16 +40,16 @@ type checker struct {
 	out    []katalog.Finding
 }
 
-func (k *checker) errorAt(rest, msg, hint string) {
-	k.add(katalog.SeverityError, rest, msg, hint)
+func (k *checker) errorAt(rule katalog.Rule, rest, msg, hint string) {
+	k.add(rule, katalog.SeverityError, rest, msg, hint)
 }
 
-func (k *checker) warnAt(rest, msg, hint string) {
-	k.add(katalog.SeverityWarning, rest, msg, hint)
+func (k *checker) warnAt(rule katalog.Rule, rest, msg, hint string) {
+	k.add(rule, katalog.SeverityWarning, rest, msg, hint)
 }
 
-func (k *checker) add(sev katalog.Severity, rest, msg, hint string) {
-	k.out = append(k.out, k.crd.Source.Finding(sev, katalog.CRDPath(k.crd.Name, rest), msg, hint))
+func (k *checker) add(rule katalog.Rule, sev katalog.Severity, rest, msg, hint string) {
+	k.out = append(k.out, k.crd.Source.Finding(rule, sev, katalog.CRDPath(k.crd.Name, rest), msg, hint))
 }
 
 // remoteRequiresDefaultOff is the seed's rule: reconcile.remote needs reconcile.default: false,
@@ -63,7 +63,7 @@ func remoteRequiresDefaultOff(c *katalog.CRD) []katalog.Finding {
 	if r.Default != nil {
 		at = katalog.CRDPath(c.Name, "operatorBox.reconcile.default")
 	}
-	return []katalog.Finding{c.Source.Finding(katalog.SeverityError, at,
+	return []katalog.Finding{c.Source.Finding(katalog.RuleRemoteRequiresDefaultOff, katalog.SeverityError, at,
 		fmt.Sprintf("CRD %q: reconcile.remote requires reconcile.default: false", c.Name),
 		"set `reconcile.default: false` so the built-in declarative reconciler does not also run")}
 }
