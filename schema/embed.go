@@ -36,3 +36,19 @@ func mustRead(name string) []byte {
 	}
 	return b
 }
+
+// Names lists the schemas by the names `ork schema` takes.
+func Names() []string { return []string{"katalog", "prepared-request", "remote-reconcile-result"} }
+
+// ByName returns the schema called name (see Names); ok is false for an unknown name.
+func ByName(name string) (data []byte, ok bool) {
+	switch name {
+	case "katalog":
+		return Katalog(), true
+	case "prepared-request":
+		return PreparedRequest(), true
+	case "remote-reconcile-result":
+		return RemoteReconcileResult(), true
+	}
+	return nil, false
+}
