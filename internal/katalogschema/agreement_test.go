@@ -25,7 +25,7 @@ type goldenCase struct {
 }
 
 // goldenCases lists testdata/validate's valid and invalid cases (NAME.yaml, or a directory
-// NAME/ of files given together) and the examples.
+// NAME/ of files given together), the examples, and the Katalogs of other packages' tests.
 func goldenCases(t *testing.T) []goldenCase {
 	t.Helper()
 	var out []goldenCase
@@ -49,10 +49,17 @@ func goldenCases(t *testing.T) []goldenCase {
 			out = append(out, c)
 		}
 	}
-	examples, _ := filepath.Glob("../../examples/*/katalog.yaml")
-	for _, k := range examples {
+	// The examples and the other packages' test Katalogs.
+	var more []string
+	for _, pattern := range []string{"../../examples/*/katalog.yaml", "../*/testdata/*.katalog.yaml",
+		"../*/testdata/*/katalog.yaml", "../cli/testdata/*/*.yaml"} {
+		m, _ := filepath.Glob(pattern)
+		more = append(more, m...)
+	}
+	for _, k := range more {
 		dir, _ := filepath.Abs(filepath.Dir(k))
-		out = append(out, goldenCase{name: "examples/" + filepath.Base(dir), dir: dir, files: []string{"katalog.yaml"}})
+		name := strings.TrimPrefix(filepath.ToSlash(k), "../../")
+		out = append(out, goldenCase{name: strings.TrimPrefix(name, "../"), dir: dir, files: []string{filepath.Base(k)}})
 	}
 	return out
 }
