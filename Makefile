@@ -14,7 +14,8 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).Date=$(DATE)
 
 # -race: the run engine is concurrent (informers, work queues, workers), so every `make test`
-# runs under the race detector. It needs cgo (gcc). Measured on 2 cores: the first -race build
+# runs under the race detector. It needs cgo and so a C compiler (check-cc says so when
+# there is none). Measured on 2 cores: the first -race build
 # of the client-go/controller-runtime closure costs ~6 min once; later runs reuse the cache.
 # Packages run in parallel (go test's default -p): each integration package starts its own
 # control plane on its own ports.
@@ -23,13 +24,14 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo build k8s-bin test test-unit lint bench
+.PHONY: help demo build k8s-bin check-cc test test-unit lint bench
 
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
-	@echo 'make test       k8s-bin, then every test (unit + integration) with $(TEST_FLAGS)'
+	@echo 'make test       check-cc, k8s-bin, then every test (unit + integration) with $(TEST_FLAGS)'
+	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
 	@echo 'make bench      reconcile throughput of ork against a raw client-go baseline'
@@ -43,7 +45,22 @@ build:
 k8s-bin:
 	@hack/build-k8s.sh >/dev/null
 
-test: k8s-bin
+# check-cc: -race needs cgo, and cgo a C compiler. Without one, say so and how to get one,
+# before the k8s binaries are built, instead of failing later with cgo's own message.
+check-cc:
+	@if [[ " $(TEST_FLAGS) " == *" -race "* ]]; then \
+	  cc=$$($(GO) env CC); cgo=$$($(GO) env CGO_ENABLED); \
+	  if [ "$$cgo" != 1 ] || ! command -v "$${cc%% *}" >/dev/null; then \
+	    echo "make test runs go test -race (the race detector), which needs cgo and so a C compiler;" >&2; \
+	    echo "go finds none (CC=$$cc, CGO_ENABLED=$$cgo). Install one and run make test again:" >&2; \
+	    echo "  Debian/Ubuntu: apt-get install gcc libc6-dev    Fedora: dnf install gcc" >&2; \
+	    echo "  Alpine: apk add gcc musl-dev                    macOS: xcode-select --install" >&2; \
+	    echo "or run the tests without the race detector: make test TEST_FLAGS=-count=1" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+test: check-cc k8s-bin
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 test-unit:

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestMain makes the test binary double as `ork` inside scripts: the real main, exit code
@@ -19,25 +22,74 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI contract in testdata/script/*.txtar. $EXAMPLES is the repository's
-// examples directory.
+// examples directory, $REPO the repository.
 func TestScripts(t *testing.T) {
-	examples, err := filepath.Abs("../../examples")
+	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	sarif := sarifSchema(t, filepath.Join(repo, "testdata", "sarif", "sarif-schema-2.1.0.json"))
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("EXAMPLES", examples)
+			env.Setenv("EXAMPLES", filepath.Join(repo, "examples"))
+			env.Setenv("REPO", repo)
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits":        exits,
 			"findingsjson": findingsJSON,
 			"jsonkeys":     jsonKeys,
+			"sarif":        sarifCmd(sarif),
 		},
 	})
+}
+
+// sarifSchema compiles the SARIF 2.1.0 schema kept in testdata/sarif (see its README).
+func sarifSchema(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(path, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sarifCmd is `sarif RESULTS`: stdout is a SARIF 2.1.0 log that matches the schema, with
+// RESULTS results.
+func sarifCmd(s *jsonschema.Schema) func(*testscript.TestScript, bool, []string) {
+	return func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: sarif RESULTS")
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(ts.ReadFile("stdout")))
+		ts.Check(err)
+		if err := s.Validate(doc); err != nil {
+			ts.Fatalf("stdout does not match the SARIF 2.1.0 schema: %v", err)
+		}
+		var log struct {
+			Runs []struct {
+				Results []any `json:"results"`
+			} `json:"runs"`
+		}
+		ts.Check(json.Unmarshal([]byte(ts.ReadFile("stdout")), &log))
+		if got := strconv.Itoa(len(log.Runs[0].Results)); got != args[0] {
+			ts.Fatalf("SARIF log has %s results, want %s", got, args[0])
+		}
+	}
 }
 
 // exits CODE PROG [ARGS...] runs PROG and requires exit code CODE; stdout and stderr stay

@@ -18,17 +18,17 @@ func readCRDFile(c *CRD) []Finding {
 	at := CRDPath(c.Name, "crdFile")
 	data, err := os.ReadFile(f.Resolve(c.CRDFile))
 	if err != nil {
-		return []Finding{f.Finding(SeverityError, at,
+		return []Finding{f.Finding(RuleCRDFile, SeverityError, at,
 			fmt.Sprintf("cannot read crdFile %q: %v", c.CRDFile, PathlessError(err)),
 			"crdFile is relative to the Katalog file; fix the path or remove crdFile and set apiTypes")}
 	}
 	var m apiextensionsv1.CustomResourceDefinition
 	if err := sigsyaml.Unmarshal(data, &m); err != nil {
-		return []Finding{f.Finding(SeverityError, at,
+		return []Finding{f.Finding(RuleCRDFile, SeverityError, at,
 			fmt.Sprintf("crdFile %q is not valid YAML: %v", c.CRDFile, err), "")}
 	}
 	if m.Kind != "CustomResourceDefinition" || len(m.Spec.Versions) == 0 {
-		return []Finding{f.Finding(SeverityError, at,
+		return []Finding{f.Finding(RuleCRDFile, SeverityError, at,
 			fmt.Sprintf("crdFile %q is not a CustomResourceDefinition with at least one version", c.CRDFile),
 			"point crdFile at an apiextensions.k8s.io/v1 CustomResourceDefinition manifest")}
 	}
@@ -58,7 +58,7 @@ func readCRDFile(c *CRD) []Finding {
 			case fd.name == "version" && servesVersion(&m, *fd.declared):
 				// Any served version is a valid choice.
 			case *fd.declared != *fd.file:
-				findings = append(findings, f.Finding(SeverityError, CRDPath(c.Name, "apiTypes."+fd.name),
+				findings = append(findings, f.Finding(RuleCRDFileMismatch, SeverityError, CRDPath(c.Name, "apiTypes."+fd.name),
 					fmt.Sprintf("apiTypes.%s is %q but crdFile %q says %q", fd.name, *fd.declared, c.CRDFile, *fd.file),
 					"make them agree, or drop apiTypes and let ork infer it from crdFile"))
 			}
@@ -68,7 +68,7 @@ func readCRDFile(c *CRD) []Finding {
 	if c.Namespaced == nil {
 		c.Namespaced = &namespaced
 	} else if *c.Namespaced != namespaced {
-		findings = append(findings, f.Finding(SeverityError, CRDPath(c.Name, "namespaced"),
+		findings = append(findings, f.Finding(RuleCRDFileMismatch, SeverityError, CRDPath(c.Name, "namespaced"),
 			fmt.Sprintf("namespaced is %v but crdFile %q has scope %s", *c.Namespaced, c.CRDFile, m.Spec.Scope),
 			"make them agree, or drop namespaced and let ork infer it from crdFile"))
 	}

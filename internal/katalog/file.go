@@ -38,11 +38,12 @@ func (f *File) Pos(path string) Pos {
 	return Pos{Line: 1, Column: 1}
 }
 
-// Finding builds a finding located at the node for path (a full node path, "spec.crds...").
-func (f *File) Finding(sev Severity, path, message, hint string) Finding {
+// Finding builds a finding of rule located at the node for path (a full node path,
+// "spec.crds...").
+func (f *File) Finding(rule Rule, sev Severity, path, message, hint string) Finding {
 	pos := f.Pos(path)
 	return Finding{
-		Severity: sev, File: f.Path, Line: pos.Line, Column: pos.Column,
+		Rule: rule, Severity: sev, File: f.Path, Line: pos.Line, Column: pos.Column,
 		Path: DisplayPath(path), Message: message, Hint: hint,
 	}
 }

@@ -101,7 +101,7 @@ func (s *Set) addCRDs(f *File) []Finding {
 		c.Name, c.Source = name, f
 		if prev := s.CRD(name); prev != nil {
 			pos := prev.Source.Pos(CRDPath(name, ""))
-			findings = append(findings, f.Finding(SeverityError, CRDPath(name, ""),
+			findings = append(findings, f.Finding(RuleDuplicateCRD, SeverityError, CRDPath(name, ""),
 				fmt.Sprintf("CRD %q is already declared in %s:%d", name, prev.Source.Path, pos.Line),
 				"give each CRD a unique name across all -f files"))
 			continue
@@ -120,14 +120,14 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, []Finding{f.Finding(SeverityError, "", "file is empty",
+			return nil, []Finding{f.Finding(RuleEmptyFile, SeverityError, "", "file is empty",
 				"start from examples/remote/katalog.yaml")}
 		}
 		line := 1
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		return nil, []Finding{{Severity: SeverityError, File: path, Line: line, Column: 1,
+		return nil, []Finding{{Rule: RuleYAMLSyntax, Severity: SeverityError, File: path, Line: line, Column: 1,
 			Message: "YAML syntax error: " + err.Error(), Hint: "fix the YAML syntax at this line"}}
 	}
 	var findings []Finding
@@ -138,7 +138,7 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 			break
 		}
 		if !emptyDocument(&extra) {
-			findings = append(findings, Finding{Severity: SeverityError, File: path,
+			findings = append(findings, Finding{Rule: RuleMultipleDocuments, Severity: SeverityError, File: path,
 				Line: extra.Line, Column: extra.Column, Message: "more than one YAML document",
 				Hint: "put one Katalog per file and pass each with -f"})
 			break
@@ -156,12 +156,12 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 
 	pruned, err := yaml.Marshal(&root)
 	if err != nil {
-		return nil, append(findings, f.Finding(SeverityError, "", "cannot re-encode: "+err.Error(), ""))
+		return nil, append(findings, f.Finding(RuleDecode, SeverityError, "", "cannot re-encode: "+err.Error(), ""))
 	}
 	var k Katalog
 	if err := sigsyaml.UnmarshalStrict(pruned, &k); err != nil {
 		// checkStructure should have caught everything strict decoding rejects; say so if not.
-		return nil, append(findings, f.Finding(SeverityError, "", "cannot decode: "+err.Error(), ""))
+		return nil, append(findings, f.Finding(RuleDecode, SeverityError, "", "cannot decode: "+err.Error(), ""))
 	}
 	f.Katalog = &k
 	return f, findings

@@ -102,7 +102,7 @@ func checkValue(f *File, n *yaml.Node, t reflect.Type, path string, out *[]Findi
 		if durationFields[path[strings.LastIndex(path, ".")+1:]] {
 			hint = "a Go duration with its unit, such as 30s or 10m" // "30" quoted is no duration either
 		}
-		*out = append(*out, f.Finding(SeverityError, path,
+		*out = append(*out, f.Finding(RuleWrongType, SeverityError, path,
 			fmt.Sprintf("expected %s, got %s", describeTag(want), describeNode(n)), hint))
 		return false
 	}
@@ -113,7 +113,7 @@ func expectKind(f *File, n *yaml.Node, kind yaml.Kind, what, path string, out *[
 	if n.Kind == kind {
 		return true
 	}
-	*out = append(*out, f.Finding(SeverityError, path,
+	*out = append(*out, f.Finding(RuleWrongType, SeverityError, path,
 		fmt.Sprintf("expected %s, got %s", what, describeNode(n)), ""))
 	return false
 }
@@ -128,7 +128,7 @@ func unknownField(f *File, path, name string, fields map[string]reflect.Type) Fi
 	if near := suggest.Nearest(name, known); near != "" {
 		hint = fmt.Sprintf("did you mean `%s`?", near)
 	}
-	return f.Finding(SeverityError, path, fmt.Sprintf("unknown field %q", name), hint)
+	return f.Finding(RuleUnknownField, SeverityError, path, fmt.Sprintf("unknown field %q", name), hint)
 }
 
 // jsonFields maps the json names of t's fields to their types; fields tagged "-" are not

@@ -46,7 +46,7 @@ func fixUnquoted(f *File, n *yaml.Node, path string, findings *[]Finding) {
 	}
 	text := fmt.Sprintf("{{ %s }}", inner.Content[0].Value)
 	*findings = append(*findings, Finding{
-		Severity: SeverityError, File: f.Path, Line: n.Line, Column: n.Column, Path: DisplayPath(path),
+		Rule: RuleUnquotedTemplate, Severity: SeverityError, File: f.Path, Line: n.Line, Column: n.Column, Path: DisplayPath(path),
 		Message: fmt.Sprintf("unquoted template %s: YAML reads `{{ ... }}` as a mapping", text),
 		Hint:    "quote it: " + yamlQuoted(text),
 	})

@@ -16,14 +16,10 @@ type FindingsReport struct {
 // Findings prints one line per finding and a summary line last:
 // file:line:col: error: path: message (hint: ...).
 func Findings(w io.Writer, st Style, fs []katalog.Finding) error {
-	errs, warns := 0, 0
 	for _, f := range fs {
 		label := st.Error("error")
 		if f.Severity == katalog.SeverityWarning {
 			label = st.Warning("warning")
-			warns++
-		} else {
-			errs++
 		}
 		line := fmt.Sprintf("%s:%d:%d: %s: ", f.File, f.Line, f.Column, label)
 		if f.Path != "" {
@@ -37,12 +33,29 @@ func Findings(w io.Writer, st Style, fs []katalog.Finding) error {
 			return err
 		}
 	}
-	summary := st.OK("valid")
+	return summary(w, st, fs)
+}
+
+// summary prints the last line of the text format: valid|invalid: N errors, N warnings.
+func summary(w io.Writer, st Style, fs []katalog.Finding) error {
+	errs, warns := count(fs)
+	verdict := st.OK("valid")
 	if errs > 0 {
-		summary = st.Error("invalid")
+		verdict = st.Error("invalid")
 	}
-	_, err := fmt.Fprintf(w, "%s: %s, %s\n", summary, plural(errs, "error"), plural(warns, "warning"))
+	_, err := fmt.Fprintf(w, "%s: %s, %s\n", verdict, plural(errs, "error"), plural(warns, "warning"))
 	return err
+}
+
+func count(fs []katalog.Finding) (errs, warns int) {
+	for _, f := range fs {
+		if f.Severity == katalog.SeverityWarning {
+			warns++
+		} else {
+			errs++
+		}
+	}
+	return errs, warns
 }
 
 // FindingsJSON prints the FindingsReport contract.

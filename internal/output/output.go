@@ -23,6 +23,10 @@ const (
 	Text Format = "text"
 	JSON Format = "json"
 	YAML Format = "yaml"
+	// GitHub, SARIF and JUnit are report formats of ork validate for CI systems.
+	GitHub Format = "github"
+	SARIF  Format = "sarif"
+	JUnit  Format = "junit"
 )
 
 // ParseFormat checks s against the formats a command supports.

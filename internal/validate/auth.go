@@ -20,13 +20,13 @@ func (k *checker) auth(a *katalog.Auth) {
 	}
 	at := remotePath + ".auth"
 	if a.SecretRef == nil {
-		k.errorAt(at+".secretRef", "auth missing secretRef",
+		k.errorAt(katalog.RuleSecretRef, at+".secretRef", "auth missing secretRef",
 			"set auth.secretRef.name and auth.secretRef.key to the Secret that holds the token")
 	} else {
 		k.secretRef(at+".secretRef", a.SecretRef, "")
 	}
 	if a.Header != "" && !httpguts.ValidHeaderFieldName(a.Header) {
-		k.errorAt(at+".header", fmt.Sprintf("header %q is not a valid HTTP header name", a.Header),
+		k.errorAt(katalog.RuleAuthHeader, at+".header", fmt.Sprintf("header %q is not a valid HTTP header name", a.Header),
 			"use a header token such as Authorization or X-Api-Key: no spaces, colons or other separators")
 	}
 }
@@ -37,7 +37,7 @@ func (k *checker) auth(a *katalog.Auth) {
 func (k *checker) secretRef(at string, ref *katalog.SecretKeyRef, defaultKey string) {
 	switch {
 	case ref.Name == "":
-		k.errorAt(at+".name", "secretRef missing name", "set name to the Secret's name")
+		k.errorAt(katalog.RuleSecretRef, at+".name", "secretRef missing name", "set name to the Secret's name")
 	case render.IsTemplate(ref.Name):
 		k.template(at+".name", ref.Name)
 	default:
@@ -52,7 +52,7 @@ func (k *checker) secretRef(at string, ref *katalog.SecretKeyRef, defaultKey str
 	switch {
 	case ref.Key == "" && defaultKey != "":
 	case ref.Key == "":
-		k.errorAt(at+".key", "secretRef missing key", "set key to the entry of the Secret's data to read")
+		k.errorAt(katalog.RuleSecretRef, at+".key", "secretRef missing key", "set key to the entry of the Secret's data to read")
 	default:
 		k.invalid(at+".key", "secretRef key", ref.Key, validation.IsConfigMapKey(ref.Key),
 			"Secret keys are letters, digits, '-', '_' and '.'")
@@ -64,7 +64,7 @@ const nameHint = "Kubernetes names are lowercase letters, digits, '-' and '.'"
 // invalid reports the problems Kubernetes' own validation found in a name.
 func (k *checker) invalid(at, what, value string, problems []string, hint string) {
 	if len(problems) > 0 {
-		k.errorAt(at, fmt.Sprintf("%s %q is invalid: %s", what, value, strings.Join(problems, "; ")), hint)
+		k.errorAt(katalog.RuleSecretRef, at, fmt.Sprintf("%s %q is invalid: %s", what, value, strings.Join(problems, "; ")), hint)
 	}
 }
 
@@ -75,7 +75,7 @@ func (k *checker) tls(t *katalog.TLS) {
 	}
 	at := remotePath + ".tls"
 	if t.CAFile != "" && t.CASecretRef != nil {
-		k.errorAt(at, "tls sets both caFile and caSecretRef",
+		k.errorAt(katalog.RuleTLSCA, at, "tls sets both caFile and caSecretRef",
 			"keep one: caSecretRef in a cluster, caFile for local runs")
 	}
 	if t.CAFile != "" {
@@ -85,7 +85,7 @@ func (k *checker) tls(t *katalog.TLS) {
 		k.secretRef(at+".caSecretRef", t.CASecretRef, katalog.DefaultCAKey)
 	}
 	if t.InsecureSkipVerify {
-		k.warnAt(at+".insecureSkipVerify", "tls.insecureSkipVerify turns off certificate verification",
+		k.warnAt(katalog.RuleInsecureSkipVerify, at+".insecureSkipVerify", "tls.insecureSkipVerify turns off certificate verification",
 			"trust a private CA with caFile or caSecretRef instead")
 	}
 }
@@ -93,11 +93,11 @@ func (k *checker) tls(t *katalog.TLS) {
 func (k *checker) caFile(at, p string) {
 	data, err := os.ReadFile(k.crd.Source.Resolve(p))
 	if err != nil {
-		k.errorAt(at, fmt.Sprintf("cannot read caFile %q: %v", p, katalog.PathlessError(err)), "caFile is relative to the Katalog file")
+		k.errorAt(katalog.RuleCAFile, at, fmt.Sprintf("cannot read caFile %q: %v", p, katalog.PathlessError(err)), "caFile is relative to the Katalog file")
 		return
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(data) {
-		k.errorAt(at, fmt.Sprintf("caFile %q holds no PEM certificate", p),
+		k.errorAt(katalog.RuleCAFile, at, fmt.Sprintf("caFile %q holds no PEM certificate", p),
 			"point caFile at a PEM file with -----BEGIN CERTIFICATE----- blocks")
 	}
 }

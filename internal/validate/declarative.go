@@ -26,7 +26,7 @@ func (k *checker) declarative() {
 			continue
 		}
 		if k.crd.IsRemote() {
-			k.warnAt("operatorBox."+b.name,
+			k.warnAt(katalog.RuleDeclarativeIgnored, "operatorBox."+b.name,
 				fmt.Sprintf("%s is ignored: CRD %q uses reconcile.remote", b.name, k.crd.Name),
 				fmt.Sprintf("remove %s, or have the remote reconciler return these resources", b.name))
 		}
@@ -34,7 +34,7 @@ func (k *checker) declarative() {
 			at := "operatorBox." + b.name + "." + block
 			t, ok := resources.LookupBlock(block)
 			if !ok {
-				k.errorAt(at, fmt.Sprintf("unknown resource block %q in %s", block, b.name), blockHint(block))
+				k.errorAt(katalog.RuleResourceBlock, at, fmt.Sprintf("unknown resource block %q in %s", block, b.name), blockHint(block))
 				continue
 			}
 			for i, e := range entries {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/suggest"
@@ -48,7 +49,7 @@ func (k *checker) entry(at string, t resources.TypeInfo, e map[string]any) {
 		}
 		var fe *resources.FieldError
 		if !errors.As(err, &fe) || fe.Field == "" {
-			k.errorAt(at, err.Error(), hint)
+			k.errorAt(katalog.RuleDeclarativeEntry, at, err.Error(), hint)
 			return
 		}
 		key, _, _ := strings.Cut(fe.Field, ".")
@@ -62,7 +63,7 @@ func (k *checker) entry(at string, t resources.TypeInfo, e map[string]any) {
 		if msg == "required" {
 			msg = "required field missing"
 		}
-		k.errorAt(at+"."+fe.Field, t.Type+" entry: "+msg, hint)
+		k.errorAt(katalog.RuleDeclarativeEntry, at+"."+fe.Field, t.Type+" entry: "+msg, hint)
 		if near := suggest.Nearest(key, required); near != "" && fields[near] == nil && fe.Field == key {
 			// "imag" is reported as a typo of image: not also image as missing.
 			fields[near] = standIns[near]

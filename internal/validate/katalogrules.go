@@ -17,22 +17,22 @@ func checkFile(f *katalog.File) []katalog.Finding {
 	switch k.APIVersion {
 	case katalog.APIVersion, katalog.LegacyAPIVersion:
 	case "":
-		out = append(out, f.Finding(katalog.SeverityError, "apiVersion", "apiVersion is missing", apiHint))
+		out = append(out, f.Finding(katalog.RuleAPIVersion, katalog.SeverityError, "apiVersion", "apiVersion is missing", apiHint))
 	default:
-		out = append(out, f.Finding(katalog.SeverityError, "apiVersion",
+		out = append(out, f.Finding(katalog.RuleAPIVersion, katalog.SeverityError, "apiVersion",
 			fmt.Sprintf("apiVersion %q is not a Katalog apiVersion", k.APIVersion),
 			fmt.Sprintf("%s (or the legacy %s)", apiHint, katalog.LegacyAPIVersion)))
 	}
 	switch k.Kind {
 	case katalog.Kind:
 	case "":
-		out = append(out, f.Finding(katalog.SeverityError, "kind", "kind is missing", "set kind: Katalog"))
+		out = append(out, f.Finding(katalog.RuleKind, katalog.SeverityError, "kind", "kind is missing", "set kind: Katalog"))
 	default:
-		out = append(out, f.Finding(katalog.SeverityError, "kind",
+		out = append(out, f.Finding(katalog.RuleKind, katalog.SeverityError, "kind",
 			fmt.Sprintf("kind %q is not Katalog", k.Kind), "set kind: Katalog"))
 	}
 	if len(k.Spec.CRDs) == 0 {
-		out = append(out, f.Finding(katalog.SeverityError, "spec.crds", "no CRDs declared under spec.crds",
+		out = append(out, f.Finding(katalog.RuleNoCRDs, katalog.SeverityError, "spec.crds", "no CRDs declared under spec.crds",
 			"declare at least one CRD, e.g. spec.crds.webapp with apiTypes or crdFile"))
 	}
 	return out
@@ -46,7 +46,7 @@ func (k *checker) apiTypes() {
 		return // the loader reported why crdFile is unusable; missing fields would only echo it
 	}
 	if c.APITypes == nil {
-		k.errorAt("apiTypes", fmt.Sprintf("CRD %q has neither apiTypes nor crdFile", c.Name),
+		k.errorAt(katalog.RuleAPITypes, "apiTypes", fmt.Sprintf("CRD %q has neither apiTypes nor crdFile", c.Name),
 			"set apiTypes: {group, version, kind, plural}, or crdFile: the path of the CRD manifest")
 		return
 	}
@@ -57,12 +57,12 @@ func (k *checker) apiTypes() {
 		{"plural", c.APITypes.Plural, "webapps"},
 	} {
 		if f.value == "" {
-			k.errorAt("apiTypes."+f.name, "apiTypes missing "+f.name,
+			k.errorAt(katalog.RuleAPITypes, "apiTypes."+f.name, "apiTypes missing "+f.name,
 				fmt.Sprintf("set apiTypes.%s, e.g. %s", f.name, f.example))
 		}
 	}
 	if p := c.APITypes.Plural; p != strings.ToLower(p) {
-		k.errorAt("apiTypes.plural", fmt.Sprintf("apiTypes.plural %q is not lowercase", p),
+		k.errorAt(katalog.RuleLowercasePlural, "apiTypes.plural", fmt.Sprintf("apiTypes.plural %q is not lowercase", p),
 			fmt.Sprintf("resource names are lowercase: use %q", strings.ToLower(p)))
 	}
 }
@@ -71,7 +71,7 @@ func (k *checker) apiTypes() {
 func (k *checker) crFiles() {
 	for i, p := range k.crd.CRFiles {
 		if _, err := os.Stat(k.crd.Source.Resolve(p)); err != nil {
-			k.errorAt(fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, katalog.PathlessError(err)),
+			k.errorAt(katalog.RuleCRFile, fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, katalog.PathlessError(err)),
 				"crFiles are relative to the Katalog file")
 		}
 	}
@@ -81,17 +81,17 @@ func (k *checker) crFiles() {
 func (k *checker) reconcile() {
 	r := k.crd.OperatorBox.Reconcile
 	if r.Workers != nil && (*r.Workers < 1 || *r.Workers > 64) {
-		k.errorAt("operatorBox.reconcile.workers", fmt.Sprintf("workers is %d, want 1..64", *r.Workers),
+		k.errorAt(katalog.RuleWorkers, "operatorBox.reconcile.workers", fmt.Sprintf("workers is %d, want 1..64", *r.Workers),
 			"set workers between 1 and 64, or omit it for the default of 4")
 	}
 	if r.Resync != "" {
 		if msg := checkDuration("resync", r.Resync); msg != "" {
-			k.errorAt("operatorBox.reconcile.resync", msg,
+			k.errorAt(katalog.RuleDuration, "operatorBox.reconcile.resync", msg,
 				"use a Go duration such as 10m or 1h, or omit resync to turn periodic reconciles off")
 		}
 	}
 	if r.Remote == nil && !r.DefaultEnabled() {
-		k.warnAt("operatorBox.reconcile.default",
+		k.warnAt(katalog.RuleNothingReconciles, "operatorBox.reconcile.default",
 			fmt.Sprintf("CRD %q has reconcile.default: false and no reconcile.remote: nothing reconciles it", k.crd.Name),
 			"set reconcile.default: true to use onCreate/onReconcile/onDelete, or add reconcile.remote")
 	}

@@ -20,12 +20,12 @@ func (k *checker) remote() {
 	}
 	k.endpoint(r.Endpoint)
 	if r.Protocol != "" && r.Protocol != "http" {
-		k.errorAt(remotePath+".protocol", fmt.Sprintf("protocol %q is not supported", r.Protocol),
+		k.errorAt(katalog.RuleProtocol, remotePath+".protocol", fmt.Sprintf("protocol %q is not supported", r.Protocol),
 			"http is the only protocol (https endpoints included): remove protocol or set protocol: http")
 	}
 	if r.Timeout != "" {
 		if msg := checkDuration("timeout", r.Timeout); msg != "" {
-			k.errorAt(remotePath+".timeout", msg, "use a positive Go duration such as 30s (the default)")
+			k.errorAt(katalog.RuleDuration, remotePath+".timeout", msg, "use a positive Go duration such as 30s (the default)")
 		}
 	}
 	k.templates(remotePath+".args", r.Args)
@@ -40,7 +40,7 @@ func (k *checker) endpoint(ep string) {
 	at := remotePath + ".endpoint"
 	const example = "e.g. https://my-reconciler.internal/reconcile"
 	if ep == "" {
-		k.errorAt(at, "reconcile.remote.endpoint is required", "set endpoint to the reconciler's URL, "+example)
+		k.errorAt(katalog.RuleEndpoint, at, "reconcile.remote.endpoint is required", "set endpoint to the reconciler's URL, "+example)
 		return
 	}
 	if render.IsTemplate(ep) {
@@ -50,12 +50,12 @@ func (k *checker) endpoint(ep string) {
 	u, err := url.Parse(ep)
 	switch {
 	case err != nil:
-		k.errorAt(at, fmt.Sprintf("endpoint %q is not a URL: %v", ep, err), "write an absolute http(s) URL, "+example)
+		k.errorAt(katalog.RuleEndpoint, at, fmt.Sprintf("endpoint %q is not a URL: %v", ep, err), "write an absolute http(s) URL, "+example)
 	case u.Scheme == "" || u.Host == "":
-		k.errorAt(at, fmt.Sprintf("endpoint %q is not an absolute URL", ep),
+		k.errorAt(katalog.RuleEndpoint, at, fmt.Sprintf("endpoint %q is not an absolute URL", ep),
 			"write the scheme and host too, "+example)
 	case u.Scheme != "http" && u.Scheme != "https":
-		k.errorAt(at, fmt.Sprintf("endpoint %q uses scheme %q: only http and https are supported", ep, u.Scheme),
+		k.errorAt(katalog.RuleEndpoint, at, fmt.Sprintf("endpoint %q uses scheme %q: only http and https are supported", ep, u.Scheme),
 			"serve the reconciler over http or https, "+example)
 	}
 }
@@ -65,7 +65,7 @@ func (k *checker) payload(p katalog.Payload) {
 	k.excludes(remotePath+".payload.object.exclude", p.Object.Exclude)
 	k.excludes(remotePath+".payload.children.exclude", p.Children.Exclude)
 	if len(p.Children.Exclude) > 0 && !p.Children.Enabled {
-		k.warnAt(remotePath+".payload.children.exclude",
+		k.warnAt(katalog.RuleChildrenExcludeUnused, remotePath+".payload.children.exclude",
 			"payload.children.exclude has no effect while payload.children.enabled is false",
 			"set payload.children.enabled: true to send owned children, or remove the exclude list")
 	}
@@ -74,7 +74,7 @@ func (k *checker) payload(p katalog.Payload) {
 func (k *checker) excludes(at string, paths []string) {
 	for i, p := range paths {
 		if _, err := dotpath.Parse(p); err != nil {
-			k.errorAt(fmt.Sprintf("%s[%d]", at, i), fmt.Sprintf("exclude path %q: %v", p, err),
+			k.errorAt(katalog.RuleExcludePath, fmt.Sprintf("%s[%d]", at, i), fmt.Sprintf("exclude path %q: %v", p, err),
 				`write dot-separated keys such as metadata.managedFields; escape a dot inside a key as \.`)
 		}
 	}
@@ -85,7 +85,7 @@ func (k *checker) excludes(at string, paths []string) {
 func (k *checker) managedResources(mrs []katalog.ManagedResource) {
 	at := remotePath + ".managedResources"
 	if len(mrs) == 0 {
-		k.warnAt(at, "reconcile.remote declares no managedResources: every resource the reconciler returns will be rejected",
+		k.warnAt(katalog.RuleNoManagedResources, at, "reconcile.remote declares no managedResources: every resource the reconciler returns will be rejected",
 			`list each group and plural the reconciler may return, e.g. {group: apps, plural: deployments}`)
 		return
 	}
@@ -93,17 +93,17 @@ func (k *checker) managedResources(mrs []katalog.ManagedResource) {
 	for i, m := range mrs {
 		entry := fmt.Sprintf("%s[%d]", at, i)
 		if m.Plural == "" {
-			k.errorAt(entry+".plural", fmt.Sprintf("managedResources[%d] missing plural", i),
+			k.errorAt(katalog.RuleManagedResourcePlural, entry+".plural", fmt.Sprintf("managedResources[%d] missing plural", i),
 				`set plural to the resource name, e.g. deployments (group "" is the core group)`)
 			continue
 		}
 		if m.Plural != strings.ToLower(m.Plural) {
-			k.errorAt(entry+".plural", fmt.Sprintf("managedResources[%d].plural %q is not lowercase", i, m.Plural),
+			k.errorAt(katalog.RuleLowercasePlural, entry+".plural", fmt.Sprintf("managedResources[%d].plural %q is not lowercase", i, m.Plural),
 				fmt.Sprintf("resource names are lowercase: use %q", strings.ToLower(m.Plural)))
 		}
 		key := m.Group + "/" + m.Plural
 		if first, ok := seen[key]; ok {
-			k.errorAt(entry, fmt.Sprintf("managedResources[%d] duplicates managedResources[%d] (group %q, plural %q)",
+			k.errorAt(katalog.RuleDuplicateManagedResource, entry, fmt.Sprintf("managedResources[%d] duplicates managedResources[%d] (group %q, plural %q)",
 				i, first, m.Group, m.Plural), "remove the duplicate entry")
 			continue
 		}

@@ -42,7 +42,7 @@ func (k *checker) template(at, text string) {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // drop render's "parse template:" prefix; "template does not parse" says it
 		}
-		k.errorAt(at, "template does not parse: "+err.Error(),
+		k.errorAt(katalog.RuleTemplateSyntax, at, "template does not parse: "+err.Error(),
 			"templates are Go text/template over the custom resource (.metadata.name, .spec.x); functions: "+
 				strings.Join(render.FuncNames(), ", "))
 		return
@@ -63,7 +63,7 @@ func (k *checker) template(at, text string) {
 		if near := suggest.Nearest(missing[strings.LastIndex(missing, ".")+1:], known); near != "" {
 			hint = fmt.Sprintf("did you mean %s%s?", missing[:strings.LastIndex(missing, ".")+1], near)
 		}
-		k.warnAt(at, fmt.Sprintf("template reads %s, which the CRD schema does not define", missing), hint)
+		k.warnAt(katalog.RuleTemplateField, at, fmt.Sprintf("template reads %s, which the CRD schema does not define", missing), hint)
 	}
 }
 

@@ -41,16 +41,16 @@ type checker struct {
 	out    []katalog.Finding
 }
 
-func (k *checker) errorAt(rest, msg, hint string) {
-	k.add(katalog.SeverityError, rest, msg, hint)
+func (k *checker) errorAt(rule katalog.Rule, rest, msg, hint string) {
+	k.add(rule, katalog.SeverityError, rest, msg, hint)
 }
 
-func (k *checker) warnAt(rest, msg, hint string) {
-	k.add(katalog.SeverityWarning, rest, msg, hint)
+func (k *checker) warnAt(rule katalog.Rule, rest, msg, hint string) {
+	k.add(rule, katalog.SeverityWarning, rest, msg, hint)
 }
 
-func (k *checker) add(sev katalog.Severity, rest, msg, hint string) {
-	k.out = append(k.out, k.crd.Source.Finding(sev, katalog.CRDPath(k.crd.Name, rest), msg, hint))
+func (k *checker) add(rule katalog.Rule, sev katalog.Severity, rest, msg, hint string) {
+	k.out = append(k.out, k.crd.Source.Finding(rule, sev, katalog.CRDPath(k.crd.Name, rest), msg, hint))
 }
 
 // remoteRequiresDefaultOff is the seed's rule: reconcile.remote needs reconcile.default: false,
@@ -64,7 +64,7 @@ func remoteRequiresDefaultOff(c *katalog.CRD) []katalog.Finding {
 	if r.Default != nil {
 		at = katalog.CRDPath(c.Name, "operatorBox.reconcile.default")
 	}
-	return []katalog.Finding{c.Source.Finding(katalog.SeverityError, at,
+	return []katalog.Finding{c.Source.Finding(katalog.RuleRemoteRequiresDefaultOff, katalog.SeverityError, at,
 		fmt.Sprintf("CRD %q: reconcile.remote requires reconcile.default: false", c.Name),
 		"set `reconcile.default: false` so the built-in declarative reconciler does not also run")}
 }
@@ -78,7 +78,7 @@ func (k *checker) statusSubresource() {
 	}
 	for _, v := range k.crd.Manifest.Spec.Versions {
 		if v.Name == k.crd.APITypes.Version && (v.Subresources == nil || v.Subresources.Status == nil) {
-			k.warnAt("crdFile", fmt.Sprintf("version %s of %s has no status subresource: ork run writes no status (no Ready condition, no observedGeneration) for its custom resources",
+			k.warnAt(katalog.RuleStatusSubresource, "crdFile", fmt.Sprintf("version %s of %s has no status subresource: ork run writes no status (no Ready condition, no observedGeneration) for its custom resources",
 				v.Name, k.crd.Manifest.Name), "add `subresources: {status: {}}` to the version in the CRD")
 		}
 	}

@@ -135,3 +135,27 @@ func TestEveryGoldenHasACase(t *testing.T) {
 		}
 	}
 }
+
+// Every finding names its rule, with the rule's severity, and every rule but the internal
+// decode check has a case: SARIF and JUnit reports group by these IDs.
+func TestEveryFindingNamesItsRule(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "invalid"))
+	seen := map[katalog.Rule]bool{}
+	for _, tc := range cases(t) {
+		for _, f := range run(t, tc.files...) {
+			info, ok := f.Rule.Info()
+			switch {
+			case !ok:
+				t.Errorf("%s: finding %q has no known rule (%q)", tc.name, f.Message, f.Rule)
+			case info.Severity != f.Severity:
+				t.Errorf("%s: finding %q is a %s, but rule %s is a %s", tc.name, f.Message, f.Severity, f.Rule, info.Severity)
+			}
+			seen[f.Rule] = true
+		}
+	}
+	for _, r := range katalog.Rules() {
+		if !seen[r.ID] && r.ID != katalog.RuleDecode {
+			t.Errorf("rule %s has no case in %s/invalid", r.ID, testdata)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orkspace/ork/internal/scaffold"
+)
+
+type initOptions struct {
+	dir   string
+	force bool
+	gen   scaffold.Options
+}
+
+func newInitCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Write a new operator's Katalog, CRD, sample custom resource and, with --remote, a reconciler",
+		Long: `Write a working starting point into DIR (default: the current directory): katalog.yaml, the
+CRD (crd.yaml) and a sample custom resource (cr.yaml). Without --remote the Katalog uses the
+declarative reconciler (a Deployment and a Service per custom resource; try ork simulate).
+--remote go or --remote python adds reconciler/, an HTTP reconciler that uses only the
+language's standard library, with its own test (go test ./... or python3 -m unittest), and
+secret.yaml, the token ork sends it. The Katalog passes ork validate as written, and its first
+line points editors at the Katalog schema. Existing files are never overwritten unless --force:
+ork init checks them all first and writes nothing when one exists (exit 1).`,
+		Example: `  ork init my-operator
+  ork init my-operator --remote go --kind Database --group data.myorg.io
+  ork validate -f my-operator/katalog.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError("ork init takes one directory, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := completeInit(env, args)
+			if err != nil {
+				return err
+			}
+			return runInit(env, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.String("remote", string(scaffold.RemoteNone), "reconciler to write: go, python, or none (the declarative reconciler)")
+	f.String("name", "", "the CRD's name in the Katalog (default: the kind in lower case)")
+	f.String("group", scaffold.DefaultGroup, "the custom resource's API group")
+	f.String("kind", scaffold.DefaultKind, "the custom resource's kind (CamelCase)")
+	f.Bool("force", false, "overwrite files that exist")
+	return cmd
+}
+
+func completeInit(env *Env, args []string) (initOptions, error) {
+	cfg := env.Config()
+	opts := initOptions{dir: ".", force: cfg.Bool("force"), gen: scaffold.Options{
+		Kind: cfg.String("kind"), Group: cfg.String("group"), Name: cfg.String("name"),
+		Remote: scaffold.Remote(cfg.String("remote")),
+	}.Complete()}
+	if len(args) == 1 {
+		opts.dir = args[0]
+	}
+	if err := opts.gen.Validate(); err != nil {
+		return initOptions{}, usageError("ork init: %v", err)
+	}
+	return opts, nil
+}
+
+func runInit(env *Env, opts initOptions) error {
+	files, err := scaffold.Files(opts.gen)
+	if err != nil {
+		return err
+	}
+	written, err := scaffold.Write(opts.dir, files, opts.force)
+	var exists *scaffold.ExistsError
+	if errors.As(err, &exists) {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("ork init: %w", err)}
+	}
+	for _, p := range written {
+		fmt.Fprintf(env.Streams.Out, "wrote %s\n", p)
+	}
+	if err != nil {
+		return fmt.Errorf("ork init: %w", err)
+	}
+	_, err = fmt.Fprintf(env.Streams.Out, "next:\n%s", nextSteps(opts))
+	return err
+}
+
+// nextSteps are the commands that take the new operator from files to a running one.
+func nextSteps(opts initOptions) string {
+	k := filepath.Join(opts.dir, "katalog.yaml")
+	rec := filepath.Join(opts.dir, "reconciler")
+	steps := fmt.Sprintf("  ork validate -f %s\n", k)
+	switch opts.gen.Remote {
+	case scaffold.RemoteGo:
+		steps += fmt.Sprintf("  (cd %s && go test ./... && RECONCILER_TOKEN=change-me go run . -addr 127.0.0.1:8088)\n", rec)
+	case scaffold.RemotePython:
+		steps += fmt.Sprintf("  (cd %s && python3 -m unittest && RECONCILER_TOKEN=change-me python3 reconciler.py --addr 127.0.0.1:8088)\n", rec)
+	default:
+		return steps + fmt.Sprintf("  ork simulate -f %s\n  ork run --install-crds -f %s\n  kubectl apply -f %s\n",
+			k, k, filepath.Join(opts.dir, "cr.yaml"))
+	}
+	return steps + fmt.Sprintf("  kubectl apply -f %s\n  ork run --install-crds --namespace default -f %s\n  kubectl apply -f %s\n",
+		filepath.Join(opts.dir, "secret.yaml"), k, filepath.Join(opts.dir, "cr.yaml"))
+}

@@ -1,0 +1,122 @@
+package katalog
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Rule names the check behind a Finding. IDs are stable: CI dashboards (SARIF ruleId, JUnit
+// classname) group and suppress findings by them, so one is never renamed or reused.
+type Rule string
+
+// The rules of the loader (this package) and of internal/validate.
+const (
+	RuleYAMLSyntax        Rule = "yaml-syntax"
+	RuleEmptyFile         Rule = "empty-file"
+	RuleMultipleDocuments Rule = "multiple-documents"
+	RuleDecode            Rule = "decode"
+	RuleUnknownField      Rule = "unknown-field"
+	RuleWrongType         Rule = "wrong-type"
+	RuleUnquotedTemplate  Rule = "unquoted-template"
+	RuleDuplicateCRD      Rule = "duplicate-crd"
+	RuleCRDFile           Rule = "crd-file"
+	RuleCRDFileMismatch   Rule = "crd-file-mismatch"
+	RuleStatusSubresource Rule = "status-subresource"
+
+	RuleAPIVersion               Rule = "api-version"
+	RuleKind                     Rule = "kind"
+	RuleNoCRDs                   Rule = "no-crds"
+	RuleAPITypes                 Rule = "api-types"
+	RuleLowercasePlural          Rule = "lowercase-plural"
+	RuleCRFile                   Rule = "cr-file"
+	RuleWorkers                  Rule = "workers"
+	RuleDuration                 Rule = "duration"
+	RuleNothingReconciles        Rule = "nothing-reconciles"
+	RuleRemoteRequiresDefaultOff Rule = "remote-requires-default-false"
+	RuleEndpoint                 Rule = "endpoint"
+	RuleProtocol                 Rule = "protocol"
+	RuleTemplateSyntax           Rule = "template-syntax"
+	RuleTemplateField            Rule = "template-field"
+	RuleExcludePath              Rule = "exclude-path"
+	RuleChildrenExcludeUnused    Rule = "children-exclude-unused"
+	RuleNoManagedResources       Rule = "no-managed-resources"
+	RuleManagedResourcePlural    Rule = "managed-resource-plural"
+	RuleDuplicateManagedResource Rule = "duplicate-managed-resource"
+	RuleSecretRef                Rule = "secret-ref"
+	RuleAuthHeader               Rule = "auth-header"
+	RuleTLSCA                    Rule = "tls-ca"
+	RuleCAFile                   Rule = "ca-file"
+	RuleInsecureSkipVerify       Rule = "insecure-skip-verify"
+	RuleDeclarativeIgnored       Rule = "declarative-ignored"
+	RuleResourceBlock            Rule = "resource-block"
+	RuleDeclarativeEntry         Rule = "declarative-entry"
+)
+
+// RuleInfo describes a rule for reports that list their rules (SARIF's tool.driver.rules).
+type RuleInfo struct {
+	ID Rule
+	// Severity of every finding of the rule.
+	Severity Severity
+	// Summary is one sentence saying what the rule checks.
+	Summary string
+	// Schema is true when schema/katalog.schema.json rejects what the rule rejects, so that an
+	// editor shows it too; false for what needs the file system, the template parser or more
+	// than one file, and for warnings (a schema has no warnings).
+	Schema bool
+}
+
+// Rules returns every rule, sorted by ID.
+func Rules() []RuleInfo {
+	rs := []RuleInfo{
+		{RuleYAMLSyntax, SeverityError, "The file is valid YAML.", true},
+		{RuleEmptyFile, SeverityError, "The file holds a Katalog, not nothing.", true},
+		{RuleMultipleDocuments, SeverityError, "A file holds one Katalog: one YAML document.", false},
+		{RuleDecode, SeverityError, "The Katalog decodes (an internal check: a finding here is a bug in ork).", false},
+		{RuleUnknownField, SeverityError, "Every field is a known Katalog field, spelt in camelCase.", true},
+		{RuleWrongType, SeverityError, "Every value has its field's type (string, boolean, integer, list, mapping).", true},
+		{RuleUnquotedTemplate, SeverityError, "A {{ template }} value is quoted, or YAML reads it as a mapping.", true},
+		{RuleDuplicateCRD, SeverityError, "A CRD name is unique across all -f files.", false},
+		{RuleCRDFile, SeverityError, "crdFile is a readable CustomResourceDefinition manifest.", false},
+		{RuleCRDFileMismatch, SeverityError, "apiTypes and namespaced agree with crdFile.", false},
+		{RuleStatusSubresource, SeverityWarning, "crdFile's version has the status subresource (without it ork run writes no status).", false},
+		{RuleAPIVersion, SeverityError, "apiVersion is orkestra.orkspace.io/v1 (or the legacy orkestra.konductor.io/v1Alpha).", true},
+		{RuleKind, SeverityError, "kind is Katalog.", true},
+		{RuleNoCRDs, SeverityError, "spec.crds declares at least one CRD.", true},
+		{RuleAPITypes, SeverityError, "A CRD has apiTypes with group, version, kind and plural, or a crdFile.", true},
+		{RuleLowercasePlural, SeverityError, "A plural (resource name) is lowercase.", true},
+		{RuleCRFile, SeverityError, "Every crFiles entry is a readable file.", false},
+		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
+		{RuleDuration, SeverityError, "reconcile.resync and remote.timeout are positive Go durations.", true},
+		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},
+		{RuleRemoteRequiresDefaultOff, SeverityError, "reconcile.remote requires reconcile.default: false.", true},
+		{RuleEndpoint, SeverityError, "remote.endpoint is set: an absolute http(s) URL or a template.", true},
+		{RuleProtocol, SeverityError, "remote.protocol is http.", true},
+		{RuleTemplateSyntax, SeverityError, "Every template parses with ork's function set.", false},
+		{RuleTemplateField, SeverityWarning, "A template reads only .spec and .status fields the crdFile's schema defines.", false},
+		{RuleExcludePath, SeverityError, "Every payload exclude entry is a dot-path.", true},
+		{RuleChildrenExcludeUnused, SeverityWarning, "payload.children.exclude is used only with payload.children.enabled.", false},
+		{RuleNoManagedResources, SeverityWarning, "reconcile.remote declares managedResources.", false},
+		{RuleManagedResourcePlural, SeverityError, "Every managedResources entry names a plural.", true},
+		{RuleDuplicateManagedResource, SeverityError, "No managedResources entry repeats a group and plural.", false},
+		{RuleSecretRef, SeverityError, "A secretRef has a valid name and key (and namespace); auth has a secretRef.", true},
+		{RuleAuthHeader, SeverityError, "auth.header is a valid HTTP header name.", true},
+		{RuleTLSCA, SeverityError, "tls sets caFile or caSecretRef, not both.", true},
+		{RuleCAFile, SeverityError, "tls.caFile is a readable PEM certificate bundle.", false},
+		{RuleInsecureSkipVerify, SeverityWarning, "tls.insecureSkipVerify is off.", false},
+		{RuleDeclarativeIgnored, SeverityWarning, "onCreate, onReconcile and onDelete are not declared next to reconcile.remote, which ignores them.", false},
+		{RuleResourceBlock, SeverityError, "Every onCreate/onReconcile/onDelete key is a known resource block.", true},
+		{RuleDeclarativeEntry, SeverityError, "Every declarative entry has its type's fields: the required ones, no unknown ones, literals of the right type.", true},
+	}
+	slices.SortFunc(rs, func(a, b RuleInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return rs
+}
+
+// Info returns the rule's description; ok is false for an unknown rule.
+func (r Rule) Info() (RuleInfo, bool) {
+	for _, info := range Rules() {
+		if info.ID == r {
+			return info, true
+		}
+	}
+	return RuleInfo{}, false
+}

@@ -1,0 +1,180 @@
+package scaffold
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/katalogschema"
+	"github.com/orkspace/ork/internal/validate"
+	"github.com/orkspace/ork/schema"
+)
+
+// write renders o's files into a new temporary directory and returns it.
+func write(t *testing.T, o Options) string {
+	t.Helper()
+	o = o.Complete()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Write(dir, files, false); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Every flavour is a Katalog that ork validate passes without a finding, warnings included,
+// and that the Katalog schema accepts.
+func TestEveryFlavourValidates(t *testing.T) {
+	v, err := katalogschema.NewValidator(schema.Katalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{
+		{},
+		{Remote: RemoteGo},
+		{Remote: RemotePython, Kind: "Database", Group: "data.myorg.io", Name: "db"},
+	} {
+		t.Run(string(o.Complete().Remote), func(t *testing.T) {
+			dir := write(t, o)
+			k := filepath.Join(dir, "katalog.yaml")
+			set, fs, err := katalog.Load([]string{k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs = append(fs, validate.Katalog(set)...)
+			for _, f := range fs {
+				t.Errorf("%s:%d:%d: %s: %s: %s", f.File, f.Line, f.Column, f.Severity, f.Path, f.Message)
+			}
+			data, err := os.ReadFile(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.Check(data); err != nil {
+				t.Errorf("the Katalog schema rejects katalog.yaml: %v", err)
+			}
+			if !strings.HasPrefix(string(data), "# yaml-language-server: $schema="+katalogschema.ID+"\n") {
+				t.Errorf("katalog.yaml does not start with the editor's schema line:\n%s", data)
+			}
+		})
+	}
+}
+
+// The Go reconciler is a module of its own whose test passes: go test in a copy, as a user
+// would run it.
+func TestGoReconcilerTestPasses(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	dir := write(t, Options{Remote: RemoteGo, Name: "web-app"})
+	cmd := exec.Command(goBin, "test", "-count=1", "./...")
+	cmd.Dir = filepath.Join(dir, "reconciler")
+	// Its own module: no workspace, no flags of ork's build, and the Go at hand.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test in the generated reconciler: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "ok ") {
+		t.Errorf("go test ran no test:\n%s", out)
+	}
+}
+
+// The Python reconciler's unittest passes, where python3 is installed.
+func TestPythonReconcilerTestPasses(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	dir := write(t, Options{Remote: RemotePython, Name: "web-app"})
+	cmd := exec.Command(python, "-m", "unittest", "-v")
+	cmd.Dir = filepath.Join(dir, "reconciler")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 -m unittest in the generated reconciler: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "Ran 7 tests") || !strings.Contains(string(out), "\nOK") {
+		t.Errorf("want 7 tests, all passing:\n%s", out)
+	}
+}
+
+func TestWriteRefusesToOverwriteUnlessForced(t *testing.T) {
+	files, err := Files(Options{Remote: RemoteGo}.Complete())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Write(dir, files, false); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, "cr.yaml")
+	if err := os.WriteFile(mine, []byte("my edits\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "katalog.yaml")); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Write(dir, files, false)
+	var exists *ExistsError
+	if !errors.As(err, &exists) || len(exists.Paths) != len(files)-1 || !slices.Contains(exists.Paths, mine) {
+		t.Fatalf("want every existing file refused, got %v", err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "my edits\n" {
+		t.Errorf("a refused write changed %s", mine)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "katalog.yaml")); err == nil {
+		t.Error("a refused write wrote the missing katalog.yaml: it must write nothing")
+	}
+
+	written, err := Write(dir, files, true)
+	if err != nil || len(written) != len(files) {
+		t.Fatalf("--force: wrote %v, %v", written, err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) == "my edits\n" {
+		t.Error("--force kept the old cr.yaml")
+	}
+	if st, _ := os.Stat(mine); st.Mode().Perm() != 0o644 {
+		t.Errorf("--force left cr.yaml's mode %v, want 0644", st.Mode().Perm())
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string // "" when valid
+	}{
+		{Options{}, ""},
+		{Options{Kind: "Proxy", Group: "net.example.org", Name: "proxy-1", Remote: RemotePython}, ""},
+		{Options{Kind: "webApp"}, `kind "webApp": want CamelCase`},
+		{Options{Kind: "Web-App"}, `kind "Web-App": want CamelCase`},
+		{Options{Group: "example"}, `group "example": want a lowercase DNS name with a dot`},
+		{Options{Group: "Example.com"}, `group "Example.com"`},
+		{Options{Name: "Web_App"}, `name "Web_App": want lowercase letters`},
+		{Options{Remote: "ruby"}, `remote "ruby": want go, python or none`},
+	} {
+		err := tc.o.Complete().Validate()
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: got %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	for kind, want := range map[string]string{
+		"WebApp": "webapps", "Proxy": "proxies", "Gateway": "gateways", "Bus": "buses",
+		"Box": "boxes", "Batch": "batches", "Mesh": "meshes",
+	} {
+		if got := plural(kind); got != want {
+			t.Errorf("plural(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
