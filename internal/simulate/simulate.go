@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -180,9 +181,9 @@ func crFiles(c *katalog.CRD, override string) []string {
 // simulateFile runs the reconcile cycles on one CR file's cluster: every CR of crds in it
 // is reconciled each cycle, until two cycles in a row change nothing or the limit.
 func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) ([]*target, []*unstructured.Unstructured, error) {
-	seed, err := readObjects(file)
+	seed, err := manifest.Read(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read CR file: %w", err)
 	}
 	cl := newCluster(seed, names)
 	var targets []*target

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,34 +146,6 @@ func TestRunErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestReadObjectsRejectsNonObjects(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{
-		"no-kind.yaml":  "apiVersion: v1\nmetadata: {name: x}\n",
-		"scalar.yaml":   "just text\n",
-		"no-name.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
-		"second.yaml":   "# comment only\n---\napiVersion: v1\nkind: ConfigMap\n",
-		"list-ok.yaml":  "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
-		"empty-ok.yaml": "---\n# nothing\n",
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		objs, err := readObjects(path)
-		switch {
-		case strings.HasSuffix(name, "-ok.yaml") && err != nil:
-			t.Errorf("%s: %v", name, err)
-		case name == "list-ok.yaml" && (len(objs) != 1 || objs[0].GetName() != "a"):
-			t.Errorf("%s: objects = %v, want the list's one item", name, objs)
-		case !strings.HasSuffix(name, "-ok.yaml") && err == nil:
-			t.Errorf("%s: read %d objects, want an error", name, len(objs))
-		case name == "second.yaml" && !strings.Contains(err.Error(), "document 2"):
-			t.Errorf("%s: error %q does not name document 2", name, err)
-		}
 	}
 }
 

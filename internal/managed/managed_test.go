@@ -1,0 +1,79 @@
+package managed
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/resources"
+)
+
+func remoteCRD(managed ...katalog.ManagedResource) *katalog.CRD {
+	return &katalog.CRD{Name: "webapp", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{
+		Remote: &katalog.Remote{ManagedResources: managed},
+	}}}
+}
+
+func build(t *testing.T, raw map[string]any) resources.Object {
+	t.Helper()
+	o, err := resources.Build(raw, resources.OptionsFor("default", "my-webapp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestCheck(t *testing.T) {
+	db := &katalog.CRD{Name: "db", APITypes: &katalog.APITypes{Group: "data.io", Version: "v1", Kind: "Database", Plural: "databases"}}
+	crd := remoteCRD(
+		katalog.ManagedResource{Group: "apps", Plural: "deployments"},
+		katalog.ManagedResource{Group: "data.io", Plural: "databases"},
+		katalog.ManagedResource{Group: "cache.io", Plural: "redisproxies"},
+	)
+	types := New(crd, []*katalog.CRD{crd, db})
+	tests := []struct {
+		name string
+		raw  map[string]any
+		want string // "" = declared
+	}{
+		{"intent type declared", map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}, ""},
+		{"intent type undeclared", map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "pg"}},
+			`StatefulSet "db": type statefulsets.apps is not declared in managedResources (declare it: {group: "apps", plural: statefulsets})`},
+		{"full form of a built-in kind", map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"}},
+			`Service "s": type services is not declared in managedResources (declare it: {group: "", plural: services})`},
+		{"a Katalog CRD's plural", map[string]any{"apiVersion": "data.io/v1", "kind": "Database", "metadata": map[string]any{"name": "d"}}, ""},
+		{"a guessed -ies plural", map[string]any{"type": "custom", "fields": map[string]any{"apiVersion": "cache.io/v1", "kind": "RedisProxy", "name": "r"}}, ""},
+		{"an unknown kind gets the kind+s guess", map[string]any{"apiVersion": "x.io/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}},
+			`type widgets.x.io is not declared`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := types.Check(build(t, tt.raw))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("want declared, got %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestKey(t *testing.T) {
+	tests := []struct {
+		gr   schema.GroupResource
+		want string
+	}{
+		{schema.GroupResource{Group: "apps", Resource: "deployments"}, "deployment"},
+		{schema.GroupResource{Resource: "services"}, "service"},
+		{schema.GroupResource{Resource: "pods"}, "pods"},
+		{schema.GroupResource{Group: "data.io", Resource: "databases"}, "databases.data.io"},
+	}
+	for _, tt := range tests {
+		if got := Key(tt.gr); got != tt.want {
+			t.Errorf("Key(%v) = %q, want %q", tt.gr, got, tt.want)
+		}
+	}
+}
