@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/resources"
@@ -19,20 +22,28 @@ import (
 type Types struct {
 	declared map[schema.GroupResource]bool
 	plurals  map[schema.GroupKind]string
+	// clusterScoped are the Katalog's cluster-scoped CRDs; every other kind counts as
+	// namespaced (all intent types are).
+	clusterScoped map[schema.GroupKind]bool
 }
 
 // New reads crd's managedResources; all are the Katalog's CRDs, whose plurals are known.
 func New(crd *katalog.CRD, all []*katalog.CRD) Types {
-	t := Types{declared: map[schema.GroupResource]bool{}, plurals: map[schema.GroupKind]string{}}
+	t := Types{declared: map[schema.GroupResource]bool{}, plurals: map[schema.GroupKind]string{}, clusterScoped: map[schema.GroupKind]bool{}}
 	if rem := crd.OperatorBox.Reconcile.Remote; rem != nil {
 		for _, m := range rem.ManagedResources {
 			t.declared[schema.GroupResource{Group: m.Group, Resource: m.Plural}] = true
 		}
 	}
 	for _, c := range all {
-		if c.APITypes != nil && c.APITypes.Kind != "" && c.APITypes.Plural != "" {
-			t.plurals[schema.GroupKind{Group: c.APITypes.Group, Kind: c.APITypes.Kind}] = c.APITypes.Plural
+		if c.APITypes == nil || c.APITypes.Kind == "" {
+			continue
 		}
+		gk := schema.GroupKind{Group: c.APITypes.Group, Kind: c.APITypes.Kind}
+		if c.APITypes.Plural != "" {
+			t.plurals[gk] = c.APITypes.Plural
+		}
+		t.clusterScoped[gk] = !c.IsNamespaced()
 	}
 	return t
 }
@@ -46,6 +57,14 @@ func (t Types) Resource(o resources.Object) (gr schema.GroupResource, guessed bo
 	if o.Type.Plural != "" {
 		return schema.GroupResource{Group: gk.Group, Resource: o.Type.Plural}, false
 	}
+	return t.ResourceOf(gk)
+}
+
+// ResourceOf is Resource for a group and kind.
+func (t Types) ResourceOf(gk schema.GroupKind) (gr schema.GroupResource, guessed bool) {
+	if ti, ok := resources.LookupKind(gk); ok {
+		return schema.GroupResource{Group: gk.Group, Resource: ti.Plural}, false
+	}
 	if p, ok := t.plurals[gk]; ok {
 		return schema.GroupResource{Group: gk.Group, Resource: p}, false
 	}
@@ -55,6 +74,65 @@ func (t Types) Resource(o resources.Object) (gr schema.GroupResource, guessed bo
 		}
 	}
 	return schema.GroupResource{Group: gk.Group, Resource: candidates(gk.Kind)[0]}, true
+}
+
+// Namespaced reports whether objects of gk are namespaced, as far as ork knows without a
+// cluster: a cluster-scoped CRD of the Katalog is not, anything else is.
+func (t Types) Namespaced(gk schema.GroupKind) bool { return !t.clusterScoped[gk] }
+
+// Ref names an object as kubectl does: "deployments/web".
+func (t Types) Ref(u *unstructured.Unstructured) string {
+	gr, _ := t.ResourceOf(u.GroupVersionKind().GroupKind())
+	return gr.String() + "/" + u.GetName()
+}
+
+// Own sets on obj what ork run sets on an object it applies for cr: cr's namespace when a
+// namespaced obj names none, a controller ownerReference to cr when both live in the same
+// namespace, and the managed-by label. It modifies obj.
+func (t Types) Own(obj, cr *unstructured.Unstructured) {
+	if t.Namespaced(obj.GroupVersionKind().GroupKind()) {
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(cr.GetNamespace())
+		}
+	} else {
+		obj.SetNamespace("")
+	}
+	if obj.GetNamespace() == cr.GetNamespace() {
+		obj.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}})
+	}
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[resources.ManagedByLabel] = resources.ManagedBy
+	obj.SetLabels(labels)
+}
+
+// Owned reports whether cr is obj's controller.
+func Owned(obj, cr *unstructured.Unstructured) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.UID == cr.GetUID() && cr.GetUID() != ""
+}
+
+// Children groups objects as ork sends them in prepared.children: objects of declared
+// types, by Key of their type, then by name. The objects are shared, not copied.
+func (t Types) Children(objs []*unstructured.Unstructured) map[string]map[string]map[string]any {
+	out := map[string]map[string]map[string]any{}
+	for _, o := range objs {
+		gr, _ := t.ResourceOf(o.GroupVersionKind().GroupKind())
+		if !t.declared[gr] {
+			continue
+		}
+		k := Key(gr)
+		if out[k] == nil {
+			out[k] = map[string]map[string]any{}
+		}
+		out[k][o.GetName()] = o.Object
+	}
+	return out
 }
 
 // candidates are the usual plurals of a kind, the likeliest first.

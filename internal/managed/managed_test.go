@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -18,7 +19,7 @@ func remoteCRD(managed ...katalog.ManagedResource) *katalog.CRD {
 
 func build(t *testing.T, raw map[string]any) resources.Object {
 	t.Helper()
-	o, err := resources.Build(raw, resources.OptionsFor("default", "my-webapp"))
+	o, err := resources.Build(raw, resources.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,5 +76,31 @@ func TestKey(t *testing.T) {
 		if got := Key(tt.gr); got != tt.want {
 			t.Errorf("Key(%v) = %q, want %q", tt.gr, got, tt.want)
 		}
+	}
+}
+
+func TestOwnAndChildrenAsOrkRunPresentsThem(t *testing.T) {
+	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
+	types := New(crd, []*katalog.CRD{crd})
+	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "my-webapp", "namespace": "prod", "uid": "u-1"}}}
+	dep := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}).Obj
+	elsewhere := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "other", "image": "nginx", "namespace": "ops"}}).Obj
+	svc := build(t, map[string]any{"type": "service", "fields": map[string]any{"name": "web", "port": 80}}).Obj
+	for _, o := range []*unstructured.Unstructured{dep, elsewhere, svc} {
+		types.Own(o, cr)
+	}
+	if dep.GetNamespace() != "prod" || !Owned(dep, cr) {
+		t.Errorf("deployment in %q owned=%v: want owned by the CR", dep.GetNamespace(), Owned(dep, cr))
+	}
+	if Owned(elsewhere, cr) || elsewhere.GetLabels()[resources.ManagedByLabel] != resources.ManagedBy {
+		t.Errorf("an object in another namespace: owned=%v labels=%v; want not owned, managed-by set", Owned(elsewhere, cr), elsewhere.GetLabels())
+	}
+	got := types.Children([]*unstructured.Unstructured{dep, svc})
+	if len(got) != 1 || got["deployment"]["web"] == nil {
+		t.Errorf("children %v: want only the declared deployment, keyed deployment/web", got)
+	}
+	if ref := types.Ref(svc); ref != "services/web" {
+		t.Errorf("Ref = %q", ref)
 	}
 }

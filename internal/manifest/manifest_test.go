@@ -68,3 +68,18 @@ func TestSecretsStandInForTheCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestAsServedFillsWhatTheServerAssigns(t *testing.T) {
+	in := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "my-webapp"}}}
+	a, b := AsServed(in, true), AsServed(in, true)
+	if a.GetNamespace() != "default" || a.GetGeneration() != 1 || a.GetResourceVersion() != "1" || len(a.GetUID()) != 36 {
+		t.Errorf("got ns %q gen %d rv %q uid %q", a.GetNamespace(), a.GetGeneration(), a.GetResourceVersion(), a.GetUID())
+	}
+	if a.GetUID() != b.GetUID() || in.GetNamespace() != "" {
+		t.Errorf("uid %q then %q (want stable); input namespace %q (want untouched)", a.GetUID(), b.GetUID(), in.GetNamespace())
+	}
+	if c := AsServed(in, false); c.GetNamespace() != "" || c.GetUID() == a.GetUID() {
+		t.Errorf("cluster-scoped: ns %q uid %q", c.GetNamespace(), c.GetUID())
+	}
+}
