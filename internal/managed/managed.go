@@ -80,10 +80,14 @@ func (t Types) ResourceOf(gk schema.GroupKind) (gr schema.GroupResource, guessed
 // cluster: a cluster-scoped CRD of the Katalog is not, anything else is.
 func (t Types) Namespaced(gk schema.GroupKind) bool { return !t.clusterScoped[gk] }
 
-// Ref names an object as kubectl does: "deployments/web".
+// Ref names an object as simulate does: "deployments/web" for a kind whose plural is known,
+// else "<guessed plural>.<group>/web".
 func (t Types) Ref(u *unstructured.Unstructured) string {
-	gr, _ := t.ResourceOf(u.GroupVersionKind().GroupKind())
-	return gr.String() + "/" + u.GetName()
+	gr, guessed := t.ResourceOf(u.GroupVersionKind().GroupKind())
+	if guessed {
+		return gr.String() + "/" + u.GetName()
+	}
+	return gr.Resource + "/" + u.GetName()
 }
 
 // Own sets on obj what ork run sets on an object it applies for cr: cr's namespace when a

@@ -23,6 +23,7 @@ func TestResultViolationsLocateEachProblem(t *testing.T) {
 		{"unknown intent field next to its required one",
 			`{"resources":[{"type":"deployment","fields":{"name":"web","image":"nginx","imagee":"nginx"}}]}`,
 			[][]string{{"resources", "0", "fields", "imagee"}}, "property \"imagee\" is not allowed here: value must be one of"},
+		{"unknown top-level fields, each at its place", `{"Result":"ok","Status":{}}`, [][]string{{"Result"}, {"Status"}}, `property "Result" is not allowed here`},
 		{"two problems, both reported", `{"result":"done","status":"Ready"}`, [][]string{{"result"}, {"status"}}, ""},
 		{"not JSON", `<html>`, [][]string{nil}, "not valid JSON"},
 		{"duplicate field", `{"result":"ok","result":"ok"}`, [][]string{nil}, "duplicate field"},

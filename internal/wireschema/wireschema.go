@@ -123,7 +123,7 @@ func (v *Validator) ResultViolations(body []byte) []Violation {
 	p := message.NewPrinter(language.English)
 	var out []Violation
 	for _, l := range leaves(ve, nil) {
-		out = append(out, l.violation(p))
+		out = append(out, l.violations(p)...)
 	}
 	return out
 }
@@ -134,18 +134,25 @@ type leaf struct {
 	at  []string
 }
 
-// violation describes a leaf. A propertyNames error is placed at the property it names:
-// the library locates it wrongly, so its parent's location is used.
-func (l leaf) violation(p *message.Printer) Violation {
-	pn, ok := l.err.ErrorKind.(*kind.PropertyNames)
-	if !ok {
-		return Violation{Path: l.at, Message: l.err.ErrorKind.LocalizedString(p)}
+// violations describe a leaf. An error about properties that are not allowed is placed at
+// each property; for propertyNames the library's location is wrong, so its parent's is
+// used.
+func (l leaf) violations(p *message.Printer) []Violation {
+	switch k := l.err.ErrorKind.(type) {
+	case *kind.PropertyNames:
+		msg := fmt.Sprintf("property %q is not allowed here", k.Property)
+		if len(l.err.Causes) > 0 {
+			msg += ": " + l.err.Causes[0].ErrorKind.LocalizedString(p)
+		}
+		return []Violation{{Path: append(slices.Clone(l.at), k.Property), Message: msg}}
+	case *kind.AdditionalProperties:
+		out := make([]Violation, 0, len(k.Properties))
+		for _, prop := range k.Properties {
+			out = append(out, Violation{Path: append(slices.Clone(l.at), prop), Message: fmt.Sprintf("property %q is not allowed here", prop)})
+		}
+		return out
 	}
-	msg := fmt.Sprintf("property %q is not allowed here", pn.Property)
-	if len(l.err.Causes) > 0 {
-		msg += ": " + l.err.Causes[0].ErrorKind.LocalizedString(p)
-	}
-	return Violation{Path: append(slices.Clone(l.at), pn.Property), Message: msg}
+	return []Violation{{Path: l.at, Message: l.err.ErrorKind.LocalizedString(p)}}
 }
 
 // leaves are the innermost errors under e (a propertyNames error counts as one), following
