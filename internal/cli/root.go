@@ -169,6 +169,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newSimulateCmd(env),
 		newRBACCmd(env),
 		newRunCmd(env),
+		newRemoteCmd(env),
 	)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()

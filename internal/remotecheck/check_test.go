@@ -167,6 +167,8 @@ func TestBrokenReconcilersFailWithPreciseViolations(t *testing.T) {
 		{"no Secret for auth", reconciler(nil), func(o *Options, _ *katalog.Set) { o.Secrets = manifest.NewSecrets("the CR file or --secrets") },
 			[]v{{"create", CheckRequest, "", `read auth secret default/my-reconciler-token key "token": no Secret default/my-reconciler-token in the CR file or --secrets`}}, 2},
 	}
+	// ork run's Ready reason for the answer, where the decoder alone does not give it.
+	reasons := map[string]string{"undeclared type": "ApplyFailed", "unknown intent field": "InvalidResource", "wrong result value": "InvalidRemoteResult"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
@@ -201,6 +203,9 @@ func TestBrokenReconcilersFailWithPreciseViolations(t *testing.T) {
 				if g.request != w.request || g.check != w.check || g.path != w.path || !strings.Contains(g.msg, w.msg) {
 					t.Errorf("violation %d: %+v\nwant %+v", i, g, w)
 				}
+			}
+			if want := reasons[tt.name]; want != "" && rep.Requests[0].Reason != want {
+				t.Errorf("create's verdict %s (%s), want %s as ork run would say", rep.Requests[0].Reason, rep.Requests[0].Message, want)
 			}
 			if len(rep.NotSent) != tt.notSent {
 				t.Errorf("not sent: %v, want %d", rep.NotSent, tt.notSent)

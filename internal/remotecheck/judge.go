@@ -25,6 +25,9 @@ type judgement struct {
 	request string
 	vs      []Violation
 	covered []string
+	// reason and message replace ork's verdict on a successful answer that ork would
+	// still not apply, as ork run would report it.
+	reason, message string
 }
 
 func (j *judgement) add(severity, check, path, msg, hint string) {
@@ -81,25 +84,34 @@ func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res 
 	}
 	opts := resources.OptionsFor(ck.cr.GetNamespace(), ck.cr.GetName())
 	built := make([]resources.Object, 0, len(res.Resources))
-	applies := true
+	var invalid, undeclared []string
 	for i, raw := range res.Resources {
 		at := fmt.Sprintf("resources[%d]", i)
 		o, err := resources.Build(raw, opts)
 		if err != nil {
-			applies = false
-			j.add(Error, CheckBuild, entryPath(i, raw, err), resources.AtEntry(err, at).Error(), buildHint)
+			msg := resources.AtEntry(err, at).Error()
+			invalid = append(invalid, msg)
+			j.add(Error, CheckBuild, entryPath(i, raw, err), msg, buildHint)
 			j.cover("$." + at)
 			continue
 		}
 		if err := ck.types.Check(o); err != nil {
-			applies = false
-			j.add(Error, CheckManaged, "$."+at, at+": "+err.Error(),
+			msg := at + ": " + err.Error()
+			undeclared = append(undeclared, msg)
+			j.add(Error, CheckManaged, "$."+at, msg,
 				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
 			continue
 		}
 		built = append(built, o)
 	}
-	if !applies {
+	// ork run checks every entry's form first, then every type: the first kind of failure
+	// found is what its Ready condition says.
+	switch {
+	case len(invalid) > 0:
+		j.reason, j.message = "InvalidResource", "nothing applied: "+strings.Join(invalid, "; ")
+		return nil
+	case len(undeclared) > 0:
+		j.reason, j.message = "ApplyFailed", "nothing applied: "+strings.Join(undeclared, "; ")
 		return nil
 	}
 	return built

@@ -47,6 +47,9 @@ func (ck *checker) send(ctx context.Context, s step) sent {
 	if x.StatusCode == http.StatusOK {
 		out.built = ck.judgeAnswer(j, s.trigger, x.Response, res, err)
 	}
+	if j.reason != "" {
+		out.request.Reason, out.request.Message = j.reason, j.message
+	}
 	for _, b := range out.built {
 		out.request.Resources = append(out.request.Resources, ck.types.Ref(b.Obj))
 	}
