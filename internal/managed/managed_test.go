@@ -104,3 +104,42 @@ func TestOwnAndChildrenAsOrkRunPresentsThem(t *testing.T) {
 		t.Errorf("Ref = %q", ref)
 	}
 }
+
+func TestBuildIsAllOrNothing(t *testing.T) {
+	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
+	types := New(crd, []*katalog.CRD{crd})
+	dep := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}
+	sts := map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "pg"}}
+	typo := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "imagee": "nginx"}}
+	tests := []struct {
+		name    string
+		entries []map[string]any
+		objs    int
+		reason  string
+		message string
+	}{
+		{"all good", []map[string]any{dep}, 1, "", ""},
+		{"an undeclared type", []map[string]any{dep, sts}, 0, ReasonApplyFailed,
+			`nothing applied: resources[1]: StatefulSet "db": type statefulsets.apps is not declared in managedResources (declare it: {group: "apps", plural: statefulsets})`},
+		{"an invalid entry wins over an undeclared one", []map[string]any{sts, typo}, 0, ReasonInvalidResource,
+			`nothing applied: resources[1] (deployment): field "imagee": unknown field (did you mean "image"?)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, errs := types.Build(tt.entries, "default", "my-webapp")
+			if len(objs) != tt.objs {
+				t.Errorf("%d objects, want %d", len(objs), tt.objs)
+			}
+			if tt.reason == "" {
+				if errs != nil {
+					t.Errorf("errors %v", errs)
+				}
+				return
+			}
+			reason, msg := Verdict(errs)
+			if reason != tt.reason || msg != tt.message {
+				t.Errorf("verdict %s: %s\nwant %s: %s", reason, msg, tt.reason, tt.message)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -82,37 +83,19 @@ func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res 
 		}
 		return nil
 	}
-	opts := resources.OptionsFor(ck.cr.GetNamespace(), ck.cr.GetName())
-	built := make([]resources.Object, 0, len(res.Resources))
-	var invalid, undeclared []string
-	for i, raw := range res.Resources {
-		at := fmt.Sprintf("resources[%d]", i)
-		o, err := resources.Build(raw, opts)
-		if err != nil {
-			msg := resources.AtEntry(err, at).Error()
-			invalid = append(invalid, msg)
-			j.add(Error, CheckBuild, entryPath(i, raw, err), msg, buildHint)
-			j.cover("$." + at)
-			continue
-		}
-		if err := ck.types.Check(o); err != nil {
-			msg := at + ": " + err.Error()
-			undeclared = append(undeclared, msg)
-			j.add(Error, CheckManaged, "$."+at, msg,
+	built, errs := ck.types.Build(res.Resources, ck.cr.GetNamespace(), ck.cr.GetName())
+	for _, e := range errs {
+		at := fmt.Sprintf("$.resources[%d]", e.Index)
+		if e.Undeclared {
+			j.add(Error, CheckManaged, at, e.Error(),
 				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
 			continue
 		}
-		built = append(built, o)
+		j.add(Error, CheckBuild, entryPath(e.Index, res.Resources[e.Index], e.Err), e.Error(), buildHint)
+		j.cover(at)
 	}
-	// ork run checks every entry's form first, then every type: the first kind of failure
-	// found is what its Ready condition says.
-	switch {
-	case len(invalid) > 0:
-		j.reason, j.message = "InvalidResource", "nothing applied: "+strings.Join(invalid, "; ")
-		return nil
-	case len(undeclared) > 0:
-		j.reason, j.message = "ApplyFailed", "nothing applied: "+strings.Join(undeclared, "; ")
-		return nil
+	if len(errs) > 0 {
+		j.reason, j.message = managed.Verdict(errs)
 	}
 	return built
 }

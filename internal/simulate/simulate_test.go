@@ -46,7 +46,7 @@ func TestRunGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Run(load(t, tt.katalog), tt.opts)
+			rep, err := Run(t.Context(), load(t, tt.katalog), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestRunGolden(t *testing.T) {
 }
 
 func TestWebsiteReachesSteadyState(t *testing.T) {
-	rep, err := Run(load(t, "../../examples/website/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "../../examples/website/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestWebsiteReachesSteadyState(t *testing.T) {
 }
 
 func TestFlappingNeverSettles(t *testing.T) {
-	rep, err := Run(load(t, "testdata/flapping/katalog.yaml"), Options{Cycles: 5})
+	rep, err := Run(t.Context(), load(t, "testdata/flapping/katalog.yaml"), Options{Cycles: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFlappingNeverSettles(t *testing.T) {
 // A render error is the failing CR's, with the template's file and line; the other CRs of
 // the file are still reconciled to steady state.
 func TestRenderErrorStaysWithItsCR(t *testing.T) {
-	rep, err := Run(load(t, "testdata/broken/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "testdata/broken/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v, want the error on the CR", err)
 	}
@@ -136,7 +136,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(load(t, tt.katalog), tt.opts)
+			_, err := Run(t.Context(), load(t, tt.katalog), tt.opts)
 			if err == nil {
 				t.Fatal("Run succeeded, want an error")
 			}
@@ -150,7 +150,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestCustomChildrenLiveInTheCRNamespace(t *testing.T) {
-	rep, err := Run(load(t, "testdata/custom-children/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "testdata/custom-children/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
