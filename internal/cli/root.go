@@ -170,6 +170,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRBACCmd(env),
 		newRunCmd(env),
 		newRemoteCmd(env),
+		newTraceCmd(env),
 	)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()
