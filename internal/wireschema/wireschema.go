@@ -100,7 +100,7 @@ type Violation struct {
 }
 
 // ResultViolations checks a reconciler's response body like ValidateResult and lists every
-// violation with its location; nil when the body is valid. Where the schema offers
+// violation with its location, sorted by location; nil when the body is valid. Where the schema offers
 // alternatives (oneOf, anyOf), only the alternative that matched deepest is reported: an
 // intent entry with a wrong field is not also told it lacks a full object's apiVersion.
 func (v *Validator) ResultViolations(body []byte) []Violation {
@@ -125,6 +125,10 @@ func (v *Validator) ResultViolations(body []byte) []Violation {
 	for _, l := range leaves(ve, nil) {
 		out = append(out, l.violations(p)...)
 	}
+	// The library visits properties in map order: sort, so that output is reproducible.
+	slices.SortStableFunc(out, func(a, b Violation) int {
+		return slices.Compare(a.Path, b.Path)
+	})
 	return out
 }
 
