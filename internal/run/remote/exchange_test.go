@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
@@ -121,7 +120,7 @@ func TestRecordedTimeoutHasNoStatus(t *testing.T) {
 	var got exchange.Exchange
 	r := mustNew(t, c, Options{Record: func(x exchange.Exchange) { got = x }})
 	_, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp(), Trigger: TriggerCreate, Attempt: 1})
-	if err == nil || got.StatusCode != 0 || got.Outcome.Reason != ReasonRemoteTimeout || got.Duration < 50*time.Millisecond {
+	if err == nil || got.StatusCode != 0 || got.Outcome.Reason != ReasonRemoteTimeout || got.Duration <= 0 {
 		t.Errorf("err %v, exchange status %d reason %q duration %v", err, got.StatusCode, got.Outcome.Reason, got.Duration)
 	}
 }
