@@ -171,6 +171,8 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRunCmd(env),
 		newSchemaCmd(env),
 		newInitCmd(env),
+		newRemoteCmd(env),
+		newTraceCmd(env),
 	)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()

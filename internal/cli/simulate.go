@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/simulate"
 	"github.com/orkspace/ork/internal/suggest"
@@ -20,30 +23,46 @@ type simulateOptions struct {
 	files  []string
 	format output.Format
 	sim    simulate.Options
+	// remote: --remote and its companions.
+	remote      bool
+	endpoint    string
+	secretFiles []string
+	record      string
+	replay      string
+	redact      []string
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "simulate [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--cycles N]",
-		Short: "Run the declarative reconciler against an in-memory cluster and show what it would do",
+		Use:   "simulate [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--cycles N] [--remote [--endpoint URL | --replay DIR] [--record DIR]]",
+		Short: "Run the reconcilers against an in-memory cluster and show what they would do",
 		Long: `Simulate the declarative CRDs of a Katalog without a cluster. For each custom resource in the
 CRD's crFiles (or --cr), the reconciler runs in cycles against an in-memory cluster seeded with
 every object of the CR file, until two cycles in a row change nothing (steady state) or
 --cycles is reached. The summary lists each cycle's changes (+ create, ~ update), identical
 cycles collapsed, and what deleting the CR would remove (- delete). -o yaml|json prints the
 objects the cluster would hold, ready for kubectl apply --dry-run=server -f -.
-Remote CRDs cannot be simulated: they print a note and are skipped. A CR whose templates do
-not render is reported with the template's file and line; the other CRs are still simulated.
-Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: usage error.`,
+Remote CRDs print a note and are skipped, unless --remote is given: then each cycle calls the
+endpoint (--endpoint to override) with the request ork run would send, children and status
+of earlier cycles included, and applies the answer with ork run's checks; Secrets for
+auth.secretRef come from the CR file and --secrets. --record DIR writes every exchange as a
+JSON file (Secret data and --redact paths masked); --replay DIR answers from such a
+recording instead of the endpoint and names any request it has no recording for.
+A CR whose templates do not render, or whose remote reconcile fails, is reported with the
+reason; the other CRs are still simulated.
+Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no steady state,
+2: usage error.`,
 		Example: `  ork simulate -f examples/website/katalog.yaml
-  ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -`,
+  ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -
+  ork simulate -f examples/remote/katalog.yaml --remote --secrets examples/remote/secret.yaml --record rec/
+  ork simulate -f examples/remote/katalog.yaml --remote --replay rec/`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeSimulate(env)
 			if err != nil {
 				return err
 			}
-			return runSimulate(env, opts)
+			return runSimulate(cmd, env, opts)
 		},
 	}
 	addKatalogFlag(cmd)
@@ -52,6 +71,12 @@ Exit code 0: simulated, 1: invalid Katalog, render error or no steady state, 2: 
 	f.String("crd", "", "simulate only this CRD (its name in the Katalog)")
 	f.String("cr", "", "custom resource file to use instead of the CRDs' crFiles")
 	f.Int("cycles", simulate.DefaultCycles, "most reconcile cycles to run per CR file")
+	f.Bool("remote", false, "simulate remote CRDs too, calling their endpoint")
+	f.String("endpoint", "", "with --remote: URL to call instead of each remote CRD's endpoint")
+	f.StringArray("secrets", nil, "with --remote: file of Secret manifests standing in for the cluster's; repeatable")
+	f.String("record", "", "with --remote: write each exchange as a JSON file into this directory")
+	f.String("replay", "", "with --remote: answer from the exchanges recorded in this directory, not the endpoint")
+	f.StringArray("redact", nil, "with --record: dot-path to mask in requests, answers and objects (Secret data always is); repeatable")
 	return cmd
 }
 
@@ -67,10 +92,30 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 	if opts.sim.Cycles < 1 {
 		return simulateOptions{}, usageError("--cycles: want at least 1, got %d", opts.sim.Cycles)
 	}
+	opts.remote, opts.endpoint, opts.secretFiles = cfg.Bool("remote"), cfg.String("endpoint"), cfg.StringSlice("secrets")
+	opts.record, opts.replay, opts.redact = cfg.String("record"), cfg.String("replay"), cfg.StringSlice("redact")
+	if !opts.remote {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"endpoint", opts.endpoint != ""}, {"secrets", len(opts.secretFiles) > 0}, {"record", opts.record != ""}, {"replay", opts.replay != ""}} {
+			if f.set {
+				return simulateOptions{}, usageError("--%s needs --remote", f.name)
+			}
+		}
+	}
+	switch {
+	case opts.replay != "" && opts.record != "":
+		return simulateOptions{}, usageError("--record and --replay: pick one (a replay would record what was recorded)")
+	case opts.replay != "" && opts.endpoint != "":
+		return simulateOptions{}, usageError("--endpoint and --replay: pick one (a replay calls no endpoint)")
+	case len(opts.redact) > 0 && opts.record == "":
+		return simulateOptions{}, usageError("--redact needs --record")
+	}
 	return opts, nil
 }
 
-func runSimulate(env *Env, opts simulateOptions) error {
+func runSimulate(cmd *cobra.Command, env *Env, opts simulateOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
@@ -85,8 +130,15 @@ func runSimulate(env *Env, opts simulateOptions) error {
 		}
 		return usageError("--crd: no CRD %q in the Katalog (CRDs: %s)", name, strings.Join(names, ", "))
 	}
-	rep, err := simulate.Run(set, opts.sim)
+	finish, err := remoteOptions(&opts)
 	if err != nil {
+		return err
+	}
+	rep, err := simulate.Run(cmd.Context(), set, opts.sim)
+	if err != nil {
+		return err
+	}
+	if err := finish(); err != nil {
 		return err
 	}
 	switch opts.format {
@@ -106,6 +158,45 @@ func runSimulate(env *Env, opts simulateOptions) error {
 		return err
 	}
 	return unsettled(rep, opts.sim.Cycles)
+}
+
+// remoteOptions sets opts.sim.Remote from the --remote flags; finish reports a recording
+// that could not be written, once the run is over.
+func remoteOptions(opts *simulateOptions) (finish func() error, err error) {
+	finish = func() error { return nil }
+	if !opts.remote {
+		return finish, nil
+	}
+	ro := &simulate.RemoteOptions{Endpoint: opts.endpoint}
+	for _, f := range opts.secretFiles {
+		objs, err := manifest.Read(f)
+		if err != nil {
+			return nil, usageError("--secrets: %v", err)
+		}
+		ro.Secrets = append(ro.Secrets, objs...)
+	}
+	switch {
+	case opts.replay != "":
+		rp, err := exchange.LoadReplay(opts.replay)
+		if err != nil {
+			return nil, usageError("--replay: %v", err)
+		}
+		ro.HTTPClient, ro.Placeholder = &http.Client{Transport: rp}, true
+	case opts.record != "":
+		rec, err := exchange.NewRecorder(opts.record, exchange.RecorderOptions{Redact: opts.redact})
+		if err != nil {
+			return nil, usageError("--record: %v", err)
+		}
+		ro.Record = rec.Record
+		finish = func() error {
+			if err := rec.Err(); err != nil {
+				return fmt.Errorf("--record: %w", err)
+			}
+			return nil
+		}
+	}
+	opts.sim.Remote = ro
+	return finish, nil
 }
 
 // failed fails the run when a CR's reconcile could not render; the other CRs were printed.

@@ -2,13 +2,16 @@ package simulate
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -163,4 +166,76 @@ func (n namer) ref(u *unstructured.Unstructured) string {
 		res += "." + gk.Group
 	}
 	return res + "/" + u.GetName()
+}
+
+// owned returns deep copies of the objects cr controls, in the order they appeared.
+func (c *cluster) owned(cr *unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, k := range c.order {
+		if o := c.objs[k]; managed.Owned(o, cr) {
+			out = append(out, o.DeepCopy())
+		}
+	}
+	return out
+}
+
+// ownedBy is what the garbage collector would remove with cr: the objects it controls.
+func (c *cluster) ownedBy(cr *unstructured.Unstructured) []Change {
+	var changes []Change
+	for _, o := range c.owned(cr) {
+		changes = append(changes, Change{Delete, c.names.ref(o)})
+	}
+	return changes
+}
+
+// writeStatus merges status into the CR's as ork run does (a JSON merge patch: null
+// removes a key), with observedGeneration and a Ready condition, and reports whether the
+// CR changed. lastTransitionTime is left out of the condition: a simulation has no clock.
+func (c *cluster) writeStatus(k key, status map[string]any) bool {
+	cur := c.get(k)
+	next := cur.DeepCopy()
+	st, _ := next.Object["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
+	}
+	mergePatch(st, runtime.DeepCopyJSON(status))
+	gen := cur.GetGeneration()
+	st["observedGeneration"] = gen
+	ready := map[string]any{"type": "Ready", "status": "True", "reason": "ReconcileSucceeded", "message": "reconciled", "observedGeneration": gen}
+	conds, _ := st["conditions"].([]any)
+	i := slices.IndexFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" })
+	if i >= 0 {
+		conds[i] = ready
+	} else {
+		conds = append(conds, ready)
+	}
+	st["conditions"] = conds
+	next.Object["status"] = st
+	if reflect.DeepEqual(next.Object, cur.Object) {
+		return false
+	}
+	c.put(next)
+	return true
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to dst.
+func mergePatch(dst, patch map[string]any) {
+	for k, v := range patch {
+		if v == nil {
+			delete(dst, k)
+			continue
+		}
+		pm, pok := v.(map[string]any)
+		dm, dok := dst[k].(map[string]any)
+		if pok && dok {
+			mergePatch(dm, pm)
+			continue
+		}
+		if pok {
+			fresh := map[string]any{}
+			mergePatch(fresh, pm)
+			v = fresh
+		}
+		dst[k] = v
+	}
 }

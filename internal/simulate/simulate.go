@@ -1,9 +1,10 @@
-// Package simulate drives the declarative reconciler against an in-memory cluster, cycle by
-// cycle, and reports what each cycle changed and what the cluster holds at the end. It
-// never prints.
+// Package simulate drives the declarative reconciler, and on request the remote one, against
+// an in-memory cluster, cycle by cycle, and reports what each cycle changed and what the
+// cluster holds at the end. It never prints.
 package simulate
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -26,6 +28,9 @@ type Options struct {
 	CRFile string
 	// Cycles is the most reconcile cycles per CR file; default DefaultCycles.
 	Cycles int
+	// Remote, when set, simulates remote CRDs too by calling their endpoint; default nil:
+	// they are skipped (SkipRemote).
+	Remote *RemoteOptions
 }
 
 // Report is the outcome of a simulation.
@@ -41,7 +46,8 @@ type Skip string
 
 // Reasons a CRD is skipped.
 const (
-	// SkipRemote: reconcile.remote dispatches to an external endpoint at runtime.
+	// SkipRemote: reconcile.remote dispatches to an external endpoint at runtime, and
+	// Options.Remote is not set.
 	SkipRemote Skip = "remote"
 	// SkipDisabled: reconcile.default is false and there is no remote reconciler.
 	SkipDisabled Skip = "disabled"
@@ -70,7 +76,8 @@ type CR struct {
 	// SteadyAt is the cycle at which the second change-free cycle in a row ended the run;
 	// 0 when the run hit the cycle limit first.
 	SteadyAt int `json:"steadyAt"`
-	// OnDelete is what deleting the CR would remove: its onDelete objects that exist.
+	// OnDelete is what deleting the CR would remove: its onDelete objects that exist (a
+	// remote CR: the children it owns, which the garbage collector removes).
 	OnDelete []Change `json:"onDelete,omitempty"`
 	// Err is why this CR's reconcile failed (a render or build error naming the Katalog's
 	// file and line); it is then left out of later cycles, and the other CRs go on.
@@ -107,12 +114,15 @@ type target struct {
 	key    key
 	result *CR
 	plan   declarative.Plan
+	// remote is set for a remote CRD's CR; requeue when its last answer asked for a re-run.
+	remote  *remoteCRD
+	requeue bool
 }
 
-// Run simulates the declarative CRDs of set. A render or build error is recorded on its CR
-// (CR.Err) and the other CRs go on; a CR file that cannot be read, or holds no CR of its
-// CRD, stops the run.
-func Run(set *katalog.Set, opts Options) (Report, error) {
+// Run simulates the declarative CRDs of set, and the remote ones with opts.Remote. A
+// render, build or remote error is recorded on its CR (CR.Err) and the other CRs go on; a
+// CR file that cannot be read, or holds no CR of its CRD, stops the run.
+func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	if opts.Cycles <= 0 {
 		opts.Cycles = DefaultCycles
 	}
@@ -128,9 +138,9 @@ func Run(set *katalog.Set, opts Options) (Report, error) {
 		}
 		res := CRD{Name: c.Name}
 		switch {
-		case c.IsRemote():
+		case c.IsRemote() && opts.Remote == nil:
 			res.Skipped = SkipRemote
-		case !c.OperatorBox.Reconcile.DefaultEnabled():
+		case !c.IsRemote() && !c.OperatorBox.Reconcile.DefaultEnabled():
 			res.Skipped = SkipDisabled
 		case c.APITypes == nil || c.APITypes.Kind == "":
 			return Report{}, fmt.Errorf("CRD %q: kind unknown (set apiTypes or crdFile)", c.Name)
@@ -148,7 +158,7 @@ func Run(set *katalog.Set, opts Options) (Report, error) {
 	}
 	names := namer{crds: set.CRDs}
 	for _, f := range files {
-		targets, objs, err := simulateFile(f, byFile[f], names, opts)
+		targets, objs, err := simulateFile(ctx, f, byFile[f], names, set, opts)
 		if err != nil {
 			return Report{}, err
 		}
@@ -179,12 +189,13 @@ func crFiles(c *katalog.CRD, override string) []string {
 
 // simulateFile runs the reconcile cycles on one CR file's cluster: every CR of crds in it
 // is reconciled each cycle, until two cycles in a row change nothing or the limit.
-func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) ([]*target, []*unstructured.Unstructured, error) {
-	seed, err := readObjects(file)
+func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names namer, set *katalog.Set, opts Options) ([]*target, []*unstructured.Unstructured, error) {
+	seed, err := manifest.Read(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read CR file: %w", err)
 	}
 	cl := newCluster(seed, names)
+	remotes := map[*katalog.CRD]*remoteCRD{}
 	var targets []*target
 	for _, k := range cl.order {
 		u := cl.get(k)
@@ -192,9 +203,19 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 		if c == nil || !slices.Contains(crds, c) {
 			continue
 		}
-		targets = append(targets, &target{crd: c, key: k, result: &CR{
+		t := &target{crd: c, key: k, result: &CR{
 			File: file, Namespace: u.GetNamespace(), Name: u.GetName(), Ref: names.ref(u),
-		}})
+		}}
+		if c.IsRemote() {
+			if remotes[c] == nil {
+				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote); err != nil {
+					return nil, nil, err
+				}
+			}
+			t.remote = remotes[c]
+			cl.put(manifest.AsServed(u, c.IsNamespaced())) // a uid, to own children by
+		}
+		targets = append(targets, t)
 	}
 	// A CRD's own crFiles must hold one of its CRs; --cr must hold one of some selected CRD.
 	for _, c := range crds {
@@ -215,6 +236,19 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 			cr := cl.get(t.key)
 			if cr == nil {
 				t.result.Cycles = append(t.result.Cycles, Cycle{N: n})
+				continue
+			}
+			if t.remote != nil {
+				changes, err := t.remote.reconcile(ctx, cl, t, n)
+				if ctx.Err() != nil {
+					return nil, nil, ctx.Err()
+				}
+				if err != nil {
+					t.result.Err = err.Error()
+					continue
+				}
+				changed = changed || len(changes) > 0
+				t.result.Cycles = append(t.result.Cycles, Cycle{N: n, Changes: changes})
 				continue
 			}
 			if recs[t.crd] == nil {
@@ -244,6 +278,10 @@ func simulateFile(file string, crds []*katalog.CRD, names namer, opts Options) (
 		}
 	}
 	for _, t := range targets {
+		if t.remote != nil {
+			t.result.OnDelete = cl.ownedBy(cl.get(t.key))
+			continue
+		}
 		t.result.OnDelete = cl.deletions(t.plan)
 	}
 	return targets, cl.objects(), nil

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func TestRunGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Run(load(t, tt.katalog), tt.opts)
+			rep, err := Run(t.Context(), load(t, tt.katalog), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +60,7 @@ func TestRunGolden(t *testing.T) {
 }
 
 func TestWebsiteReachesSteadyState(t *testing.T) {
-	rep, err := Run(load(t, "../../examples/website/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "../../examples/website/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestWebsiteReachesSteadyState(t *testing.T) {
 }
 
 func TestFlappingNeverSettles(t *testing.T) {
-	rep, err := Run(load(t, "testdata/flapping/katalog.yaml"), Options{Cycles: 5})
+	rep, err := Run(t.Context(), load(t, "testdata/flapping/katalog.yaml"), Options{Cycles: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func TestFlappingNeverSettles(t *testing.T) {
 // A render error is the failing CR's, with the template's file and line; the other CRs of
 // the file are still reconciled to steady state.
 func TestRenderErrorStaysWithItsCR(t *testing.T) {
-	rep, err := Run(load(t, "testdata/broken/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "testdata/broken/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v, want the error on the CR", err)
 	}
@@ -137,7 +136,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(load(t, tt.katalog), tt.opts)
+			_, err := Run(t.Context(), load(t, tt.katalog), tt.opts)
 			if err == nil {
 				t.Fatal("Run succeeded, want an error")
 			}
@@ -150,36 +149,8 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestReadObjectsRejectsNonObjects(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{
-		"no-kind.yaml":  "apiVersion: v1\nmetadata: {name: x}\n",
-		"scalar.yaml":   "just text\n",
-		"no-name.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
-		"second.yaml":   "# comment only\n---\napiVersion: v1\nkind: ConfigMap\n",
-		"list-ok.yaml":  "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
-		"empty-ok.yaml": "---\n# nothing\n",
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		objs, err := readObjects(path)
-		switch {
-		case strings.HasSuffix(name, "-ok.yaml") && err != nil:
-			t.Errorf("%s: %v", name, err)
-		case name == "list-ok.yaml" && (len(objs) != 1 || objs[0].GetName() != "a"):
-			t.Errorf("%s: objects = %v, want the list's one item", name, objs)
-		case !strings.HasSuffix(name, "-ok.yaml") && err == nil:
-			t.Errorf("%s: read %d objects, want an error", name, len(objs))
-		case name == "second.yaml" && !strings.Contains(err.Error(), "document 2"):
-			t.Errorf("%s: error %q does not name document 2", name, err)
-		}
-	}
-}
-
 func TestCustomChildrenLiveInTheCRNamespace(t *testing.T) {
-	rep, err := Run(load(t, "testdata/custom-children/katalog.yaml"), Options{})
+	rep, err := Run(t.Context(), load(t, "testdata/custom-children/katalog.yaml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

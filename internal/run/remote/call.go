@@ -10,9 +10,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -21,38 +23,57 @@ import (
 // nil error. On failure the error is a *CallError; for an "error" result the decoded Result
 // is returned too (its Status must not be written). Hand both to Decide.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (*Result, error) {
+	res, _, err := r.Call(ctx, req)
+	return res, err
+}
+
+// Call is Reconcile that also returns the exchange, the one Options.Record gets: the zero
+// Exchange (zero Time) when no request was sent because a template or a secret failed first.
+func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.Exchange, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 
 	body, err := r.buildBody(req)
 	if err != nil {
-		return nil, callErr(KindRender, err, "%v", err)
+		return nil, exchange.Exchange{}, callErr(KindRender, err, "%v", err)
 	}
 	raw, err := r.endpoint.render(req.Object)
 	if err != nil {
-		return nil, callErr(KindRender, err, "render endpoint: %v", err)
+		return nil, exchange.Exchange{}, callErr(KindRender, err, "render endpoint: %v", err)
 	}
 	endpoint, err := parseEndpoint(raw)
 	if err != nil {
-		return nil, callErr(KindRender, err, "render endpoint: %v", err)
+		return nil, exchange.Exchange{}, callErr(KindRender, err, "render endpoint: %v", err)
 	}
 	client, err := r.client(ctx, req.Object)
 	if err != nil {
-		return nil, contextErr(parent, ctx, err)
+		return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
 	}
 	var header, token string
 	if r.auth != nil {
 		if header, token, err = r.authHeader(ctx, req.Object); err != nil {
-			return nil, contextErr(parent, ctx, err)
+			return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
 		}
 	}
-	res, err := r.post(parent, ctx, client, endpoint, body, header, token)
+	x := exchange.Exchange{Key: req.Key, Trigger: string(req.Trigger), Attempt: req.Attempt, URL: redactURL(endpoint), Request: body}
+	res, err := r.post(parent, ctx, client, endpoint, body, header, token, &x)
 	var ce *CallError
 	if errors.As(err, &ce) {
 		ce.Message = scrub(ce.Message, token)
 	}
-	return res, err
+	if x.Time.IsZero() {
+		return res, exchange.Exchange{}, err
+	}
+	if token != "" && bytes.Contains(x.Response, []byte(token)) {
+		x.Response = bytes.ReplaceAll(x.Response, []byte(token), []byte(redacted))
+	}
+	o := Decide(res, err)
+	x.Outcome = exchange.Outcome{Action: o.Action.String(), After: o.After, Success: o.Success, Reason: o.Reason, Message: o.Message}
+	if r.record != nil {
+		r.record(x)
+	}
+	return res, x, err
 }
 
 // contextErr classifies a secret read cut short by the deadline or by cancellation as a
@@ -69,7 +90,8 @@ func contextErr(parent, ctx context.Context, err error) error {
 	return ce
 }
 
-func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *url.URL, body []byte, header, token string) (*Result, error) {
+// post sends the request and decodes the answer, filling x with what went over the wire.
+func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *url.URL, body []byte, header, token string, x *exchange.Exchange) (*Result, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, callErr(KindRender, err, "POST %s: %v", redactURL(u), err)
@@ -82,27 +104,41 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	}
 
 	start := r.now()
+	x.Time = start
+	x.RequestHeader = req.Header.Clone()
+	if header != "" {
+		x.RequestHeader.Del(r.auth.header)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		ce := r.transportErr(parent, ctx, u, err)
-		r.record(ce, 0, start)
+		x.Duration = r.observed(ce, 0, start)
 		return nil, ce
 	}
 	defer resp.Body.Close()
+	x.StatusCode = resp.StatusCode
+	x.ResponseHeader = http.Header{}
+	for _, k := range []string{"Content-Type", "Retry-After"} {
+		if v := resp.Header.Values(k); len(v) > 0 {
+			x.ResponseHeader[k] = slices.Clone(v)
+		}
+	}
 
 	if resp.StatusCode != http.StatusOK {
-		ce := r.statusErr(u, resp, token)
-		r.record(nil, resp.StatusCode, start)
+		ce, head := r.statusErr(u, resp, token)
+		x.Response = head
+		x.Duration = r.observed(nil, resp.StatusCode, start)
 		return nil, ce
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, r.maxBody+1))
+	x.Response = data
 	if err != nil {
 		ce := r.transportErr(parent, ctx, u, err)
 		ce.StatusCode = resp.StatusCode
-		r.record(ce, 0, start)
+		x.Duration = r.observed(ce, 0, start)
 		return nil, ce
 	}
-	r.record(nil, resp.StatusCode, start)
+	x.Duration = r.observed(nil, resp.StatusCode, start)
 	if int64(len(data)) > r.maxBody {
 		return nil, &CallError{Kind: KindTooLarge, StatusCode: resp.StatusCode,
 			Message: fmt.Sprintf("POST %s: response body exceeds %s", redactURL(u), formatSize(r.maxBody))}
@@ -153,8 +189,9 @@ func (r *Reconciler) transportErr(parent, ctx context.Context, u *url.URL, err e
 	return callErr(KindNetwork, err, "%s: %v", at, err)
 }
 
-// statusErr describes a non-200 response with a short, scrubbed snippet of its body.
-func (r *Reconciler) statusErr(u *url.URL, resp *http.Response, token string) *CallError {
+// statusErr describes a non-200 response with a short, scrubbed snippet of its body; it
+// returns the start of the body it read too.
+func (r *Reconciler) statusErr(u *url.URL, resp *http.Response, token string) (*CallError, []byte) {
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetRead))
 	// Drain a little more so the connection can be reused; a huge error page is not worth it.
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
@@ -175,13 +212,14 @@ func (r *Reconciler) statusErr(u *url.URL, resp *http.Response, token string) *C
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		ce.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), r.now())
 	}
-	return ce
+	return ce, head
 }
 
-// record reports one HTTP attempt to Options.Observe.
-func (r *Reconciler) record(ce *CallError, status int, start time.Time) {
+// observed reports one HTTP attempt to Options.Observe and returns its duration.
+func (r *Reconciler) observed(ce *CallError, status int, start time.Time) time.Duration {
+	d := r.now().Sub(start)
 	if r.observe == nil {
-		return
+		return d
 	}
 	code := strconv.Itoa(status)
 	if ce != nil {
@@ -194,5 +232,6 @@ func (r *Reconciler) record(ce *CallError, status int, start time.Time) {
 			code = "error"
 		}
 	}
-	r.observe(code, r.now().Sub(start))
+	r.observe(code, d)
+	return d
 }

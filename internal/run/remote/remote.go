@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	Observe func(code string, d time.Duration)
 	// Now is the clock for Retry-After dates and Observe durations; default time.Now.
 	Now func() time.Time
+	// Record, when set, is called once per request sent, synchronously before Call returns,
+	// with the exchange: request body, response (the token scrubbed), outcome. The auth
+	// header is never in it. exchange.Recorder.Record fits. Default: nil.
+	Record func(exchange.Exchange)
 }
 
 // Trigger says why a reconcile runs; it is sent as prepared.trigger.
@@ -73,6 +78,9 @@ type Request struct {
 	// Children are the owned objects by intent type and name ("deployment" -> "web" ->
 	// object), filled by the engine when payload.children.enabled. Never modified.
 	Children map[string]map[string]map[string]any
+	// DryRun is sent as prepared.dryRun: true, asking the reconciler to touch nothing outside
+	// its answer (ork remote check). Omitted from the body when false.
+	DryRun bool
 }
 
 // Result is a decoded RemoteReconcileResult.
@@ -104,6 +112,7 @@ type Reconciler struct {
 	defaultNS       string
 	maxBody         int64
 	observe         func(string, time.Duration)
+	record          func(exchange.Exchange)
 	now             func() time.Time
 }
 
@@ -130,6 +139,7 @@ func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
 		defaultNS:       orDefault(opts.DefaultNamespace, DefaultNamespace),
 		maxBody:         opts.MaxBodyBytes,
 		observe:         opts.Observe,
+		record:          opts.Record,
 		now:             opts.Now,
 	}
 	if r.maxBody <= 0 {

@@ -34,6 +34,7 @@ type prepared struct {
 	Attempt    int     `json:"attempt"`
 	Generation int64   `json:"generation"`
 	Deleting   bool    `json:"deleting"`
+	DryRun     bool    `json:"dryRun,omitempty"`
 	// Children is omitted when nil (children disabled) and {} when enabled but empty.
 	Children map[string]map[string]map[string]any `json:"children,omitzero"`
 }
@@ -56,6 +57,7 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			Attempt:    req.Attempt,
 			Generation: asInt64(meta["generation"]),
 			Deleting:   meta["deletionTimestamp"] != nil && meta["deletionTimestamp"] != "",
+			DryRun:     req.DryRun,
 		},
 	}
 	if r.childrenEnabled {

@@ -1,4 +1,6 @@
-package simulate
+// Package manifest reads Kubernetes objects from YAML or JSON files (sample custom
+// resources, Secrets) for the commands that work without a cluster.
+package manifest
 
 import (
 	"bufio"
@@ -14,12 +16,13 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// readObjects reads every object of a multi-document YAML (or JSON) file; a List's items
-// count as objects. Numbers decode as int64, the way the API server hands them out.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
+// Read returns every object of a multi-document YAML (or JSON) file; a List's items count
+// as objects. Numbers decode as int64, the way the API server hands them out. A file that
+// cannot be read returns the *fs.PathError as is.
+func Read(path string) ([]*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read CR file: %w", err)
+		return nil, err
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*unstructured.Unstructured

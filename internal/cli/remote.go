@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/remotecheck"
+	"github.com/orkspace/ork/internal/suggest"
+)
+
+func newRemoteCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "remote",
+		Short: "Work with remote reconcilers without a cluster",
+		Args:  unknownSubcommand,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newRemoteCheckCmd(env))
+	return cmd
+}
+
+type remoteCheckOptions struct {
+	files       []string
+	format      output.Format
+	crFile      string
+	secretFiles []string
+	check       remotecheck.Options
+}
+
+func newRemoteCheckCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--endpoint URL]",
+		Short: "Check a remote reconciler against ork's wire contract, without a cluster",
+		Long: `Send a remote reconciler the PreparedRequests ork would send for one custom resource and judge
+every answer: by the JSON Schema (schema/remote-reconcile-result.schema.json), by ork's own
+decoder and intent builders, and by the Katalog's managedResources; latency is measured
+against reconcile.remote.timeout. Round 1 sends create, update and resync (and delete with
+--include-delete); round 2 sends each again with the children the first answer produced, as
+ork run would present them, and requires the same resources: a reconciler whose answer moves
+with its own children makes ork loop. Every request carries prepared.dryRun: true.
+The CR is --cr, else the CRD's first crFiles entry; Secrets for auth.secretRef and
+tls.caSecretRef are taken from the CR file and --secrets. The endpoint is the Katalog's
+unless --endpoint is given. --crd may be left out when the Katalog has one remote CRD.
+Exit code 0: conformant (warnings allowed), 1: violations, 2: usage error.`,
+		Example: `  ork remote check -f examples/remote/katalog.yaml --secrets examples/remote/secret.yaml
+  ork remote check -f katalog.yaml --crd webapp --cr my-app.yaml --endpoint http://127.0.0.1:8088/reconcile -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := completeRemoteCheck(env)
+			if err != nil {
+				return err
+			}
+			return runRemoteCheck(cmd, env, opts)
+		},
+	}
+	addKatalogFlag(cmd)
+	addOutputFlag(cmd, output.Text, output.Text, output.JSON)
+	f := cmd.Flags()
+	f.String("crd", "", "the remote CRD to check (its name in the Katalog; default: the only remote one)")
+	f.String("cr", "", "custom resource file (default: the CRD's first crFiles entry)")
+	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
+	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
+	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
+	return cmd
+}
+
+func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
+	cfg := env.Config()
+	format, err := outputFormat(cfg, output.Text, output.JSON)
+	if err != nil {
+		return remoteCheckOptions{}, err
+	}
+	return remoteCheckOptions{
+		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
+		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete")},
+	}, nil
+}
+
+func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error {
+	set, err := loadValidKatalog(env, opts.files)
+	if err != nil {
+		return err
+	}
+	crd, err := remoteCRD(set, opts.check.CRD)
+	if err != nil {
+		return err
+	}
+	opts.check.CRD = crd.Name
+	cr, secrets, err := readCR(crd, opts.crFile, opts.secretFiles)
+	if err != nil {
+		return err
+	}
+	opts.check.CR = cr
+	opts.check.Secrets = secrets
+	rep, err := remotecheck.Run(cmd.Context(), set, opts.check)
+	if err != nil {
+		return fmt.Errorf("remote check: %w", err)
+	}
+	if opts.format == output.JSON {
+		err = output.WriteJSON(env.Streams.Out, rep)
+	} else {
+		err = writeRemoteCheck(env.Streams.Out, env.Style(), rep)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.Conformant {
+		return &ExitError{Code: ExitFailed}
+	}
+	return nil
+}
+
+// remoteCRD is the CRD --crd names, else the Katalog's only remote CRD.
+func remoteCRD(set *katalog.Set, name string) (*katalog.CRD, error) {
+	var remotes []string
+	for _, c := range set.CRDs {
+		if c.IsRemote() {
+			remotes = append(remotes, c.Name)
+		}
+	}
+	if name == "" {
+		switch len(remotes) {
+		case 0:
+			return nil, usageError("the Katalog has no CRD with reconcile.remote")
+		case 1:
+			return set.CRD(remotes[0]), nil
+		}
+		return nil, usageError("--crd: the Katalog has %d remote CRDs (%s): name one", len(remotes), strings.Join(remotes, ", "))
+	}
+	c := set.CRD(name)
+	switch {
+	case c == nil && len(remotes) > 0:
+		if near := suggest.Nearest(name, remotes); near != "" {
+			return nil, usageError("--crd: no CRD %q in the Katalog (did you mean %q?)", name, near)
+		}
+		return nil, usageError("--crd: no CRD %q in the Katalog (remote CRDs: %s)", name, strings.Join(remotes, ", "))
+	case c == nil:
+		return nil, usageError("--crd: no CRD %q in the Katalog, which has no remote CRD", name)
+	case !c.IsRemote():
+		return nil, usageError("--crd: CRD %q has no reconcile.remote (it uses the declarative reconciler: try ork simulate)", name)
+	}
+	return c, nil
+}
+
+// readCR reads the one custom resource of crd from file (else the CRD's first crFiles entry),
+// and the Secrets in it and in secretFiles.
+func readCR(crd *katalog.CRD, file string, secretFiles []string) (*unstructured.Unstructured, manifest.Secrets, error) {
+	if file == "" {
+		if len(crd.CRFiles) == 0 {
+			return nil, manifest.Secrets{}, usageError("--cr: CRD %q lists no crFiles: pass a custom resource file with --cr FILE", crd.Name)
+		}
+		file = crd.Source.Resolve(crd.CRFiles[0])
+	}
+	objs, err := manifest.Read(file)
+	if err != nil {
+		return nil, manifest.Secrets{}, usageError("--cr: %v", err)
+	}
+	all := objs
+	for _, f := range secretFiles {
+		more, err := manifest.Read(f)
+		if err != nil {
+			return nil, manifest.Secrets{}, usageError("--secrets: %v", err)
+		}
+		all = append(all, more...)
+	}
+	var crs []*unstructured.Unstructured
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if crd.APITypes != nil && gvk.Group == crd.APITypes.Group && gvk.Kind == crd.APITypes.Kind {
+			crs = append(crs, o)
+		}
+	}
+	kind := crd.Name
+	if crd.APITypes != nil {
+		kind = crd.APITypes.Kind
+	}
+	switch len(crs) {
+	case 0:
+		return nil, manifest.Secrets{}, usageError("--cr: %s holds no %s to send", file, kind)
+	case 1:
+		return crs[0], manifest.NewSecrets("the CR file or --secrets", all...), nil
+	}
+	return nil, manifest.Secrets{}, usageError("--cr: %s holds %d %ss: check one at a time (one per file)", file, len(crs), kind)
+}
+
+// writeRemoteCheck prints each request with its verdict and violations, then a summary.
+func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s → %s %s\n", st.Bold(rep.CRD), rep.CR, rep.Endpoint, st.Dim("(timeout "+rep.Timeout+")"))
+	width := 0
+	for _, r := range rep.Requests {
+		width = max(width, len(r.Name))
+	}
+	byRequest := map[string][]remotecheck.Violation{}
+	errs, warns := 0, 0
+	for _, v := range rep.Violations {
+		byRequest[v.Request] = append(byRequest[v.Request], v)
+		if v.Severity == remotecheck.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	var shown [][]remotecheck.Violation
+	var shownBy []string
+	for _, r := range rep.Requests {
+		status, latency := "---", "-"
+		if r.Status != 0 {
+			status = fmt.Sprint(r.Status)
+		}
+		if r.LatencyMS > 0 {
+			latency = fmt.Sprintf("%.1fms", r.LatencyMS)
+		}
+		vs := byRequest[r.Name]
+		fmt.Fprintf(&b, "  %-*s  %s %8s  %s\n", width, r.Name, status, latency, verdict(st, r, len(vs) > 0))
+		// The same answer to another trigger is usually the same mistake: say so once.
+		if i := slices.IndexFunc(shown, func(prev []remotecheck.Violation) bool { return sameViolations(prev, vs) }); i >= 0 && len(vs) > 0 {
+			fmt.Fprintf(&b, "    %s\n", st.Dim(fmt.Sprintf("the same %s as %s", plural(len(vs), "violation"), shownBy[i])))
+			continue
+		}
+		shown, shownBy = append(shown, vs), append(shownBy, r.Name)
+		for _, v := range vs {
+			label := st.Error("error")
+			if v.Severity == remotecheck.Warning {
+				label = st.Warning("warning")
+			}
+			at := ""
+			if v.Path != "" {
+				at = st.Bold(v.Path) + " "
+			}
+			fmt.Fprintf(&b, "    %s %s%s %s\n", label, at, st.Dim("["+v.Check+"]"), v.Message)
+			if v.Hint != "" {
+				fmt.Fprintf(&b, "      %s\n", st.Dim("hint: "+v.Hint))
+			}
+		}
+	}
+	if len(rep.NotSent) > 0 {
+		fmt.Fprintf(&b, "  %s\n", st.Dim("not sent: "+strings.Join(rep.NotSent, "; ")))
+	}
+	summary := st.OK("conformant")
+	if !rep.Conformant {
+		summary = st.Error("not conformant")
+	}
+	fmt.Fprintf(&b, "%s: %s, %s, %s\n", summary, plural(len(rep.Requests), "request"), plural(errs, "violation"), plural(warns, "warning"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sameViolations compares violations but for the request they belong to.
+func sameViolations(a, b []remotecheck.Violation) bool {
+	return slices.EqualFunc(a, b, func(x, y remotecheck.Violation) bool {
+		x.Request, y.Request = "", ""
+		return x == y
+	})
+}
+
+// verdict sums up a request: what ork would apply, or why it would not.
+func verdict(st output.Style, r remotecheck.Request, faulty bool) string {
+	if r.Reason != "ReconcileSucceeded" {
+		return st.Error(r.Reason)
+	}
+	s := "ok"
+	if len(r.Resources) > 0 {
+		s += ": " + strings.Join(r.Resources, ", ")
+	}
+	switch {
+	case r.Stable != nil && *r.Stable:
+		s += " " + st.Dim("(stable)")
+	case r.Stable != nil:
+		s += " " + st.Error("(changed)")
+	}
+	if faulty {
+		return st.Warning(s)
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/orkspace/ork/internal/remotecheck"
+)
+
+const (
+	exampleKatalog = "../../examples/remote/katalog.yaml"
+	exampleSecret  = "../../examples/remote/secret.yaml"
+)
+
+// endpoint serves body with status 200 to every request.
+func endpoint(t *testing.T, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/reconcile"
+}
+
+const goodAnswer = `{"result":"ok","resources":[{"type":"deployment","fields":{"name":"my-webapp","image":"nginx:1.27"}}]}`
+
+func TestRemoteCheckExitCodes(t *testing.T) {
+	good, bad := endpoint(t, goodAnswer), endpoint(t, `{"result":"done"}`)
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string
+		stderr   string
+		noStdout bool
+	}{
+		{"conformant", []string{"--secrets", exampleSecret, "--endpoint", good}, 0,
+			[]string{"webapp default/my-webapp → " + good + " ", "  create, children sent back  200", "ok: deployments/my-webapp (stable)", "conformant: 6 requests, 0 violations, 0 warnings"}, "", false},
+		{"violations", []string{"--secrets", exampleSecret, "--endpoint", bad}, 1,
+			[]string{`  create  200`, `InvalidRemoteResult`, `error $.result [decoder] unknown result "done" (want "ok", "requeue" or "error")`,
+				`hint: answer "ok", "requeue" or "error"`, "the same 1 violation as create", "not conformant: 3 requests, 3 violations, 0 warnings"}, "", false},
+		{"no CR kind in --cr", []string{"--cr", exampleSecret}, 2, nil, "--cr: " + exampleSecret + " holds no WebApp to send", true},
+		{"unknown CRD", []string{"--crd", "webap"}, 2, nil, `--crd: no CRD "webap" in the Katalog (did you mean "webapp"?)`, true},
+		{"missing secrets file", []string{"--secrets", "nope.yaml"}, 2, nil, "--secrets: open nope.yaml", true},
+		{"bad output", []string{"-o", "yaml"}, 2, nil, `unknown output format "yaml"`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runOrk(t, append([]string{"remote", "check", "-f", exampleKatalog}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.stderr != "" && !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("stderr %q lacks %q", errOut, tt.stderr)
+			}
+			if tt.noStdout && out != "" {
+				t.Errorf("stdout %q, want none on a usage error", out)
+			}
+		})
+	}
+}
+
+func TestRemoteCheckJSON(t *testing.T) {
+	code, out, errOut := runOrk(t, "remote", "check", "-f", exampleKatalog, "--secrets", exampleSecret,
+		"--endpoint", endpoint(t, goodAnswer), "--include-delete", "-o", "json")
+	if code != 0 { // the answer to delete carries resources: a warning, still conformant
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep remotecheck.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not the report: %v\n%s", err, out)
+	}
+	if !rep.Conformant || len(rep.Requests) != 7 || len(rep.Violations) != 1 || rep.Violations[0].Severity != remotecheck.Warning {
+		t.Errorf("report: conformant %v, %d requests, violations %+v", rep.Conformant, len(rep.Requests), rep.Violations)
+	}
+}
+
+func TestRemoteCheckNeedsARemoteCRD(t *testing.T) {
+	code, _, errOut := runOrk(t, "remote", "check", "-f", "../../examples/website/katalog.yaml")
+	if code != 2 || !strings.Contains(errOut, "the Katalog has no CRD with reconcile.remote") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runOrk(t, "remote", "check", "-f", "../../examples/website/katalog.yaml", "--crd", "website")
+	if code != 2 || !strings.Contains(errOut, `CRD "website" has no reconcile.remote (it uses the declarative reconciler: try ork simulate)`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,145 @@
+package managed
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/resources"
+)
+
+func remoteCRD(managed ...katalog.ManagedResource) *katalog.CRD {
+	return &katalog.CRD{Name: "webapp", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{
+		Remote: &katalog.Remote{ManagedResources: managed},
+	}}}
+}
+
+func build(t *testing.T, raw map[string]any) resources.Object {
+	t.Helper()
+	o, err := resources.Build(raw, resources.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestCheck(t *testing.T) {
+	db := &katalog.CRD{Name: "db", APITypes: &katalog.APITypes{Group: "data.io", Version: "v1", Kind: "Database", Plural: "databases"}}
+	crd := remoteCRD(
+		katalog.ManagedResource{Group: "apps", Plural: "deployments"},
+		katalog.ManagedResource{Group: "data.io", Plural: "databases"},
+		katalog.ManagedResource{Group: "cache.io", Plural: "redisproxies"},
+	)
+	types := New(crd, []*katalog.CRD{crd, db})
+	tests := []struct {
+		name string
+		raw  map[string]any
+		want string // "" = declared
+	}{
+		{"intent type declared", map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}, ""},
+		{"intent type undeclared", map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "pg"}},
+			`StatefulSet "db": type statefulsets.apps is not declared in managedResources (declare it: {group: "apps", plural: statefulsets})`},
+		{"full form of a built-in kind", map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"}},
+			`Service "s": type services is not declared in managedResources (declare it: {group: "", plural: services})`},
+		{"a Katalog CRD's plural", map[string]any{"apiVersion": "data.io/v1", "kind": "Database", "metadata": map[string]any{"name": "d"}}, ""},
+		{"a guessed -ies plural", map[string]any{"type": "custom", "fields": map[string]any{"apiVersion": "cache.io/v1", "kind": "RedisProxy", "name": "r"}}, ""},
+		{"an unknown kind gets the kind+s guess", map[string]any{"apiVersion": "x.io/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}},
+			`type widgets.x.io is not declared`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := types.Check(build(t, tt.raw))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("want declared, got %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestKey(t *testing.T) {
+	tests := []struct {
+		gr   schema.GroupResource
+		want string
+	}{
+		{schema.GroupResource{Group: "apps", Resource: "deployments"}, "deployment"},
+		{schema.GroupResource{Resource: "services"}, "service"},
+		{schema.GroupResource{Resource: "pods"}, "pods"},
+		{schema.GroupResource{Group: "data.io", Resource: "databases"}, "databases.data.io"},
+	}
+	for _, tt := range tests {
+		if got := Key(tt.gr); got != tt.want {
+			t.Errorf("Key(%v) = %q, want %q", tt.gr, got, tt.want)
+		}
+	}
+}
+
+func TestOwnAndChildrenAsOrkRunPresentsThem(t *testing.T) {
+	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
+	types := New(crd, []*katalog.CRD{crd})
+	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "my-webapp", "namespace": "prod", "uid": "u-1"}}}
+	dep := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}).Obj
+	elsewhere := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "other", "image": "nginx", "namespace": "ops"}}).Obj
+	svc := build(t, map[string]any{"type": "service", "fields": map[string]any{"name": "web", "port": 80}}).Obj
+	for _, o := range []*unstructured.Unstructured{dep, elsewhere, svc} {
+		types.Own(o, cr)
+	}
+	if dep.GetNamespace() != "prod" || !Owned(dep, cr) {
+		t.Errorf("deployment in %q owned=%v: want owned by the CR", dep.GetNamespace(), Owned(dep, cr))
+	}
+	if Owned(elsewhere, cr) || elsewhere.GetLabels()[resources.ManagedByLabel] != resources.ManagedBy {
+		t.Errorf("an object in another namespace: owned=%v labels=%v; want not owned, managed-by set", Owned(elsewhere, cr), elsewhere.GetLabels())
+	}
+	got := types.Children([]*unstructured.Unstructured{dep, svc})
+	if len(got) != 1 || got["deployment"]["web"] == nil {
+		t.Errorf("children %v: want only the declared deployment, keyed deployment/web", got)
+	}
+	if ref := types.Ref(svc); ref != "services/web" {
+		t.Errorf("Ref = %q", ref)
+	}
+}
+
+func TestBuildIsAllOrNothing(t *testing.T) {
+	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
+	types := New(crd, []*katalog.CRD{crd})
+	dep := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}
+	sts := map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "pg"}}
+	typo := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "imagee": "nginx"}}
+	tests := []struct {
+		name    string
+		entries []map[string]any
+		objs    int
+		reason  string
+		message string
+	}{
+		{"all good", []map[string]any{dep}, 1, "", ""},
+		{"an undeclared type", []map[string]any{dep, sts}, 0, ReasonApplyFailed,
+			`nothing applied: resources[1]: StatefulSet "db": type statefulsets.apps is not declared in managedResources (declare it: {group: "apps", plural: statefulsets})`},
+		{"an invalid entry wins over an undeclared one", []map[string]any{sts, typo}, 0, ReasonInvalidResource,
+			`nothing applied: resources[1] (deployment): field "imagee": unknown field (did you mean "image"?)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, errs := types.Build(tt.entries, "default", "my-webapp")
+			if len(objs) != tt.objs {
+				t.Errorf("%d objects, want %d", len(objs), tt.objs)
+			}
+			if tt.reason == "" {
+				if errs != nil {
+					t.Errorf("errors %v", errs)
+				}
+				return
+			}
+			reason, msg := Verdict(errs)
+			if reason != tt.reason || msg != tt.message {
+				t.Errorf("verdict %s: %s\nwant %s: %s", reason, msg, tt.reason, tt.message)
+			}
+		})
+	}
+}

@@ -1,0 +1,240 @@
+// Package remotecheck checks a remote reconciler against ork's wire contract without a
+// cluster: it sends the PreparedRequests ork would send for one custom resource (each with
+// prepared.dryRun) and judges every answer by the JSON Schema, by ork's own decoder and
+// intent builders, and by the Katalog's managedResources, then checks that the answer is
+// stable once the reconciler's own children are sent back.
+package remotecheck
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/managed"
+	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/wireschema"
+)
+
+// Options select what to check.
+type Options struct {
+	// CRD is the Katalog name of a remote CRD; required.
+	CRD string
+	// CR is the custom resource to reconcile, as read from a file; required. What the API
+	// server would assign (namespace, uid, generation) is filled in.
+	CR *unstructured.Unstructured
+	// Endpoint replaces reconcile.remote.endpoint; default: the Katalog's.
+	Endpoint string
+	// IncludeDelete adds the delete request; default false, since a real reconciler may
+	// clean up real things whatever prepared.dryRun says.
+	IncludeDelete bool
+	// Secrets reads auth.secretRef and tls.caSecretRef; required when either is declared.
+	Secrets remote.SecretSource
+}
+
+// Report is the outcome of a check; -o json prints it as is.
+type Report struct {
+	CRD string `json:"crd"`
+	// CR is the custom resource's key, "namespace/name".
+	CR string `json:"cr"`
+	// Endpoint is the URL called, without user info and query.
+	Endpoint   string      `json:"endpoint"`
+	Timeout    string      `json:"timeout"`
+	Conformant bool        `json:"conformant"`
+	Requests   []Request   `json:"requests"`
+	Violations []Violation `json:"violations"`
+	// NotSent names the requests left out after a failure that every later one would
+	// repeat (an unreachable endpoint, a missing Secret).
+	NotSent []string `json:"notSent,omitempty"`
+}
+
+// Request is one request sent and what came back.
+type Request struct {
+	// Name is "create", or "create, children sent back" in the second round.
+	Name    string `json:"name"`
+	Round   int    `json:"round"`
+	Trigger string `json:"trigger"`
+	// Children is the number of children sent in prepared.children.
+	Children int `json:"children"`
+	// Status is the HTTP status; 0 when no response arrived.
+	Status    int     `json:"status"`
+	LatencyMS float64 `json:"latencyMs"`
+	// Reason and Message are ork's verdict, as ork run would put them in the Ready
+	// condition (Reason ReconcileSucceeded on success).
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// Resources are the objects the answer would have ork apply ("deployments/web").
+	Resources []string `json:"resources"`
+	// Stable is set in the second round: whether the resources equal the first round's.
+	Stable *bool `json:"stable,omitempty"`
+}
+
+// Severity of a violation.
+const (
+	Error   = "error"
+	Warning = "warning"
+)
+
+// Checks that find violations.
+const (
+	CheckRequest    = "request"          // the request could not be built or sent
+	CheckHTTP       = "http"             // no response, or a status other than 200
+	CheckLatency    = "latency"          // past or near reconcile.remote.timeout
+	CheckSchema     = "schema"           // schema/remote-reconcile-result.schema.json
+	CheckDecoder    = "decoder"          // ork's decoder rejects the body
+	CheckResult     = "result"           // a valid answer ork would not take as success
+	CheckBuild      = "build"            // ork's intent builders reject a resource
+	CheckManaged    = "managedResources" // a resource of an undeclared type
+	CheckStability  = "stability"        // the answer changed once its children came back
+	maxLatencyShare = 2                  // warn above timeout/maxLatencyShare
+)
+
+// Violation is one way an answer breaks the contract.
+type Violation struct {
+	Severity string `json:"severity"`
+	// Request is the Name of the request whose answer broke it.
+	Request string `json:"request"`
+	// Path locates the offending value in the answer ("$.resources[0].fields.imagee"); ""
+	// when the exchange as a whole is at fault.
+	Path    string `json:"path"`
+	Check   string `json:"check"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// checker holds what every request of one check needs.
+type checker struct {
+	crd       *katalog.CRD
+	rec       *remote.Reconciler
+	schema    *wireschema.Validator
+	types     managed.Types
+	cr        *unstructured.Unstructured
+	key       string
+	children  bool
+	timeout   time.Duration
+	katalogAt string
+}
+
+// Run checks the reconciler of opts.CRD. It returns an error only when the check cannot
+// start (no such remote CRD, an invalid remote block); every problem of the reconciler is a
+// Violation in the Report.
+func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
+	crd := set.CRD(opts.CRD)
+	switch {
+	case crd == nil:
+		return Report{}, fmt.Errorf("no CRD %q in the Katalog", opts.CRD)
+	case !crd.IsRemote():
+		return Report{}, fmt.Errorf("CRD %q has no reconcile.remote to check", opts.CRD)
+	case opts.CR == nil:
+		return Report{}, fmt.Errorf("no custom resource to send")
+	}
+	c := withEndpoint(crd, opts.Endpoint)
+	rec, err := remote.New(c, remote.Options{Secrets: opts.Secrets})
+	if err != nil {
+		return Report{}, fmt.Errorf("remote reconciler: %w", err)
+	}
+	v, err := wireschema.New()
+	if err != nil {
+		return Report{}, err
+	}
+	types := managed.New(crd, set.CRDs)
+	cr := manifest.AsServed(opts.CR, crd.IsNamespaced())
+	ck := &checker{
+		crd: crd, rec: rec, schema: v, types: types, cr: cr, key: key(cr),
+		children: c.OperatorBox.Reconcile.Remote.Payload.Children.Enabled, timeout: rec.Timeout(),
+		katalogAt: katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
+	}
+	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String()}
+	triggers := []remote.Trigger{remote.TriggerCreate, remote.TriggerUpdate, remote.TriggerResync}
+	if opts.IncludeDelete {
+		triggers = append(triggers, remote.TriggerDelete)
+	}
+	var steps []step
+	for _, t := range triggers {
+		steps = append(steps, step{round: 1, trigger: t})
+	}
+	for _, t := range triggers[:3] {
+		steps = append(steps, step{round: 2, trigger: t})
+	}
+	first := map[remote.Trigger][]resources.Object{}
+	for i, s := range steps {
+		if s.round == 2 {
+			built, ok := first[s.trigger]
+			if !ok {
+				continue // no usable first answer to send back
+			}
+			s.sentBack = built
+		}
+		o := ck.send(ctx, s)
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if o.endpoint != "" {
+			rep.Endpoint = o.endpoint
+		}
+		rep.Requests = append(rep.Requests, o.request)
+		rep.Violations = append(rep.Violations, o.violations...)
+		if s.round == 1 && o.built != nil {
+			first[s.trigger] = o.built
+		}
+		if o.fatal {
+			for _, rest := range steps[i+1:] {
+				if _, ok := first[rest.trigger]; rest.round == 1 || ok {
+					rep.NotSent = append(rep.NotSent, rest.name(ck.children))
+				}
+			}
+			break
+		}
+	}
+	rep.Conformant = true
+	for _, v := range rep.Violations {
+		if v.Severity == Error {
+			rep.Conformant = false
+		}
+	}
+	if rep.Violations == nil {
+		rep.Violations = []Violation{}
+	}
+	return rep, nil
+}
+
+// withEndpoint is crd with its endpoint replaced, on copies: the Katalog is not changed.
+func withEndpoint(crd *katalog.CRD, endpoint string) *katalog.CRD {
+	if endpoint == "" {
+		return crd
+	}
+	c := *crd
+	rem := *crd.OperatorBox.Reconcile.Remote
+	rem.Endpoint = endpoint
+	c.OperatorBox.Reconcile.Remote = &rem
+	return &c
+}
+
+func key(cr *unstructured.Unstructured) string {
+	if cr.GetNamespace() == "" {
+		return cr.GetName()
+	}
+	return cr.GetNamespace() + "/" + cr.GetName()
+}
+
+// step is one request of the sequence.
+type step struct {
+	round   int
+	trigger remote.Trigger
+	// sentBack are the first round's objects for this trigger, sent as children in round 2.
+	sentBack []resources.Object
+}
+
+func (s step) name(children bool) string {
+	switch {
+	case s.round == 1:
+		return string(s.trigger)
+	case children:
+		return string(s.trigger) + ", children sent back"
+	}
+	return string(s.trigger) + ", again"
+}

@@ -1,0 +1,313 @@
+package remotecheck
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/orkspace/ork/internal/managed"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/remote"
+)
+
+const (
+	schemaHint = "see schema/remote-reconcile-result.schema.json; editors that know JSON Schema check answers as you write them"
+	buildHint  = "ork applies nothing of this answer (InvalidResource); the intent types and their fields: docs/remote-reconciler.md#the-intent-form"
+	resultHint = "ork sets Ready=False with this text and retries with backoff: the custom resource checked should reconcile"
+)
+
+// judgement collects one answer's violations. Schema violations that repeat what ork's
+// own decoder or builders said about the same value are left out: those name ork's
+// actual behaviour.
+type judgement struct {
+	request string
+	vs      []Violation
+	covered []string
+	// reason and message replace ork's verdict on a successful answer that ork would
+	// still not apply, as ork run would report it.
+	reason, message string
+}
+
+func (j *judgement) add(severity, check, path, msg, hint string) {
+	j.vs = append(j.vs, Violation{Severity: severity, Request: j.request, Path: path, Check: check, Message: msg, Hint: hint})
+}
+
+// cover marks path as reported by an authoritative check.
+func (j *judgement) cover(path string) { j.covered = append(j.covered, path) }
+
+func (j *judgement) result() []Violation {
+	var out []Violation
+	for _, v := range j.vs {
+		if v.Check == CheckSchema && slices.ContainsFunc(j.covered, func(c string) bool { return within(v.Path, c) }) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// within reports whether path is prefix or below it ("$" holds everything).
+func within(path, prefix string) bool {
+	return prefix == "$" || path == prefix || strings.HasPrefix(path, prefix+".") || strings.HasPrefix(path, prefix+"[")
+}
+
+// judgeAnswer judges a 200 body by the schema, by ork's decoder, and (for a success) each
+// resource by the intent builders and managedResources. It returns the objects ork would
+// apply, nil when it would apply nothing.
+func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res *remote.Result, err error) []resources.Object {
+	for _, v := range ck.schema.ResultViolations(body) {
+		j.add(Error, CheckSchema, jsonPath(v.Path), v.Message, schemaHint)
+	}
+	var ce *remote.CallError
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case remote.KindErrorResult:
+			j.add(Error, CheckResult, "$.result", ce.Message, resultHint)
+		case remote.KindInvalidJSON, remote.KindTooLarge, remote.KindUnknownResult, remote.KindInvalidResult:
+			p := decoderPath(ce)
+			j.add(Error, CheckDecoder, p, ce.Message, decoderHint(ce.Kind))
+			j.cover(p)
+		}
+		return nil
+	}
+	if res == nil {
+		return nil
+	}
+	if t == remote.TriggerDelete {
+		if len(res.Resources) > 0 || res.Status != nil {
+			j.add(Warning, CheckResult, "$", fmt.Sprintf("ork ignores the status and the %d resources of an answer while the resource is being deleted", len(res.Resources)),
+				"answer {\"result\": \"ok\"} when prepared.deleting is true: the children carry ownerReferences and the garbage collector removes them")
+		}
+		return nil
+	}
+	built, errs := ck.types.Build(res.Resources, ck.cr.GetNamespace(), ck.cr.GetName())
+	for _, e := range errs {
+		at := fmt.Sprintf("$.resources[%d]", e.Index)
+		if e.Undeclared {
+			j.add(Error, CheckManaged, at, e.Error(),
+				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
+			continue
+		}
+		j.add(Error, CheckBuild, entryPath(e.Index, res.Resources[e.Index], e.Err), e.Error(), buildHint)
+		j.cover(at)
+	}
+	if len(errs) > 0 {
+		j.reason, j.message = managed.Verdict(errs)
+	}
+	return built
+}
+
+// decoderPath locates what ork's decoder rejected, from its message.
+func decoderPath(ce *remote.CallError) string {
+	switch ce.Kind {
+	case remote.KindUnknownResult:
+		return "$.result"
+	case remote.KindInvalidResult:
+		return "$.requeueAfter"
+	}
+	if f, ok := quotedAfter(ce.Message, "unknown field "); ok {
+		return jsonPath([]string{f})
+	}
+	if f, ok := quotedAfter(ce.Message, "field "); ok {
+		return jsonPath([]string{f})
+	}
+	if i := strings.Index(ce.Message, "resources["); i >= 0 {
+		if n, _, ok := strings.Cut(ce.Message[i+len("resources["):], "]"); ok {
+			return "$.resources[" + n + "]"
+		}
+	}
+	return "$"
+}
+
+// quotedAfter returns the Go-quoted string that follows prefix in s.
+func quotedAfter(s, prefix string) (string, bool) {
+	i := strings.Index(s, prefix+`"`)
+	if i < 0 {
+		return "", false
+	}
+	q, err := strconv.QuotedPrefix(s[i+len(prefix):])
+	if err != nil {
+		return "", false
+	}
+	v, err := strconv.Unquote(q)
+	return v, err == nil
+}
+
+func decoderHint(k remote.Kind) string {
+	switch k {
+	case remote.KindUnknownResult:
+		return "answer \"ok\", \"requeue\" or \"error\" (\"\" and absent count as ok)"
+	case remote.KindInvalidResult:
+		return "requeueAfter is a Go duration: 30s, 1m30s, 500ms"
+	case remote.KindTooLarge:
+		return "answers are limited to 8 MiB: return fewer or smaller resources"
+	}
+	return "answer one JSON object (Content-Type: application/json) with only result, requeueAfter, error, status and resources; field names are case-sensitive"
+}
+
+// entryPath locates a builder's error in resources[i]: fields of an intent entry are below
+// "fields", those of a full object below the entry itself.
+func entryPath(i int, raw map[string]any, err error) string {
+	base := fmt.Sprintf("$.resources[%d]", i)
+	var fe *resources.FieldError
+	if !errors.As(err, &fe) || fe.Field == "" {
+		return base
+	}
+	if intentShape(raw) {
+		return base + ".fields." + fe.Field
+	}
+	return base + "." + fe.Field
+}
+
+// intentShape reports whether raw is a well-formed intent entry of a known type, so that
+// a builder error in it is about one of its fields.
+func intentShape(raw map[string]any) bool {
+	if _, ok := raw["fields"].(map[string]any); !ok {
+		return false
+	}
+	typ, _ := raw["type"].(string)
+	if _, ok := resources.Lookup(typ); !ok {
+		return false
+	}
+	for k, v := range raw {
+		switch k {
+		case "type", "fields":
+		case "forceConflict":
+			if _, ok := v.(bool); !ok && v != nil && v != "true" && v != "false" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// jsonPath writes JSON Pointer tokens as "$.resources[0].fields.image".
+func jsonPath(tokens []string) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, t := range tokens {
+		switch {
+		case t != "" && strings.Trim(t, "0123456789") == "":
+			b.WriteString("[" + t + "]")
+		case identifier(t):
+			b.WriteString("." + t)
+		default:
+			b.WriteString("[" + strconv.Quote(t) + "]")
+		}
+	}
+	return b.String()
+}
+
+func identifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// judgeStability compares the second round's objects with the first's and reports whether
+// they are the same.
+func (ck *checker) judgeStability(j *judgement, before, after []resources.Object) bool {
+	index := func(objs []resources.Object) map[string]map[string]any {
+		m := map[string]map[string]any{}
+		for _, o := range objs {
+			m[o.Obj.GetNamespace()+" "+ck.types.Ref(o.Obj)] = o.Obj.Object
+		}
+		return m
+	}
+	b, a := index(before), index(after)
+	var diffs []string
+	for _, k := range sortedKeys(a, b) {
+		ref := k[strings.IndexByte(k, ' ')+1:]
+		x, inB := b[k]
+		y, inA := a[k]
+		switch {
+		case !inB:
+			diffs = append(diffs, "+ "+ref+" (new)")
+		case !inA:
+			diffs = append(diffs, "- "+ref+" (no longer returned)")
+		default:
+			if d, differ := firstDiff(x, y, ""); differ {
+				diffs = append(diffs, "~ "+ref+": "+d)
+			}
+		}
+	}
+	if len(diffs) == 0 {
+		return true
+	}
+	j.add(Error, CheckStability, "$.resources", "the answer changed once its own children were sent back: "+strings.Join(diffs, "; "),
+		"answer the same resources for the same custom resource whatever prepared.children holds: ork applies every answer and a changed child re-queues its owner, so an answer that moves with its children makes ork loop")
+	return false
+}
+
+func sortedKeys(ms ...map[string]map[string]any) []string {
+	var keys []string
+	for _, m := range ms {
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// firstDiff finds the first path, in key order, where a and b differ.
+func firstDiff(a, b any, path string) (string, bool) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := make([]string, 0, len(am)+len(bm))
+		for k := range am {
+			keys = append(keys, k)
+		}
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if d, differ := firstDiff(am[k], bm[k], p); differ {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	if reflect.DeepEqual(a, b) {
+		return "", false
+	}
+	return fmt.Sprintf("%s was %s, now %s", path, show(a), show(b)), true
+}
+
+func show(v any) string {
+	if v == nil {
+		return "absent"
+	}
+	s := fmt.Sprintf("%v", v)
+	if str, ok := v.(string); ok {
+		s = strconv.Quote(str)
+	}
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}

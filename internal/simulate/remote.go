@@ -1,0 +1,119 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/declarative"
+	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/managed"
+	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/run/remote"
+)
+
+// RemoteOptions make simulate call the endpoints of remote CRDs.
+type RemoteOptions struct {
+	// Endpoint replaces every remote CRD's endpoint; default: each CRD's own.
+	Endpoint string
+	// HTTPClient makes every call when set (an exchange.Replay as its Transport replays a
+	// recording); default: the client ork run builds from the CRD's tls block.
+	HTTPClient *http.Client
+	// Secrets are Secret manifests standing in for the cluster's, next to those of the CR
+	// file (auth.secretRef, tls.caSecretRef); default none.
+	Secrets []*unstructured.Unstructured
+	// Record gets every exchange when set (exchange.Recorder.Record); default nil.
+	Record func(exchange.Exchange)
+	// Placeholder answers every Secret read with a placeholder instead of Secrets: for a
+	// replay, whose recording holds no token and matches none. Default false.
+	Placeholder bool
+}
+
+// placeholder is a SecretSource whose every value is "replay".
+type placeholder struct{}
+
+func (placeholder) SecretValue(context.Context, string, string, string) ([]byte, error) {
+	return []byte("replay"), nil
+}
+
+// remoteCRD reconciles the CRs of one remote CRD as ork run does: the same request
+// building (remote.Reconciler), outcome (remote.Decide) and resource checks
+// (managed.Types.Build), against the in-memory cluster.
+type remoteCRD struct {
+	rec      *remote.Reconciler
+	types    managed.Types
+	children bool
+}
+
+func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
+	crd := c
+	if o.Endpoint != "" {
+		cp := *c
+		rem := *c.OperatorBox.Reconcile.Remote
+		rem.Endpoint = o.Endpoint
+		cp.OperatorBox.Reconcile.Remote = &rem
+		crd = &cp
+	}
+	var secrets remote.SecretSource = manifest.NewSecrets("the CR file or --secrets", slices.Concat(seed, o.Secrets)...)
+	if o.Placeholder {
+		secrets = placeholder{}
+	}
+	rec, err := remote.New(crd, remote.Options{Secrets: secrets, HTTPClient: o.HTTPClient, Record: o.Record})
+	if err != nil {
+		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
+	}
+	return &remoteCRD{rec: rec, types: managed.New(c, set.CRDs), children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+}
+
+// reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
+// after a requeue answer), then the answer's resources applied and its status written. A
+// failed reconcile is an error with ork run's reason; a request the replay has no
+// recording for is that NoRecordingError.
+func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int) ([]Change, error) {
+	cr := cl.get(t.key)
+	trigger := remote.TriggerResync
+	switch {
+	case n == 1:
+		trigger = remote.TriggerCreate
+	case t.requeue:
+		trigger = remote.TriggerRequeue
+	}
+	req := remote.Request{Key: objectKey(cr), Object: cr.DeepCopy().Object, Trigger: trigger, Attempt: 1}
+	if r.children {
+		req.Children = r.types.Children(cl.owned(cr))
+	}
+	res, err := r.rec.Reconcile(ctx, req)
+	if miss, ok := errors.AsType[*exchange.NoRecordingError](err); ok {
+		return nil, miss
+	}
+	o := remote.Decide(res, err)
+	if !o.Success {
+		return nil, fmt.Errorf("%s: %s", o.Reason, o.Message)
+	}
+	t.requeue = o.Action == remote.RequeueAfter
+	objs, errs := r.types.Build(res.Resources, cr.GetNamespace(), cr.GetName())
+	if errs != nil {
+		reason, msg := managed.Verdict(errs)
+		return nil, fmt.Errorf("%s: %s", reason, msg)
+	}
+	for _, o := range objs {
+		r.types.Own(o.Obj, cr)
+	}
+	changes := cl.reconcile(declarative.Plan{Apply: objs})
+	if cl.writeStatus(t.key, res.Status) {
+		changes = append(changes, Change{Update, cl.names.ref(cr) + "/status"})
+	}
+	return changes, nil
+}
+
+func objectKey(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetName()
+	}
+	return u.GetNamespace() + "/" + u.GetName()
+}
