@@ -59,7 +59,15 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	if err != nil {
 		return applyReport{}, err
 	}
-	lives := make([]*unstructured.Unstructured, len(plans))
+	// The writes of these children are serialised with every other worker's, from the
+	// ownership check to the last write: no other CR can take one of them in between, and
+	// an AlreadyOwned found on the second child still leaves nothing applied.
+	refs := make([]childRef, len(plans))
+	for i, p := range plans {
+		refs[i] = p.ref
+	}
+	defer c.e.childLocks.lockAll(refs)()
+	lives := make([]metav1.Object, len(plans))
 	for i, p := range plans {
 		if lives[i], err = c.checkOwner(ctx, cr, p); err != nil {
 			return applyReport{}, err
@@ -185,11 +193,14 @@ func (c *controller) force(o resources.Object) bool {
 // checkOwner refuses a child another object controls, before anything of the result is
 // written. A child the cache shows as this CR's is taken as it is (the write's uid
 // precondition catches a replacement); anything else (absent from the cache, another
-// controller, an orphan, an earlier incarnation's) is decided against the live object,
-// which it returns (nil: absent).
-func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (*unstructured.Unstructured, error) {
+// controller, an orphan, an earlier incarnation's, or written by another CR since the cache
+// last heard of it) is decided against the live object, which it returns (nil: absent).
+func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
 	cached := c.cachedChild(p)
-	if p.createOnly || (cached != nil && controlledBy(cr, cached)) {
+	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
+		cached = nil // another CR wrote it after the cache's version: read it
+	}
+	if cached != nil && (p.createOnly || controlledBy(cr, cached)) {
 		return cached, nil
 	}
 	live, err := c.liveChild(ctx, p)
@@ -202,14 +213,14 @@ func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 	return live, nil
 }
 
-func controlledBy(cr, child *unstructured.Unstructured) bool {
+func controlledBy(cr, child metav1.Object) bool {
 	ref := metav1.GetControllerOf(child)
 	return ref != nil && ref.UID == cr.GetUID()
 }
 
 // ownedOrAdoptable: controlled by cr, by nothing, or by an earlier incarnation of cr (same
 // kind and name, another uid: names are unique, so that uid no longer exists).
-func ownedOrAdoptable(cr, child *unstructured.Unstructured) bool {
+func ownedOrAdoptable(cr *unstructured.Unstructured, child metav1.Object) bool {
 	ref := metav1.GetControllerOf(child)
 	if ref == nil || ref.UID == cr.GetUID() {
 		return true
@@ -218,30 +229,20 @@ func ownedOrAdoptable(cr, child *unstructured.Unstructured) bool {
 	return err == nil && gv.Group == cr.GroupVersionKind().Group && ref.Kind == cr.GetKind() && ref.Name == cr.GetName()
 }
 
-func alreadyOwned(p planned, live *unstructured.Unstructured) error {
+func alreadyOwned(p planned, live metav1.Object) error {
 	ref := metav1.GetControllerOf(live)
 	return failed(reasonAlreadyOwned, "nothing applied: %s %s is controlled by %s %s (uid %s); ork never takes over another owner's object: rename the child or remove the other owner",
 		p.gvr.Resource, live.GetName(), ref.Kind, ref.Name, ref.UID)
 }
 
-// writeChild writes one child onto live, the object checkOwner decided on (nil: absent).
-// Writes of one child are serialised across ork's workers and the decision re-taken under
-// that lock when another CR wrote the child meanwhile (the write book holds every write of
-// this process): two CRs creating the same child at once cannot both win. A child ork
-// controls is applied with a uid precondition (never onto a replacement someone else
-// created); an orphan or an earlier incarnation's child is adopted with a resourceVersion
-// precondition too. When a precondition fails, the object is read again and the decision
-// taken anew.
-func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live *unstructured.Unstructured) (created, changed bool, err error) {
-	unlock := c.e.lockChild(p.ref)
-	defer unlock()
+// writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
+// under the child's lock (applyAll). A child ork controls is applied with a uid
+// precondition (never onto a replacement someone else created); an orphan or an earlier
+// incarnation's child is adopted with a resourceVersion precondition too. When a
+// precondition fails, the object is read again and the decision taken anew.
+func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
 		return c.createOnce(ctx, cr, p, live)
-	}
-	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (live == nil || w.rv != live.GetResourceVersion()) {
-		if live, err = c.liveChild(ctx, p); err != nil { // another CR wrote it since the check
-			return false, false, err
-		}
 	}
 	for range childWriteAttempts {
 		if err := c.e.mayWrite(); err != nil {
@@ -262,7 +263,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			}
 			return false, out.GetResourceVersion() != live.GetResourceVersion(), nil
 		}
-		if !apierrors.IsConflict(err) || fieldConflict(err) {
+		if (!apierrors.IsConflict(err) && !uidMismatch(err)) || fieldConflict(err) {
 			return false, false, c.applyError(p, err)
 		}
 		if live, err = c.liveChild(ctx, p); err != nil {
@@ -275,35 +276,45 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // createOnce creates an onCreate child that is missing, and never writes it again: a create,
 // not an apply, because the cache that said "missing" may lag behind an earlier pass's create
 // and an apply would overwrite a user's later edit.
-func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live *unstructured.Unstructured) (created, changed bool, err error) {
-	if live != nil {
-		return false, false, nil
+func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
+	if live == nil {
+		if err := c.e.mayWrite(); err != nil {
+			return false, false, err
+		}
+		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
+		switch {
+		case err == nil:
+			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+			return true, false, nil
+		case !apierrors.IsAlreadyExists(err):
+			return false, false, c.applyError(p, err)
+		}
+		if live, err = c.liveChild(ctx, p); err != nil || live == nil {
+			return false, false, err
+		}
 	}
-	if err := c.e.mayWrite(); err != nil {
-		return false, false, err
+	// It exists: never written again, but never another owner's either.
+	if !ownedOrAdoptable(cr, live) {
+		return false, false, alreadyOwned(p, live)
 	}
-	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
-	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
-	switch {
-	case apierrors.IsAlreadyExists(err):
-		return false, false, nil
-	case err != nil:
-		return false, false, c.applyError(p, err)
-	}
-	c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
-	return true, false, nil
+	return false, false, nil
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and
 // its resourceVersion too when adopting it. Onto nothing, the apply creates the object.
-func (c *controller) apply(ctx context.Context, p planned, live *unstructured.Unstructured, owned bool) (*unstructured.Unstructured, error) {
+func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (*unstructured.Unstructured, error) {
 	obj := p.obj
 	if live != nil {
 		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
 		md := maps.Clone(p.obj.Object["metadata"].(map[string]any))
 		obj.Object["metadata"] = md
 		md["uid"] = string(live.GetUID())
-		if !owned {
+		// Adopting, the version decided on must be the one written to. With the children
+		// payload on, always: then a write that changed nothing is known for one, and the
+		// version it returns is not taken for ork's own (it may be another writer's status
+		// update the reconciler must hear of).
+		if !owned || c.childrenPayload {
 			md["resourceVersion"] = live.GetResourceVersion()
 		}
 	}
@@ -324,8 +335,8 @@ func (c *controller) countApply(p planned, ok bool) {
 	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.crd.Name, p.obj.GetKind(), result).Inc()
 }
 
-// cachedChild is the child from its informer's cache, or nil.
-func (c *controller) cachedChild(p planned) *unstructured.Unstructured {
+// cachedChild is the child from its informer's cache (its metadata at least), or nil.
+func (c *controller) cachedChild(p planned) metav1.Object {
 	for _, ch := range c.children {
 		if ch.gvr.GroupResource() != p.ref.gr {
 			continue
@@ -338,13 +349,17 @@ func (c *controller) cachedChild(p planned) *unstructured.Unstructured {
 		if err != nil || !exists {
 			return nil
 		}
-		return obj.(*unstructured.Unstructured)
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil
+		}
+		return m
 	}
 	return nil
 }
 
 // liveChild reads the child from the apiserver; nil when absent.
-func (c *controller) liveChild(ctx context.Context, p planned) (*unstructured.Unstructured, error) {
+func (c *controller) liveChild(ctx context.Context, p planned) (metav1.Object, error) {
 	u, err := c.client(p).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil

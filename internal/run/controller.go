@@ -4,17 +4,21 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
 )
@@ -40,6 +44,8 @@ type controller struct {
 	childrenPayload bool
 	// hasStatus is false for a CRD without the status subresource: ork writes no status.
 	hasStatus bool
+	// resync is reconcile.resync, 0 for none.
+	resync time.Duration
 	stopping  atomic.Bool
 	rec       reconciler
 	log       *slog.Logger
@@ -52,7 +58,7 @@ type child struct {
 	informer cache.SharedIndexInformer
 }
 
-func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dynamicinformer.DynamicSharedInformerFactory) (*controller, error) {
+func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {
 	at := crd.APITypes
 	gvr := schema.GroupVersionResource{Group: at.Group, Version: at.Version, Resource: at.Plural}
 	if _, err := e.kindFor(gvr); err != nil {
@@ -91,13 +97,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 		c.childrenPayload = r.Payload.Children.Enabled
 	}
 
-	resync := time.Duration(0)
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {
-		if resync, err = time.ParseDuration(r); err != nil {
+		if c.resync, err = time.ParseDuration(r); err != nil {
 			return nil, fmt.Errorf("reconcile.resync: %w", err)
 		}
 	}
-	c.informer = dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, metav1.NamespaceAll, resync,
+	// No informer resync: every key schedules its own, with jitter (scheduleResync).
+	c.informer = dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	if err := c.informer.SetTransform(stripManagedFields); err != nil {
 		return nil, fmt.Errorf("informer transform: %w", err)
@@ -111,7 +117,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 	}
 
 	for _, gr := range managedGRs {
-		ch, err := c.watchChildren(gr, factory)
+		ch, err := c.watchChildren(gr, factories)
 		if err != nil {
 			return nil, err
 		}
@@ -121,13 +127,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factory dyn
 }
 
 // watchChildren sets up (or shares) the informer on one managed type.
-func (c *controller) watchChildren(gr managedType, factory dynamicinformer.DynamicSharedInformerFactory) (child, error) {
+func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
 	gvr, err := c.e.resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
 	c.managed[gvr.GroupResource()] = true
-	inf := factory.ForResource(gvr).Informer()
+	inf := factories.informer(gvr)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
 		_ = inf.SetTransform(stripManagedFields)
@@ -145,8 +151,8 @@ func (c *controller) watchChildren(gr managedType, factory dynamicinformer.Dynam
 }
 
 // waitSynced waits until the CRD's own informer and its children's have listed their types,
-// at most timeout. The error names the types that could not be listed; it is nil when ctx
-// ended first (a stop, not a failure).
+// at most timeout. The error names the types that could not be listed, or is ctx's when ctx
+// ended first.
 func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) error {
 	syncCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -154,8 +160,11 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 	for _, ch := range c.children {
 		synced = append(synced, ch.informer.HasSynced)
 	}
-	if cache.WaitForCacheSync(syncCtx.Done(), synced...) || ctx.Err() != nil {
+	if cache.WaitForCacheSync(syncCtx.Done(), synced...) {
 		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // a stop, not a failure: the caller starts nothing
 	}
 	var missing []string
 	if !c.informer.HasSynced() {
@@ -178,7 +187,11 @@ func (c *controller) enqueue(obj any, t Trigger) {
 		c.log.Warn("cannot key object", "err", err)
 		return
 	}
-	c.ledger.note(key, t)
+	var uid types.UID
+	if m, err := meta.Accessor(obj); err == nil {
+		uid = m.GetUID()
+	}
+	c.ledger.noteObject(key, t, uid)
 	c.countTrigger(t)
 	c.queue.Add(key)
 }
@@ -219,25 +232,27 @@ func (c *controller) onDelete(obj any) {
 // unless the change is ork's own write coming back, or only the child's status changed and
 // the reconciler does not see children.
 func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted bool) {
-	u, ok := deletedObject(obj)
-	if !ok {
-		return
-	}
-	key, ok := c.ownerKey(u)
+	u, ok := deletedMeta(obj)
 	if !ok {
 		return
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion()}
 	if deleted {
-		c.e.writes.forget(ev.ref)
+		c.e.writes.forget(ev) // whoever owned it: the record must not outlive the object
+	}
+	key, ok := c.ownerKey(u)
+	if !ok {
+		return
+	}
+	if deleted {
 		c.childChanged(key)
 		return
 	}
-	if old, ok := oldObj.(*unstructured.Unstructured); ok {
+	if old, ok := deletedMeta(oldObj); ok {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return // a re-list of an unchanged child: the owner's own resync covers it
 		}
-		if !c.childrenPayload && onlyStatusChanged(old, u) {
+		if !c.childrenPayload && childStatusOnly(oldObj, obj) {
 			return
 		}
 	}
@@ -266,7 +281,7 @@ func (c *controller) childChanged(key string) {
 }
 
 // ownerKey is the queue key of the CR that controls u, if it is one of this CRD's.
-func (c *controller) ownerKey(u *unstructured.Unstructured) (string, bool) {
+func (c *controller) ownerKey(u metav1.Object) (string, bool) {
 	ref := metav1.GetControllerOf(u)
 	if ref == nil || ref.Kind != c.gvk.Kind {
 		return "", false
@@ -325,21 +340,60 @@ func nestedMap(m map[string]any, key string) map[string]any {
 // stripManagedFields drops managedFields from cached objects: they are large and ork never
 // reads them.
 func stripManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		u.SetManagedFields(nil)
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
 	}
 	return obj, nil
 }
 
 func ownerUIDIndex(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	m, err := meta.Accessor(obj)
+	if err != nil {
 		return nil, nil
 	}
-	if ref := metav1.GetControllerOf(u); ref != nil {
+	if ref := metav1.GetControllerOf(m); ref != nil {
 		return []string{string(ref.UID)}, nil
 	}
 	return nil, nil
+}
+
+// deletedMeta is deletedObject for children, whose cache may hold their metadata only.
+func deletedMeta(obj any) (metav1.Object, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if obj == nil {
+		return nil, false
+	}
+	m, err := meta.Accessor(obj)
+	return m, err == nil
+}
+
+// childStatusOnly reports whether a child's change touched nothing but its status. From a
+// metadata-only cache that is: the same generation (a spec change bumps it), not zero (kinds
+// without one, ConfigMaps say, have no status either), and the same labels, annotations,
+// owners, finalizers and deletion.
+func childStatusOnly(oldObj, newObj any) bool {
+	if a, ok := oldObj.(*unstructured.Unstructured); ok {
+		if b, ok := newObj.(*unstructured.Unstructured); ok {
+			return onlyStatusChanged(a, b)
+		}
+	}
+	a, errA := meta.Accessor(oldObj)
+	b, errB := meta.Accessor(newObj)
+	if errA != nil || errB != nil || a.GetGeneration() == 0 || a.GetGeneration() != b.GetGeneration() {
+		return false
+	}
+	return maps.Equal(a.GetLabels(), b.GetLabels()) && maps.Equal(a.GetAnnotations(), b.GetAnnotations()) &&
+		slices.Equal(a.GetFinalizers(), b.GetFinalizers()) && equalOwners(a.GetOwnerReferences(), b.GetOwnerReferences()) &&
+		(a.GetDeletionTimestamp() == nil) == (b.GetDeletionTimestamp() == nil)
+}
+
+func equalOwners(a, b []metav1.OwnerReference) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.OwnerReference) bool {
+		return x.UID == y.UID && x.Name == y.Name && x.Kind == y.Kind && x.APIVersion == y.APIVersion &&
+			ptr.Deref(x.Controller, false) == ptr.Deref(y.Controller, false)
+	})
 }
 
 // deletedObject is the object of an informer event, unwrapping the tombstone a delete

@@ -136,6 +136,11 @@ func TestNonDeterministicReconcilerDoesNotLoop(t *testing.T) {
 	if calls := ep.callsFor("web"); len(calls) != 3 {
 		t.Errorf("%d calls, want 3 (create and two edits): the reconciler's changing answer made ork loop", len(calls))
 	}
+	// Counted before the queue merges them: an echo taken for a change would show here even
+	// when its pass merged with a fence's.
+	if got := f.triggers("child"); got != 2 {
+		t.Errorf("%v child triggers, want 2 (the two edits): ork's own writes were taken for changes", got)
+	}
 }
 
 // 10.12 requeueAfter below 100ms is raised to 100ms.
@@ -359,4 +364,23 @@ spec:
 		_, err := f.get(widgets, "site-widget")
 		return err == nil, nil
 	})
+}
+
+// reconcile.resync calls again for every CR, each at its own jittered time (between 3/4 and
+// 5/4 of the interval after its last pass), with trigger resync.
+func TestPeriodicResync(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, resync: "1s"}), nil)
+	f.createCR("web", map[string]any{})
+	first := ep.next(t)
+	resync := ep.nextMatching(t, "with trigger resync", func(c call) bool { return c.trigger() == "resync" })
+	if gap := resync.at.Sub(first.at); gap < 750*time.Millisecond {
+		t.Errorf("the resync came %v after the create, want at least 3/4 of the interval", gap)
+	}
+	again := ep.nextMatching(t, "a second resync", func(c call) bool { return c.trigger() == "resync" })
+	if gap := again.at.Sub(resync.at); gap < 750*time.Millisecond {
+		t.Errorf("the second resync came %v after the first, want at least 3/4 of the interval", gap)
+	}
 }

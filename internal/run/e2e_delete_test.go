@@ -73,3 +73,32 @@ func TestRequeueAnsweredToADeleteIsKept(t *testing.T) {
 		t.Errorf("second delete call has trigger %q, want requeue", again.trigger())
 	}
 }
+
+// 10.8 A CR deleted and created again under the same name while its delete is still being
+// asked (a requeue answered to it) gets that delete first: the old object's clean-up is not
+// dropped for the new object, which is reconciled right after.
+func TestRecreatedCRStillGetsItsOldDelete(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var asked atomic.Int32
+	ep := newEndpoint(t, func(c call) response {
+		if deleting(c) && asked.Add(1) == 1 {
+			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "300ms"})
+		}
+		return jsonResponse(map[string]any{"result": "ok"})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	old := f.createCR("web", map[string]any{})
+	f.waitReady("web", "True")
+	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "with trigger delete", func(c call) bool { return c.trigger() == "delete" })
+	fresh := f.createCR("web", map[string]any{})
+	uid := func(c call) string { s, _, _ := unstructured.NestedString(c.body, "object", "metadata", "uid"); return s }
+	next := ep.nextMatching(t, "after the re-create", func(c call) bool { return uid(c) == string(old.GetUID()) || uid(c) == string(fresh.GetUID()) })
+	if uid(next) != string(old.GetUID()) || !deleting(next) {
+		t.Fatalf("after the re-create the call was for %s (deleting %v), want the old object's delete asked again first", uid(next), deleting(next))
+	}
+	ep.nextMatching(t, "for the new object", func(c call) bool { return uid(c) == string(fresh.GetUID()) && !deleting(c) })
+}

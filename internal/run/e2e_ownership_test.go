@@ -62,8 +62,9 @@ func TestChildOfAnotherCRIsNotTakenOver(t *testing.T) {
 	f.waitEvent("b", corev1.EventTypeWarning, "ReconcileError")
 }
 
-// 10.4 Two CRs creating the same child at the same moment cannot both win: ownership is
-// decided by the apiserver, not by two caches that both say "missing".
+// 10.4 Two CRs creating the same child at the same moment cannot both win: two caches that
+// both say "missing" are not trusted; the writes of one child are serialised across ork's
+// workers and the second decides on what the first wrote (ork's write book, else a read).
 func TestTwoCRsCreatingTheSameChildAtOnceOneWins(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

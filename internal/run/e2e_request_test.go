@@ -1,10 +1,14 @@
 package run_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/run"
 )
 
 // 1. A created CR reaches the endpoint as the seed's PreparedRequest.
@@ -109,7 +113,7 @@ func TestRotatedTokenIsUsed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, func(call) response { return jsonResponse(map[string]any{"result": "ok"}) })
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) { o.SecretTTL = 200 * time.Millisecond })
 	f.createCR("web", map[string]any{"replicas": 1})
 	if got := ep.next(t).header.Get("Authorization"); got != "Bearer "+testToken {
 		t.Fatalf("first call Authorization = %q", got)
@@ -125,11 +129,15 @@ func TestRotatedTokenIsUsed(t *testing.T) {
 	if _, err := secrets.Update(t.Context(), sec, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.patchSpec("web", `{"spec":{"replicas":2}}`)
-	c := ep.nextMatching(t, "after the rotation", func(c call) bool { return c.trigger() == "update" })
-	if got := c.header.Get("Authorization"); got != "Bearer rotated-token" {
-		t.Errorf("Authorization after rotation = %q, want Bearer rotated-token", got)
-	}
+	// Secrets are read again once their short cache expires (SecretTTL: 200ms here, 5s by
+	// default): a change of the CR after that carries the new token.
+	replicas := 2
+	f.eventually("a call with the rotated token", func() (bool, error) {
+		f.patchSpec("web", fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+		replicas++
+		c := ep.nextMatching(t, "after the rotation", func(c call) bool { return c.trigger() == "update" })
+		return c.header.Get("Authorization") == "Bearer rotated-token", nil
+	})
 }
 
 // 11. With payload.children.enabled the owned children are sent, minus the exclude paths.

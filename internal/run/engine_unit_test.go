@@ -4,17 +4,22 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/orkspace/ork/internal/katalog"
 )
@@ -28,11 +33,11 @@ func TestLedgerKeepsTheStrongestTrigger(t *testing.T) {
 	if got, _, _ := l.begin("ns/a", now); got != TriggerUpdate {
 		t.Errorf("begin = %s, want update (stronger than child and resync)", got)
 	}
-	l.end("ns/a", false)
+	l.end("ns/a", now, false)
 	if _, _, ok := l.begin("ns/a", now); ok {
 		t.Error("begin with nothing pending started a pass: a delayed add already covered must cost nothing")
 	}
-	l.end("ns/a", false)
+	l.end("ns/a", now, false)
 	last := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
 	l.noteDelete("ns/a", last)
 	l.note("ns/a", TriggerResync)
@@ -44,14 +49,22 @@ func TestLedgerKeepsTheStrongestTrigger(t *testing.T) {
 	newer := last.DeepCopy()
 	l.noteDelete("ns/a", newer)
 	l.dropTombstone("ns/a", tomb)
-	l.end("ns/a", true)
+	l.end("ns/a", now, true)
 	if _, tomb, _ := l.begin("ns/a", now); tomb != newer {
 		t.Errorf("tombstone after the old delete finished = %v, want the newer one kept", tomb)
 	}
-	l.end("ns/a", false)
-	l.note("ns/a", TriggerCreate) // re-created under the same key
+	l.end("ns/a", now, false)
+	// A new object under the same name does not retire the old one's tombstone: its delete
+	// is delivered first. The old object coming back (same uid) does.
+	newer.SetUID("old")
+	l.noteObject("ns/a", TriggerCreate, "new")
+	if _, tomb, _ := l.begin("ns/a", now); tomb != newer {
+		t.Error("a new object under the same name dropped the old one's undelivered delete")
+	}
+	l.end("ns/a", now, false)
+	l.noteObject("ns/a", TriggerUpdate, "old")
 	if _, tomb, _ := l.begin("ns/a", now); tomb != nil {
-		t.Error("tombstone kept after the object came back")
+		t.Error("tombstone kept after the object itself came back")
 	}
 }
 
@@ -166,7 +179,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		"data":     map[string]any{"level": "edited-by-user"},
 	}}
 	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), existing)
-	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "site"}}
+	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: &leadership{}}, crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -187,5 +200,44 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		if v := a.GetVerb(); v != "create" && v != "get" {
 			t.Errorf("create-only pass sent a %q: only a create is allowed", v)
 		}
+	}
+}
+
+// Secrets are read once per TTL however many calls need them, concurrent reads share one
+// GET, and a failed read is not remembered.
+func TestSecretCacheSharesReadsWithinTheTTL(t *testing.T) {
+	kube := fake.NewClientset(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "ns"},
+		Data:       map[string][]byte{"token": []byte("v1")},
+	})
+	var gets atomic.Int32
+	kube.PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		gets.Add(1)
+		return false, nil, nil
+	})
+	now := time.Unix(0, 0)
+	c := newSecretCache(kube, 5*time.Second)
+	c.now = func() time.Time { return now }
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if v, err := c.SecretValue(context.Background(), "ns", "tok", "token"); err != nil || string(v) != "v1" {
+				t.Errorf("SecretValue = %q, %v", v, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := gets.Load(); n != 1 {
+		t.Errorf("%d GETs for 20 concurrent reads within the TTL, want 1", n)
+	}
+	now = now.Add(5 * time.Second)
+	if _, err := c.SecretValue(context.Background(), "ns", "tok", "token"); err != nil || gets.Load() != 2 {
+		t.Errorf("after the TTL: err %v, %d GETs, want a second GET", err, gets.Load())
+	}
+	if _, err := c.SecretValue(context.Background(), "ns", "missing", "token"); err == nil {
+		t.Fatal("a missing Secret read without error")
+	}
+	if _, err := c.SecretValue(context.Background(), "ns", "missing", "token"); err == nil || gets.Load() != 4 {
+		t.Errorf("a failed read was remembered: %d GETs, want 4", gets.Load())
 	}
 }

@@ -198,6 +198,8 @@ type remoteSpec struct {
 	// secretNamespace is the auth secretRef's namespace; default the fixture's, "-" leaves
 	// it out (ork's own namespace applies).
 	secretNamespace string
+	// resync is reconcile.resync; default none.
+	resync string
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureID(t, t.Name()) }
@@ -334,6 +336,10 @@ func (f *fixture) writeKatalog(rs remoteSpec) *katalog.Set {
 	default:
 		secretNS = ", namespace: " + rs.secretNamespace
 	}
+	resync := ""
+	if rs.resync != "" {
+		resync = "\n          resync: " + rs.resync
+	}
 	types := fmt.Sprintf("apiTypes: {group: %s, version: v1, kind: App, plural: apps}", f.group)
 	if f.cluster {
 		types += "\n      namespaced: false"
@@ -351,7 +357,7 @@ spec:
       operatorBox:
         reconcile:
           default: false
-          workers: 2
+          workers: 2%s
           remote:
             endpoint: %q
             timeout: %s
@@ -363,7 +369,7 @@ spec:
 %s            auth:
               secretRef: {name: reconciler-token%s, key: token}
               header: %q
-%s`, types, rs.endpoint, timeout, payload, mr.String(), secretNS, header, rs.extra)
+%s`, types, resync, rs.endpoint, timeout, payload, mr.String(), secretNS, header, rs.extra)
 	f.katalog = filepath.Join(f.dir, "katalog.yaml")
 	if err := os.WriteFile(f.katalog, []byte(doc), 0o600); err != nil {
 		f.t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
@@ -29,26 +30,72 @@ var (
 // again while another leads, and nothing on the apiserver stops its writes. The guard
 // narrows that window: a write goes out only while the last successful renewal is within
 // the renew deadline, which is shorter than the Lease a standby waits out.
+//
+// A write the guard refuses counts as the loss of the Lease: the run stops at once, as when
+// the elector itself gives up (a little later), and ork exits to stand by again. Carrying on
+// would drop the refused pass's work while this replica may well still lead.
 type leadership struct {
 	enabled       bool
 	renewDeadline time.Duration
-	// lastRenew is when the last successful renewal was sent (unix nanoseconds).
-	lastRenew atomic.Int64
+	// armed is set when this replica starts leading: before that (the preflight, CRD
+	// install) nothing the guard protects is written.
+	armed atomic.Bool
+	// lastRenew is when the last successful renewal was sent (with the monotonic clock:
+	// a wall-clock step must not move the deadline).
+	lastRenew atomic.Pointer[time.Time]
 	lost      atomic.Bool
+	// onLoss ends the leader's run; set while it leads.
+	onLoss atomic.Pointer[func()]
 }
 
 func (l *leadership) mayWrite(now time.Time) error {
-	if !l.enabled {
+	if !l.enabled || !l.armed.Load() {
 		return nil
 	}
-	if l.lost.Load() || now.Sub(time.Unix(0, l.lastRenew.Load())) > l.renewDeadline {
+	if l.lost.Load() {
+		return errNotLeader
+	}
+	if last := l.lastRenew.Load(); last == nil || now.Sub(*last) > l.renewDeadline {
+		l.lose()
 		return errNotLeader
 	}
 	return nil
 }
 
-// mayWrite is checked before every write to the cluster.
+func (l *leadership) renewed(at time.Time) { l.lastRenew.Store(&at) }
+
+// lose marks the Lease lost and ends the leader's run, once.
+func (l *leadership) lose() {
+	if l.lost.CompareAndSwap(false, true) {
+		if f := l.onLoss.Load(); f != nil {
+			(*f)()
+		}
+	}
+}
+
+// mayWrite is checked before every write to the cluster (and again, per request, by
+// guardTransport).
 func (e *Engine) mayWrite() error { return e.lead.mayWrite(time.Now()) }
+
+// guardTransport refuses every request but a read while this replica may no longer lead.
+// It sits under client-go, so it also holds back what happens after ork's own check: a write
+// waiting in client-go's retries (429/5xx with Retry-After), an Event sent later by the
+// broadcaster.
+type guardTransport struct {
+	next http.RoundTripper
+	lead *leadership
+}
+
+func (g guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if err := g.lead.mayWrite(time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	return g.next.RoundTrip(req)
+}
 
 // renewTracker is the Lease lock, noting each successful acquire or renewal by this replica.
 type renewTracker struct {
@@ -68,7 +115,7 @@ func (t renewTracker) track(rec resourcelock.LeaderElectionRecord, write func() 
 	sent := time.Now() // the Lease runs from when the request left, not when it came back
 	err := write()
 	if err == nil && rec.HolderIdentity == t.Identity() {
-		t.lead.lastRenew.Store(sent.UnixNano())
+		t.lead.renewed(sent)
 	}
 	return err
 }
@@ -107,7 +154,7 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 	if err != nil {
 		return fmt.Errorf("leader election client: %w", err)
 	}
-	lock := renewTracker{lead: &e.lead, Interface: &resourcelock.LeaseLock{
+	lock := renewTracker{lead: e.lead, Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: e.opts.LeaseName, Namespace: e.opts.Namespace},
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.opts.Identity},
@@ -129,7 +176,7 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaderCtx context.Context) { leading <- leaderCtx },
 			OnStoppedLeading: func() {
-				e.lead.lost.Store(true)
+				e.lead.lose()
 				e.leading.Store(false)
 				e.log.Info("leadership released", "identity", e.opts.Identity)
 			},
@@ -153,10 +200,10 @@ func (e *Engine) runWithLeaderElection(ctx context.Context, fn func(context.Cont
 		e.leading.Store(true)
 		fnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		onStop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
-		onLoss := context.AfterFunc(leaderCtx, func() {
-			e.lead.lost.Store(true)
-			cancel(errLeadershipLost)
-		})
+		lose := func() { cancel(errLeadershipLost) }
+		e.lead.onLoss.Store(&lose)
+		e.lead.armed.Store(true)
+		onLoss := context.AfterFunc(leaderCtx, e.lead.lose)
 		runErr := fn(fnCtx)
 		onStop()
 		onLoss()

@@ -41,15 +41,19 @@ type keyRecord struct {
 	// the resourceVersion the apiserver answered. A cache older than that is not trusted.
 	statusUID types.UID
 	statusRV  string
-	// lastPass is when the last pass of this key started (ChildMinInterval).
+	// lastPass is when the last pass of this key ended (ChildMinInterval).
 	lastPass time.Time
 	// processing is true while a worker reconciles the key.
 	processing bool
-	// deferred are child changes seen while the key was processing; whether they are ork's
-	// own writes coming back is known only once the pass has recorded them.
-	deferred []childEvent
+	// deferred are child changes seen while the key was processing (the latest version of
+	// each child); whether they are ork's own writes coming back is known only once the pass
+	// has recorded them.
+	deferred map[childRef]string
 	// warnedNoStatus is the uid whose missing status subresource was reported.
 	warnedNoStatus types.UID
+	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
+	// is scheduled. A pass before it moves it on.
+	resyncAt time.Time
 }
 
 func newLedger() *ledger { return &ledger{keys: map[string]*keyRecord{}} }
@@ -63,17 +67,23 @@ func (l *ledger) record(key string) *keyRecord {
 	return r
 }
 
-// note records trigger t for key and returns the time of the key's last pass.
+// note records trigger t for key and returns the time the key's last pass ended.
 func (l *ledger) note(key string, t Trigger) time.Time {
+	return l.noteObject(key, t, "")
+}
+
+// noteObject is note for an event of the object with uid. Only that object's own return
+// (create/update of the same uid: it was not gone after all) retires its tombstone: a child
+// event or resync arriving after the delete must not lose the deleting: true call, and
+// neither may a new object created under the same name, which is reconciled after it.
+func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
 	if triggerRank[t] > triggerRank[r.pending] {
 		r.pending = t
 	}
-	// Only the object's own return (create/update) retires its tombstone: a child event or
-	// resync arriving after the delete must not lose the deleting: true call.
-	if t == TriggerCreate || t == TriggerUpdate {
+	if uid != "" && r.tombstone != nil && r.tombstone.GetUID() == uid {
 		r.tombstone = nil
 	}
 	return r.lastPass
@@ -88,30 +98,42 @@ func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 }
 
 // begin takes the pending trigger of a key coming out of the queue and marks it processing.
-// ok is false when nothing is pending: the add was overtaken by a pass that already ran.
+// With nothing pending it is the key's resync when that is due; else ok is false: the add
+// was overtaken by a pass that already ran.
 func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured.Unstructured, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := l.record(key)
+	r := l.keys[key]
+	if r == nil {
+		return "", nil, false // forgotten: a delayed add of a key whose object is gone
+	}
 	t, r.pending = r.pending, ""
+	if t == "" && !r.resyncAt.IsZero() && !now.Before(r.resyncAt) {
+		t = TriggerResync
+	}
 	if t == "" {
 		return "", nil, false
 	}
-	r.processing, r.lastPass = true, now
+	r.resyncAt = time.Time{}
+	r.processing = true
 	return t, r.tombstone, true
 }
 
-// end marks a pass over and returns the child changes deferred during it. With forget (the
-// object is gone and its delete done), the record goes unless something new arrived.
-func (l *ledger) end(key string, forget bool) []childEvent {
+// end marks a pass over at now and returns the child changes deferred during it. With
+// forget (the object is gone and its delete done), the record goes unless something new
+// arrived.
+func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
 	if r == nil {
 		return nil
 	}
-	deferred := r.deferred
-	r.processing, r.deferred = false, nil
+	var deferred []childEvent
+	for ref, rv := range r.deferred {
+		deferred = append(deferred, childEvent{ref: ref, rv: rv})
+	}
+	r.processing, r.deferred, r.lastPass = false, nil, now
 	if forget && r.pending == "" && r.tombstone == nil {
 		delete(l.keys, key)
 	}
@@ -127,7 +149,10 @@ func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
 	if r == nil || !r.processing {
 		return false
 	}
-	r.deferred = append(r.deferred, ev)
+	if r.deferred == nil {
+		r.deferred = map[childRef]string{}
+	}
+	r.deferred[ev.ref] = ev.rv
 	return true
 }
 
@@ -169,4 +194,11 @@ func (l *ledger) warnNoStatus(key string, uid types.UID) bool {
 	}
 	r.warnedNoStatus = uid
 	return true
+}
+
+// resyncAfter schedules the key's next periodic resync at now+d (the caller queues it).
+func (l *ledger) resyncAfter(key string, now time.Time, d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(key).resyncAt = now.Add(d)
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// DiscoveryResetInterval is the shortest time between two refreshes of the discovery
 	// cache that an unknown kind may cause. Default 10s.
 	DiscoveryResetInterval time.Duration
+	// SecretTTL is how long a Secret read for a remote reconciler (auth token, CA) is
+	// reused. Default DefaultSecretTTL (5s).
+	SecretTTL time.Duration
 	// SkipPreflight skips the start-up access review (for tests of the preflight's absence).
 	SkipPreflight bool
 	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
@@ -98,6 +101,9 @@ func (o *Options) defaults() {
 	}
 	if o.DiscoveryResetInterval <= 0 {
 		o.DiscoveryResetInterval = 10 * time.Second
+	}
+	if o.SecretTTL <= 0 {
+		o.SecretTTL = DefaultSecretTTL
 	}
 	if o.LeaseName == "" {
 		o.LeaseName = "orkestra"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
 	"time"
 
@@ -89,7 +90,6 @@ func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
 	trigger, tomb, ok := c.ledger.begin(key, start)
 	if !ok {
-		c.endPass(key, false)
 		return // a delayed add a later pass already covered
 	}
 	in, found := c.lookup(key, trigger, tomb)
@@ -112,6 +112,14 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	c.observe(in, d, start)
 	c.schedule(key, d)
+	if d.action == actionDone && !in.gone {
+		c.scheduleResync(key)
+	}
+	if deleteDone && c.cached(key) != nil {
+		// The name was taken again while the old object's delete ran: now the new one.
+		c.ledger.note(key, TriggerCreate)
+		c.queue.Add(key)
+	}
 	c.endPass(key, deleteDone)
 }
 
@@ -147,7 +155,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, done bool)
 // endPass ends the key's pass and queues it again for child changes that came in during
 // the pass and were not ork's own writes.
 func (c *controller) endPass(key string, forget bool) {
-	for _, ev := range c.ledger.end(key, forget) {
+	for _, ev := range c.ledger.end(key, time.Now(), forget) {
 		if !c.e.writes.own(ev, !c.childrenPayload) {
 			c.childChanged(key)
 			return
@@ -201,24 +209,50 @@ func (c *controller) schedule(key string, d decision) {
 	}
 }
 
-// lookup finds the object for key: the cached one, or the last state of a deleted one.
+// scheduleResync queues the key's next periodic resync (reconcile.resync), at a random
+// point between 3/4 and 5/4 of the interval: the custom resources that ork started with, all
+// reconciled at once, are resynced spread over half an interval instead of all together,
+// and drift further apart with every round. A pass before it moves it on.
+func (c *controller) scheduleResync(key string) {
+	if c.resync <= 0 {
+		return
+	}
+	d := c.resync*3/4 + rand.N(c.resync/2+1)
+	c.ledger.resyncAfter(key, time.Now(), d)
+	c.queue.AddAfter(key, d)
+}
+
+// lookup finds the object for key: the last state of a deleted one whose delete is not done
+// yet (even when a new object took the name meanwhile: that one comes next), else the
+// cached one.
 func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unstructured) (input, bool) {
 	in := input{key: key, trigger: trigger, attempt: c.queue.NumRequeues(key) + 1}
-	obj, exists, err := c.informer.GetIndexer().GetByKey(key)
-	if err == nil && exists {
-		in.cr = obj.(*unstructured.Unstructured)
-		in.deleting = in.cr.GetDeletionTimestamp() != nil
-		if in.trigger == TriggerDelete && !in.deleting {
-			// Deleted and created again before the key was processed: this is the new object.
-			in.trigger = TriggerCreate
+	cached := c.cached(key)
+	if tomb != nil && (cached == nil || cached.GetUID() != tomb.GetUID()) {
+		in.cr, in.deleting, in.gone = tomb, true, true
+		if in.trigger != TriggerRequeue {
+			in.trigger = TriggerDelete
 		}
 		return in, true
 	}
-	if tomb != nil {
-		in.cr, in.deleting, in.gone = tomb, true, true
-		return in, true
+	if cached == nil {
+		return in, false
 	}
-	return in, false
+	in.cr = cached
+	in.deleting = in.cr.GetDeletionTimestamp() != nil
+	if in.trigger == TriggerDelete && !in.deleting {
+		in.trigger = TriggerCreate // a delete the informer saw, then the object again
+	}
+	return in, true
+}
+
+// cached is the CR of key in the informer's cache, or nil.
+func (c *controller) cached(key string) *unstructured.Unstructured {
+	obj, exists, err := c.informer.GetIndexer().GetByKey(key)
+	if err != nil || !exists {
+		return nil
+	}
+	return obj.(*unstructured.Unstructured)
 }
 
 // safeReconcile turns a panic in a reconciler into a failed reconcile.

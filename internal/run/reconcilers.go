@@ -21,7 +21,7 @@ import (
 func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, error) {
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		rr, err := remote.New(crd, remote.Options{
-			Secrets:          secretGetter{e.kube},
+			Secrets:          e.secrets,
 			DefaultNamespace: e.opts.Namespace,
 			Observe: func(code string, d time.Duration) {
 				e.opts.Metrics.RemoteDuration.WithLabelValues(crd.Name, code).Observe(d.Seconds())

@@ -3,17 +3,44 @@ package run
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
-// secretGetter reads Secret keys with a direct GET on every call: a rotated token is used
-// on the next request, and RBAC can stay scoped to resourceNames (no list/watch needed).
-type secretGetter struct{ kube kubernetes.Interface }
+// DefaultSecretTTL is how long a Secret read for the remote reconciler is reused: a rotated
+// token is picked up within seconds, and a busy operator makes one GET per Secret per TTL
+// instead of one per call. Not a watch: the generated RBAC for a static name is `get` only.
+const DefaultSecretTTL = 5 * time.Second
 
-func (s secretGetter) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
-	sec, err := s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+// secretCache reads Secret keys with a GET, reused for ttl. Concurrent reads of one Secret
+// share one GET.
+type secretCache struct {
+	kube kubernetes.Interface
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*secretEntry
+}
+
+// secretEntry is one Secret's last read; ready is closed when the read is done.
+type secretEntry struct {
+	ready   chan struct{}
+	secret  *corev1.Secret
+	err     error
+	expires time.Time
+}
+
+func newSecretCache(kube kubernetes.Interface, ttl time.Duration) *secretCache {
+	return &secretCache{kube: kube, ttl: ttl, now: time.Now, entries: map[string]*secretEntry{}}
+}
+
+func (s *secretCache) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
+	sec, err := s.get(ctx, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("get secret %s/%s: %w", namespace, name, err)
 	}
@@ -22,4 +49,38 @@ func (s secretGetter) SecretValue(ctx context.Context, namespace, name, key stri
 		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
 	}
 	return v, nil
+}
+
+func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	id := namespace + "/" + name
+	s.mu.Lock()
+	e := s.entries[id]
+	if e == nil || (isDone(e.ready) && !s.now().Before(e.expires)) {
+		e = &secretEntry{ready: make(chan struct{})}
+		s.entries[id] = e
+		s.mu.Unlock()
+		e.secret, e.err = s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		e.expires = s.now().Add(s.ttl)
+		if e.err != nil {
+			e.expires = s.now() // a failure is not remembered: the next call asks again
+		}
+		close(e.ready)
+		return e.secret, e.err
+	}
+	s.mu.Unlock()
+	select {
+	case <-e.ready:
+		return e.secret, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

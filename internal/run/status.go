@@ -153,8 +153,10 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 	if cached.GetUID() != in.cr.GetUID() {
 		return nil, nil
 	}
+	// Not known to be at least as new as ork's own last write (older, or not comparable):
+	// read it.
 	if uid, rv := c.ledger.statusWrite(in.key); uid == cached.GetUID() && rv != "" &&
-		rv != cached.GetResourceVersion() && !newerRV(cached.GetResourceVersion(), rv) {
+		compareRV(rv, cached.GetResourceVersion()) > 0 {
 		return c.freshCR(ctx, in)
 	}
 	return cached, nil

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -18,7 +19,7 @@ type childRef struct {
 	namespace, name string
 }
 
-func refOf(gr schema.GroupResource, u *unstructured.Unstructured) childRef {
+func refOf(gr schema.GroupResource, u metav1.Object) childRef {
 	return childRef{gr: gr, namespace: u.GetNamespace(), name: u.GetName()}
 }
 
@@ -55,7 +56,7 @@ func newWriteBook() *writeBook { return &writeBook{writes: map[childRef]childWri
 
 // wrote records a successful write of ref onto before (nil: it did not exist) that
 // returned after.
-func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UID, before, after *unstructured.Unstructured) {
+func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UID, before, after metav1.Object) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.writes[ref]
@@ -73,10 +74,14 @@ func (b *writeBook) get(ref childRef) (childWrite, bool) {
 	return w, ok
 }
 
-func (b *writeBook) forget(ref childRef) {
+// forget drops the record of a deleted child, unless ork wrote a newer one since (a late
+// delete event of the object ork has just created again).
+func (b *writeBook) forget(ev childEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.writes, ref)
+	if w, ok := b.writes[ev.ref]; ok && compareRV(w.rv, ev.rv) <= 0 {
+		delete(b.writes, ev.ref)
+	}
 }
 
 // unchanged reports whether ork last wrote exactly digest to ref and the cached object is
@@ -101,31 +106,51 @@ func (b *writeBook) own(ev childEvent, upTo bool) bool {
 	if ev.rv == w.made[0] || ev.rv == w.made[1] {
 		return true
 	}
-	return upTo && !newerRV(ev.rv, w.rv)
+	return upTo && compareRV(ev.rv, w.rv) <= 0
 }
 
 // childLocks serialise the writes of one child across ork's workers; a child hashes to one
 // of a fixed set of locks, so two unrelated children rarely wait for each other.
-type childLocks [64]sync.Mutex
+type childLocks [256]sync.Mutex
 
-func (l *childLocks) lock(ref childRef) func() {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(ref.gr.String() + "/" + ref.namespace + "/" + ref.name))
-	m := &l[h.Sum32()%uint32(len(l))]
-	m.Lock()
-	return m.Unlock
+// lockAll takes the locks of refs, in one order whatever the order of refs (no deadlock
+// between two passes), and returns the func that releases them.
+func (l *childLocks) lockAll(refs []childRef) func() {
+	idx := make([]int, 0, len(refs))
+	for _, ref := range refs {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(ref.gr.String() + "/" + ref.namespace + "/" + ref.name))
+		idx = append(idx, int(h.Sum32()%uint32(len(l))))
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l[i].Lock()
+	}
+	return func() {
+		for _, i := range idx {
+			l[i].Unlock()
+		}
+	}
 }
 
-// newerRV reports whether resourceVersion a is newer than b. resourceVersions are opaque to
-// clients, but every apiserver backed by etcd issues increasing integers; when either is not
-// one, a is taken as newer, which only costs a reconcile.
-func newerRV(a, b string) bool {
+// compareRV orders two resourceVersions: -1, 0 or 1 as a is older than, the same as, or
+// newer than b. resourceVersions are opaque to clients, but every apiserver backed by etcd
+// issues increasing integers; when either is not one, the answer is 1 unless they are equal
+// ("newer": the cautious answer everywhere it is asked, costing a read or a call at most).
+func compareRV(a, b string) int {
+	if a == b {
+		return 0
+	}
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil {
-		return true
+	switch {
+	case errA != nil || errB != nil, x > y:
+		return 1
+	case x < y:
+		return -1
 	}
-	return x > y
+	return 0
 }
 
 // digestOf is a stable digest of an object about to be written (encoding/json sorts map

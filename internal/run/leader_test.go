@@ -1,0 +1,84 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// The write guard: nothing is guarded before the replica leads; while it leads, a write
+// goes out only within the renew deadline of the last renewal; past it the Lease counts as
+// lost (the run is ended once) and every later write is refused.
+func TestLeadershipGuardsWritesByTheRenewDeadline(t *testing.T) {
+	t0 := time.Now()
+	l := &leadership{enabled: true, renewDeadline: 10 * time.Second}
+	if err := l.mayWrite(t0); err != nil {
+		t.Errorf("before leading: %v, want writes allowed (preflight, CRD install)", err)
+	}
+	var losses atomic.Int32
+	lose := func() { losses.Add(1) }
+	l.onLoss.Store(&lose)
+	l.armed.Store(true)
+	l.renewed(t0)
+	if err := l.mayWrite(t0.Add(9 * time.Second)); err != nil {
+		t.Errorf("9s after a renewal: %v, want allowed", err)
+	}
+	for range 3 {
+		if err := l.mayWrite(t0.Add(11 * time.Second)); !errors.Is(err, errNotLeader) {
+			t.Errorf("11s after a renewal: %v, want errNotLeader", err)
+		}
+	}
+	if n := losses.Load(); n != 1 {
+		t.Errorf("the run was ended %d times, want once", n)
+	}
+	l.renewed(t0.Add(11 * time.Second))
+	if err := l.mayWrite(t0.Add(12 * time.Second)); !errors.Is(err, errNotLeader) {
+		t.Errorf("after the loss: %v, want every write refused even after a late renewal", err)
+	}
+}
+
+// The guard sits under client-go: a write that passed ork's own check but is sent later
+// (client-go's retries, the Event broadcaster) is refused per request, reads are not, and
+// the caller can tell the refusal from an apiserver error.
+func TestGuardTransportRefusesWritesOfAStaleLeader(t *testing.T) {
+	var writes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			writes.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"}}`))
+	}))
+	defer srv.Close()
+	l := &leadership{enabled: true, renewDeadline: time.Second}
+	l.armed.Store(true)
+	l.renewed(time.Now().Add(-time.Minute))
+	cfg := &rest.Config{Host: srv.URL}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: l} })
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("ns")
+	if _, err := cms.Get(context.Background(), "a", metav1.GetOptions{}); err != nil {
+		t.Errorf("a read of a stale leader: %v, want allowed", err)
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
+	_, err = cms.Create(context.Background(), cm, metav1.CreateOptions{})
+	if !errors.Is(err, errNotLeader) {
+		t.Errorf("a create of a stale leader: %v, want errNotLeader", err)
+	}
+	if n := writes.Load(); n != 0 {
+		t.Errorf("%d writes reached the apiserver, want none", n)
+	}
+}
