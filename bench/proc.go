@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// procStats is what /proc tells of a process: CPU time used and resident memory.
+type procStats struct {
+	CPU     time.Duration
+	RSS     int64 // bytes, now
+	PeakRSS int64 // bytes, the high-water mark
+}
+
+// readProc reads /proc/<pid>/stat and /proc/<pid>/status.
+func readProc(pid int) (procStats, error) {
+	var st procStats
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return st, err
+	}
+	// The command name may hold spaces: fields start after its closing parenthesis.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 13 {
+		return st, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	st.CPU = time.Duration(utime+stime) * time.Second / clockTicks
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			st.RSS = kb << 10
+		case "VmHWM":
+			st.PeakRSS = kb << 10
+		}
+	}
+	return st, nil
+}

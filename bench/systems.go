@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// running is a system under test: a process of its own, so that its CPU and memory are
+// read from /proc alone.
+type running struct {
+	cmd  *exec.Cmd
+	feed func(name string) // hands a created CR's name to a system that has no informer
+	done chan error
+	log  *os.File
+}
+
+func (r *running) stats() (procStats, error) { return readProc(r.cmd.Process.Pid) }
+
+func (r *running) stop() error {
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(time.Minute):
+		_ = r.cmd.Process.Kill()
+		return errors.New("did not stop within a minute of SIGTERM")
+	}
+}
+
+func start(cmd *exec.Cmd, logPath string) (*running, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	r := &running{cmd: cmd, feed: func(string) {}, done: make(chan error, 1), log: log}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { r.done <- cmd.Wait(); log.Close() }()
+	return r, nil
+}
+
+// startOrk runs `ork run` with its default flags (plus extra) on the cluster and waits
+// until /readyz says its caches synced.
+func startOrk(ctx context.Context, c *cluster, bin, endpoint string, extra []string) (*running, error) {
+	katalog := filepath.Join(c.dir, "katalog.yaml")
+	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: bench}
+spec:
+  crds:
+    app:
+      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
+      operatorBox:
+        reconcile:
+          default: false
+          remote:
+            endpoint: %q
+            managedResources:
+              - {group: apps, plural: deployments}
+              - {group: "", plural: services}
+`, benchGroup, endpoint)
+	if err := os.WriteFile(katalog, []byte(doc), 0o600); err != nil {
+		return nil, err
+	}
+	health, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"run", "-f", katalog, "--kubeconfig", c.env.Kubeconfig, "--namespace", c.ns,
+		"--health-addr", health, "--metrics-addr="}, extra...)
+	r, err := start(exec.Command(bin, args...), filepath.Join(c.dir, "ork.log"))
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-r.done:
+			return nil, fmt.Errorf("ork exited before it was ready: %v (log %s)", err, r.log.Name())
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		res, err := http.Get("http://" + health + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return r, nil
+			}
+		}
+	}
+	_ = r.stop()
+	return nil, fmt.Errorf("ork not ready within 2 minutes (log %s)", r.log.Name())
+}
+
+// startCeiling runs this program as the ceiling (runCeiling) and feeds it the CR names.
+func startCeiling(c *cluster) (*running, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-mode=ceiling", "-kubeconfig", c.env.Kubeconfig, "-namespace", c.ns)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, err := start(cmd, filepath.Join(c.dir, "ceiling.log"))
+	if err != nil {
+		return nil, err
+	}
+	names := make(chan string, 1<<16)
+	go func() {
+		for n := range names {
+			fmt.Fprintln(stdin, n)
+		}
+	}()
+	r.feed = func(name string) { names <- name }
+	return r, nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
