@@ -95,7 +95,10 @@ func TestRecreatedCRStillGetsItsOldDelete(t *testing.T) {
 	}
 	ep.nextMatching(t, "with trigger delete", func(c call) bool { return c.trigger() == "delete" })
 	fresh := f.createCR("web", map[string]any{})
-	uid := func(c call) string { s, _, _ := unstructured.NestedString(c.body, "object", "metadata", "uid"); return s }
+	uid := func(c call) string {
+		s, _, _ := unstructured.NestedString(c.body, "object", "metadata", "uid")
+		return s
+	}
 	next := ep.nextMatching(t, "after the re-create", func(c call) bool { return uid(c) == string(old.GetUID()) || uid(c) == string(fresh.GetUID()) })
 	if uid(next) != string(old.GetUID()) || !deleting(next) {
 		t.Fatalf("after the re-create the call was for %s (deleting %v), want the old object's delete asked again first", uid(next), deleting(next))
