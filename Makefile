@@ -34,7 +34,7 @@ help:
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
-	@echo 'make bench      reconcile throughput of ork against a raw client-go baseline'
+	@echo 'make bench      ork against the apiserver limit at N=1000,2000 (BENCH_N=...): docs/benchmarks.md'
 
 demo:
 	@hack/demo.sh
@@ -71,6 +71,10 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# bench: a fresh control plane per system; prints a table, writes bench-results/results.json
+# and convergence-<N>.svg. BENCH_FLAGS="-memory 1000,5000,10000" measures memory instead.
+BENCH_N ?= 1000,2000
+BENCH_FLAGS ?=
 bench: k8s-bin
-	$(GO) test ./internal/run -run '^$$' -bench ReconcileThroughput -benchtime 3x
+	$(GO) run ./bench -n $(BENCH_N) $(BENCH_FLAGS)
 	$(GO) test ./internal/run/remote -run '^$$' -bench . -benchmem

@@ -23,9 +23,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 func main() {
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime; not wanted here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
@@ -42,6 +46,8 @@ type options struct {
 	idle    time.Duration
 	timeout time.Duration
 	out     string
+	// profile is how long to take ork's CPU profile for, from the first create; 0 for none.
+	profile time.Duration
 }
 
 func run(ctx context.Context, args []string) error {
@@ -52,6 +58,7 @@ func run(ctx context.Context, args []string) error {
 	idle := fs.Duration("idle", 30*time.Second, "how long to watch ork idle after convergence")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on one convergence")
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
+	profile := fs.Duration("profile", 0, "take ork's CPU profile for this long from the first create (ork-cpu-<N>.pprof; go tool pprof)")
 	mode := fs.String("mode", "", "internal: ceiling")
 	kubeconfig := fs.String("kubeconfig", "", "internal: the ceiling's cluster")
 	namespace := fs.String("namespace", "", "internal: the ceiling's namespace")
@@ -61,7 +68,7 @@ func run(ctx context.Context, args []string) error {
 	if *mode == "ceiling" {
 		return runCeiling(ctx, *kubeconfig, *namespace, benchGroup, os.Stdin)
 	}
-	o := options{systems: strings.Split(*systems, ","), idle: *idle, timeout: *timeout, out: *out}
+	o := options{systems: strings.Split(*systems, ","), idle: *idle, timeout: *timeout, out: *out, profile: *profile}
 	var err error
 	if o.sizes, err = ints(*sizes); err != nil {
 		return fmt.Errorf("-n: %w", err)

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -70,7 +74,18 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 	case "ceiling":
 		r, err = startCeiling(c)
 	case "ork":
-		r, err = startOrk(ctx, c, bin, rec.srv.URL, nil)
+		var extra []string
+		var metrics string
+		if o.profile > 0 {
+			if metrics, err = freeAddr(); err != nil {
+				return res, err
+			}
+			extra = []string{"--metrics-addr", metrics, "--profiling"}
+		}
+		r, err = startOrk(ctx, c, bin, rec.srv.URL, extra)
+		if err == nil && o.profile > 0 {
+			defer profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%d.pprof", n)))()
+		}
 	default:
 		return res, fmt.Errorf("unknown system %q (ceiling, ork)", sys)
 	}
@@ -165,4 +180,31 @@ func percentile(ds []time.Duration, p float64) float64 {
 	slices.Sort(ds)
 	i := int(p * float64(len(ds)-1))
 	return float64(ds[i].Microseconds()) / 1000
+}
+
+// profileCPU starts taking ork's CPU profile; the returned func waits for it and saves it.
+func profileCPU(addr string, d time.Duration, path string) func() {
+	done := make(chan error, 1)
+	go func() {
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer res.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, res.Body)
+		done <- errors.Join(err, f.Close())
+	}()
+	return func() {
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "bench: profile:", err)
+			return
+		}
+		fmt.Fprintln(os.Stderr, "bench: CPU profile in", path)
+	}
 }

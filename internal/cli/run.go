@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/version"
@@ -52,13 +53,17 @@ SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shu
 	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	f.String("context", "", "kubeconfig context to use (default the current context)")
 	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system)")
-	f.Float32("kube-api-qps", run.DefaultQPS, "client-side queries per second to the apiserver")
-	f.Int("kube-api-burst", run.DefaultBurst, "client-side burst to the apiserver")
+	f.Float32("kube-api-qps", 0, "client-side limit of requests per second to the apiserver; 0: none, the apiserver's API Priority and Fairness paces ork")
+	f.Int("kube-api-burst", 0, "client-side burst to the apiserver, with --kube-api-qps (default 2 x qps)")
 	f.Duration("backoff-base", time.Second, "first retry delay of a failed reconcile (per key, doubling)")
 	f.Duration("backoff-max", 5*time.Minute, "longest retry delay of a failed reconcile")
 	f.Duration("shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish after SIGTERM")
 	f.String("health-addr", ":8081", "address of /healthz and /readyz (empty disables)")
 	f.String("metrics-addr", ":8080", "address of /metrics (empty disables)")
+	f.String("record", "", "write every exchange with a remote reconciler to this directory, one JSON file per call (auth header removed, Secret data masked)")
+	f.StringArray("redact", nil, "dot-path to mask in recorded exchanges and leave out of decision digests (repeatable), e.g. spec.password")
+	f.Bool("debug-decisions", false, "keep each object's last 20 decisions and serve them on --metrics-addr at /debug/decisions/ for ork trace (unauthenticated)")
+	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
 	f.String("lease-name", "orkestra", "name of the leader election Lease")
@@ -92,6 +97,9 @@ func completeRun(env *Env) (runOptions, error) {
 			HealthAddr:       cfg.String("health-addr"),
 			MetricsAddr:      cfg.String("metrics-addr"),
 			InstallCRDs:      cfg.Bool("install-crds"),
+			Profiling:        cfg.Bool("profiling"),
+			DebugDecisions:   cfg.Bool("debug-decisions"),
+			Redact:           cfg.StringSlice("redact"),
 			LeaderElect:      cfg.Bool("leader-elect"),
 			LeaseName:        cfg.String("lease-name"),
 			LeaseDuration:    cfg.Duration("leader-elect-lease-duration"),
@@ -111,7 +119,21 @@ func completeRun(env *Env) (runOptions, error) {
 	if opts.engine.CacheSyncTimeout <= 0 {
 		return opts, usageError("--cache-sync-timeout must be positive")
 	}
+	if dir := cfg.String("record"); dir != "" {
+		rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{Redact: opts.engine.Redact,
+			OnError: func(err error) { logger.Warn("recording an exchange failed", "err", err) }})
+		if err != nil {
+			return opts, usageError("--record: %v", err)
+		}
+		opts.engine.Record = rec.Record
+	}
+	if (opts.engine.DebugDecisions || opts.engine.Profiling) && opts.engine.MetricsAddr == "" {
+		return opts, usageError("--debug-decisions and --profiling are served on --metrics-addr, which is empty")
+	}
 	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
+	if opts.qps < 0 || opts.burst < 0 {
+		return opts, usageError("--kube-api-qps and --kube-api-burst must not be negative (0: no client-side limit)")
+	}
 	// A person at a terminal gets a spinner for the slow start-up steps; pipes and JSON
 	// logs keep plain timestamped log lines.
 	if env.Streams.ErrTTY && cfg.String("log-format") != "json" {
@@ -161,6 +183,11 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 		return err
 	}
 	rc.QPS, rc.Burst, rc.UserAgent = opts.qps, opts.burst, version.UserAgent()
+	if opts.qps == 0 {
+		rc.QPS = run.NoClientRateLimit
+	} else if opts.burst == 0 {
+		rc.Burst = max(1, int(2*opts.qps))
+	}
 	opts.engine.RESTConfig = rc
 	engine, err := run.New(set, opts.engine)
 	if err != nil {

@@ -156,10 +156,15 @@ func (c *CRD) IsNamespaced() bool { return c.Namespaced == nil || *c.Namespaced 
 // DefaultEnabled reports whether the declarative reconciler is on (absent counts as true).
 func (r Reconcile) DefaultEnabled() bool { return r.Default == nil || *r.Default }
 
-// WorkerCount is the configured number of workers, 4 when unset.
+// DefaultWorkers is the number of workers of a CRD without reconcile.workers: enough to keep
+// the apiserver busy while the endpoint takes a few hundred milliseconds per call (each
+// reconcile waits on the endpoint, then on two or three writes).
+const DefaultWorkers = 32
+
+// WorkerCount is the configured number of workers, DefaultWorkers when unset.
 func (r Reconcile) WorkerCount() int {
 	if r.Workers == nil {
-		return 4
+		return DefaultWorkers
 	}
 	return *r.Workers
 }

@@ -41,20 +41,20 @@ func TestSchemaFileIsUpToDate(t *testing.T) {
 // The generator refuses docs that have drifted from the Go types.
 func TestGenerateRefusesDocsThatDriftFromTheTypes(t *testing.T) {
 	docs := string(readDocs(t))
-	const workers = "| `workers` | int, 1–64 | `4` |"
+	const workers = "| `workers` | int, 1–64 | `32` |"
 	if !strings.Contains(docs, workers) {
 		t.Fatalf("docs/katalog.md no longer has the row %q this test edits", workers)
 	}
 	for _, tc := range []struct {
 		name, old, new, want string
 	}{
-		{"a field without a row", workers, "| `retired` | int | `4` |",
+		{"a field without a row", workers, "| `retired` | int | `32` |",
 			"spec.crds.*.operatorBox.reconcile.workers (Go type int) has no row"},
-		{"a row without a field", workers, workers + " x |\n| `workerz` | int | `4` |",
+		{"a row without a field", workers, workers + " x |\n| `workerz` | int | `32` |",
 			"documents spec.crds.*.operatorBox.reconcile.workerz, which the Katalog types do not have"},
-		{"a type column that does not fit", workers, "| `workers` | bool | `4` |",
+		{"a type column that does not fit", workers, "| `workers` | bool | `32` |",
 			`says spec.crds.*.operatorBox.reconcile.workers is "bool", but its Go type is int`},
-		{"a template where no string is", workers, "| `workers` | int or template | `4` |",
+		{"a template where no string is", workers, "| `workers` | int or template | `32` |",
 			"allows a template in spec.crds.*.operatorBox.reconcile.workers, which is no string"},
 		{"a field documented twice", workers, workers + " x |\n" + workers,
 			"documents spec.crds.*.operatorBox.reconcile.workers again"},
@@ -88,9 +88,9 @@ func TestSchemaCarriesTheDocs(t *testing.T) {
 		want any
 	}{
 		{"workers' description, word for word", dig(t, reconcile, "properties", "workers")["description"],
-			"reconciles of this CRD that run at once (one key is never reconciled twice at the same time)"},
+			"reconciles of this CRD that run at once (one key is never reconciled twice at the same time); the default keeps the apiserver busy while the endpoint takes a few hundred milliseconds per call — lower it if your reconciler cannot take that many concurrent requests"},
 		{"a link becomes its text", reconcile["description"], "which reconciler, and how"},
-		{"workers' default", dig(t, reconcile, "properties", "workers")["default"], 4.0},
+		{"workers' default", dig(t, reconcile, "properties", "workers")["default"], 32.0},
 		{"timeout's default", dig(t, remote, "properties", "timeout")["default"], "30s"},
 		{"namespaced's default", dig(t, crd, "properties", "namespaced")["default"], true},
 		{"remote requires endpoint", fmt.Sprint(remote["required"]), "[endpoint]"},

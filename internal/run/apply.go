@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // Labels ork puts on every object it applies.
@@ -39,8 +42,12 @@ type planned struct {
 	createOnly bool
 }
 
-// applyReport counts what a pass's writes changed, for the Event.
-type applyReport struct{ created, changed int }
+// applyReport counts what a pass's writes changed, for the Event, and says what each
+// object's write did, for the decision trace.
+type applyReport struct {
+	created, changed int
+	objects          []trace.Apply
+}
 
 // passError is a failed pass with the reason its condition and Event carry.
 type passError struct{ reason, msg string }
@@ -67,23 +74,33 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		refs[i] = p.ref
 	}
 	defer c.e.childLocks.lockAll(refs)()
+	var rep applyReport
+	for _, p := range plans {
+		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
+			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
+	}
 	lives := make([]metav1.Object, len(plans))
 	for i, p := range plans {
 		if lives[i], err = c.checkOwner(ctx, cr, p); err != nil {
-			return applyReport{}, err
-		}
-	}
-	var rep applyReport
-	for i, p := range plans {
-		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
-		if err != nil {
+			rep.objects[i].Outcome, rep.objects[i].Error = trace.Failed, err.Error()
 			return rep, err
 		}
+	}
+	for i, p := range plans {
+		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
+		o := &rep.objects[i]
 		switch {
+		case err != nil:
+			o.Outcome, o.Error = trace.Failed, err.Error()
+			return rep, err
 		case created:
 			rep.created++
+			o.Outcome = trace.Created
 		case changed:
 			rep.changed++
+			o.Outcome = trace.Updated
+		default:
+			o.Outcome = trace.Unchanged
 		}
 	}
 	return rep, nil
@@ -302,8 +319,10 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and
-// its resourceVersion too when adopting it. Onto nothing, the apply creates the object.
-func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (*unstructured.Unstructured, error) {
+// its resourceVersion too when adopting it. Onto nothing, the apply creates the object. The
+// apiserver answers with the object's metadata only: ork needs no more of it, and decoding
+// whole objects was the largest part of ork's CPU under load.
+func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
 	obj := p.obj
 	if live != nil {
 		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
@@ -318,9 +337,17 @@ func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, o
 			md["resourceVersion"] = live.GetResourceVersion()
 		}
 	}
-	out, err := c.client(p).Apply(ctx, p.obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force})
+	body, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s/%s: %w", p.gvr.Resource, p.obj.GetName(), err)
+	}
+	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: FieldManager, Force: &p.force})
 	c.countApply(p, err == nil)
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *controller) client(p planned) dynamic.ResourceInterface {
@@ -358,9 +385,9 @@ func (c *controller) cachedChild(p planned) metav1.Object {
 	return nil
 }
 
-// liveChild reads the child from the apiserver; nil when absent.
+// liveChild reads the child's metadata from the apiserver; nil when absent.
 func (c *controller) liveChild(ctx context.Context, p planned) (metav1.Object, error) {
-	u, err := c.client(p).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
+	u, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -45,10 +45,10 @@ type controller struct {
 	// hasStatus is false for a CRD without the status subresource: ork writes no status.
 	hasStatus bool
 	// resync is reconcile.resync, 0 for none.
-	resync time.Duration
-	stopping  atomic.Bool
-	rec       reconciler
-	log       *slog.Logger
+	resync   time.Duration
+	stopping atomic.Bool
+	rec      reconciler
+	log      *slog.Logger
 }
 
 // child is an informer on one managed resource type.

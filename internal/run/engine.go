@@ -16,7 +16,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // FieldManager is the server-side apply field manager of everything ork writes.
@@ -46,7 +49,10 @@ type Engine struct {
 	childLocks childLocks
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
-	log     *slog.Logger
+	// trace keeps each object's last decisions (DebugDecisions); nil when off.
+	trace  *trace.Store
+	redact []dotpath.Path
+	log    *slog.Logger
 }
 
 // New checks the options and builds the clients; nothing talks to the cluster yet.
@@ -74,7 +80,17 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	redact, err := exchange.ParseRedact(opts.Redact)
+	if err != nil {
+		return nil, fmt.Errorf("redact: %w", err)
+	}
+	var decisions *trace.Store
+	if opts.DebugDecisions {
+		decisions = trace.NewStore(trace.Options{})
+	}
 	return &Engine{
+		trace:          decisions,
+		redact:         redact,
 		opts:           opts,
 		set:            set,
 		kube:           kube,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -179,7 +180,14 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		"data":     map[string]any{"level": "edited-by-user"},
 	}}
 	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), existing)
-	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: &leadership{}}, crd: &katalog.CRD{Name: "site"}}
+	metaScheme := metadatafake.NewTestScheme()
+	_ = metav1.AddMetaToScheme(metaScheme)
+	meta := metadatafake.NewSimpleMetadataClient(metaScheme, &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
+	})
+	c := &controller{e: &Engine{dyn: dyn, meta: meta, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: &leadership{}},
+		crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

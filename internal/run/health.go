@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // servers are the health and metrics listeners.
@@ -41,7 +44,18 @@ func (e *Engine) startServers() (*servers, error) {
 		})
 	}
 	if a := e.opts.MetricsAddr; a != "" {
-		mux(a).Handle("/metrics", promhttp.HandlerFor(e.opts.Metrics.Registry, promhttp.HandlerOpts{}))
+		m := mux(a)
+		m.Handle("/metrics", promhttp.HandlerFor(e.opts.Metrics.Registry, promhttp.HandlerOpts{}))
+		if e.trace != nil {
+			m.Handle(trace.Prefix, e.trace.Handler())
+		}
+		if e.opts.Profiling {
+			m.HandleFunc("/debug/pprof/", pprof.Index)
+			m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 	}
 	s := &servers{}
 	for addr, m := range routes {

@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/orkspace/ork/internal/exchange"
+
 	"k8s.io/client-go/rest"
 )
 
 // Options configure the engine. Zero values take the documented defaults.
 type Options struct {
-	// RESTConfig reaches the cluster. A zero QPS/Burst becomes DefaultQPS/DefaultBurst:
-	// client-go's own 5/10 would throttle ork, not the apiserver.
+	// RESTConfig reaches the cluster. A zero QPS means no client-side rate limit
+	// (NoClientRateLimit), not client-go's 5/10: the apiserver's own fairness limits ork.
 	RESTConfig *rest.Config
 	// Namespace is ork's own namespace: the default for secretRef.namespace and the Lease.
 	// Default "orkestra-system".
@@ -25,6 +27,18 @@ type Options struct {
 	// HealthAddr serves /healthz and /readyz; MetricsAddr serves /metrics. When equal, one
 	// server serves all three. Empty disables the server.
 	HealthAddr, MetricsAddr string
+	// Record, when set, is given every exchange with a remote reconciler (ork run --record:
+	// exchange.Recorder.Record). Default nil.
+	Record func(exchange.Exchange)
+	// DebugDecisions keeps the last decisions of each object and serves them on MetricsAddr
+	// at /debug/decisions/ (ork trace): off by default, as it is unauthenticated.
+	DebugDecisions bool
+	// Redact are dot-paths masked from what is recorded, and left out of the request digest
+	// of a decision. Default none.
+	Redact []string
+	// Profiling serves Go's /debug/pprof on MetricsAddr (never the probe address): off by
+	// default, as it is unauthenticated.
+	Profiling bool
 	// InstallCRDs applies each crdFile at start and waits until it is Established.
 	InstallCRDs bool
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
@@ -60,17 +74,18 @@ type Options struct {
 	Metrics *Metrics
 }
 
-// Client-side rate limits sized for reconcile throughput: each reconcile costs a status
-// patch plus one apply per child.
-const (
-	DefaultQPS   = 100
-	DefaultBurst = 200
-)
+// NoClientRateLimit is the QPS that turns client-go's client-side rate limiter off: ork's
+// default. Since Kubernetes 1.29 every apiserver runs API Priority and Fairness: it queues
+// each client's requests in its own flow and answers 429 (with Retry-After, which client-go
+// honours) when its share is used, so the apiserver protects itself and its other tenants
+// fairly. A client-side limit can only bind before the apiserver is busy: with client-go's
+// 5/10, or even 100/200, ork ran at a third of what the apiserver could take.
+const NoClientRateLimit = -1
 
 func (o *Options) defaults() {
 	if o.RESTConfig != nil && o.RESTConfig.QPS == 0 {
 		o.RESTConfig = rest.CopyConfig(o.RESTConfig)
-		o.RESTConfig.QPS, o.RESTConfig.Burst = DefaultQPS, DefaultBurst
+		o.RESTConfig.QPS = NoClientRateLimit
 	}
 	if o.Namespace == "" {
 		o.Namespace = "orkestra-system"

@@ -57,6 +57,10 @@ type decision struct {
 	after   time.Duration
 	reason  string
 	message string
+	// result, request and remoteTime are for the decision trace: the reconciler's answer, the
+	// digest of the request sent, and how long the call took.
+	result, request string
+	remoteTime      time.Duration
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -98,7 +102,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.endPass(key, true)
 		return
 	}
-	d, done := c.pass(ctx, in)
+	d, steps, done := c.pass(ctx, in)
 	if !done {
 		// Leadership is lost: nothing more is written, the engine is stopping.
 		c.endPass(key, false)
@@ -112,6 +116,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	c.observe(in, d, start)
 	c.schedule(key, d)
+	c.traceDecision(in, d, steps, start)
 	if d.action == actionDone && !in.gone {
 		c.scheduleResync(key)
 	}
@@ -123,21 +128,28 @@ func (c *controller) handle(ctx context.Context, key string) {
 	c.endPass(key, deleteDone)
 }
 
+// passSteps is what a pass did beside the call, for the decision trace.
+type passSteps struct {
+	applies       applyReport
+	apply, status time.Duration
+}
+
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
-func (c *controller) pass(ctx context.Context, in input) (d decision, done bool) {
+func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
 	d = c.safeReconcile(ctx, in)
-	var changes applyReport
 	var err error
+	t := time.Now()
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
 		err = c.deleteAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		changes, err = c.applyAll(ctx, in.cr, d)
+		steps.applies, err = c.applyAll(ctx, in.cr, d)
 	}
+	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {
-		return d, false
+		return d, steps, false
 	}
 	if err != nil {
 		d = failureFrom(err)
@@ -145,11 +157,14 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, done bool)
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
 	if !in.gone && (!in.deleting || !d.success) {
-		if d, err = c.report(ctx, in, d, changes); errors.Is(err, errNotLeader) {
-			return d, false
+		t = time.Now()
+		d, err = c.report(ctx, in, d, steps.applies)
+		steps.status = time.Since(t)
+		if errors.Is(err, errNotLeader) {
+			return d, steps, false
 		}
 	}
-	return d, true
+	return d, steps, true
 }
 
 // endPass ends the key's pass and queues it again for child changes that came in during

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/declarative"
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
@@ -26,6 +28,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 			Observe: func(code string, d time.Duration) {
 				e.opts.Metrics.RemoteDuration.WithLabelValues(crd.Name, code).Observe(d.Seconds())
 			},
+			Record: e.opts.Record,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("remote reconciler: %w", err)
@@ -128,9 +131,15 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if rr.children {
 		req.Children = c.childrenOf(in.cr)
 	}
-	res, err := rr.r.Reconcile(ctx, req)
+	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
-	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message}
+	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration}
+	if c.e.trace != nil && !x.Time.IsZero() {
+		d.request, _ = exchange.Digest(x.Request, c.e.redact)
+	}
+	if res != nil {
+		d.result = cmp.Or(res.Result, remote.ResultOK)
+	}
 	switch out.Action {
 	case remote.Done:
 		d.action = actionDone

@@ -122,7 +122,8 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		if err != nil {
 			return res, fmt.Errorf("encode status: %w", err)
 		}
-		out, err := c.e.dyn.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
+		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote).
+		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
 		if err == nil {
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
