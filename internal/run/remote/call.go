@@ -3,8 +3,10 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +58,11 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 			return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
 		}
 	}
+	if wait := r.paused.remaining(endpoint, r.now()); wait > 0 {
+		// Another key's answer asked this server to wait: nothing is sent until then.
+		return nil, exchange.Exchange{}, &CallError{Kind: KindHTTPStatus, RetryAfter: wait, StatusCode: http.StatusTooManyRequests,
+			Message: fmt.Sprintf("POST %s: not sent: the endpoint asked to wait (Retry-After) for %s more", redactURL(endpoint), wait.Round(time.Millisecond))}
+	}
 	x := exchange.Exchange{Key: req.Key, Trigger: string(req.Trigger), Attempt: req.Attempt, URL: redactURL(endpoint), Request: body}
 	res, err := r.post(parent, ctx, client, endpoint, body, header, token, &x)
 	var ce *CallError
@@ -99,6 +106,11 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", version.UserAgent())
+	// Reconciles are idempotent by contract: the key lets Go's transport send the request
+	// again on a fresh connection when the endpoint had closed the reused keep-alive one
+	// (Node, Python and gunicorn servers close idle ones after a few seconds), instead of
+	// failing the reconcile.
+	req.Header.Set("Idempotency-Key", idempotencyKey())
 	if header != "" {
 		req.Header.Set(r.auth.header, header)
 	}
@@ -126,6 +138,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 
 	if resp.StatusCode != http.StatusOK {
 		ce, head := r.statusErr(u, resp, token)
+		r.paused.pause(u, r.now(), ce.RetryAfter)
 		x.Response = head
 		x.Duration = r.observed(nil, resp.StatusCode, start)
 		return nil, ce
@@ -234,4 +247,11 @@ func (r *Reconciler) observed(ce *CallError, status int, start time.Time) time.D
 	}
 	r.observe(code, d)
 	return d
+}
+
+// idempotencyKey is a random key for one request (and its transparent retries).
+func idempotencyKey() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -114,6 +114,8 @@ type Reconciler struct {
 	observe         func(string, time.Duration)
 	record          func(exchange.Exchange)
 	now             func() time.Time
+	// paused are the endpoint servers that asked to wait (Retry-After).
+	paused pauses
 }
 
 // New prepares the Reconciler of a remote CRD: it parses the timeout, exclude paths and

@@ -1,0 +1,100 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A 429 with Retry-After silences the endpoint's server for every key, not only the one
+// that got it: nothing is sent until it ends, and each key is told how long is left.
+func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	var requests atomic.Int32
+	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.Header().Set("Retry-After", "10")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"result":"ok"}`))
+	})
+	r := mustNew(t, crd(srv.URL, nil), Options{Now: func() time.Time { return now }})
+	obj := func(name string) map[string]any {
+		o := webapp()
+		o["metadata"].(map[string]any)["name"] = name
+		return o
+	}
+	if _, err := r.Reconcile(context.Background(), Request{Key: "default/a", Object: obj("a")}); err == nil {
+		t.Fatal("the 429 was not a failure")
+	}
+	now = now.Add(4 * time.Second)
+	_, err := r.Reconcile(context.Background(), Request{Key: "default/b", Object: obj("b")})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.RetryAfter != 6*time.Second {
+		t.Fatalf("another key during the pause: %v, want a RetryAfter of the 6s left", err)
+	}
+	if out := Decide(nil, err); out.Action != RetryAfter || out.Reason != ReasonRemoteThrottled {
+		t.Errorf("Decide = %+v, want RetryAfter/RemoteThrottled", out)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests reached the server during its pause, want 1", n)
+	}
+	now = now.Add(6 * time.Second)
+	if _, err := r.Reconcile(context.Background(), Request{Key: "default/b", Object: obj("b")}); err != nil {
+		t.Errorf("after the pause: %v, want the call sent and answered", err)
+	}
+}
+
+// A server that closes an idle keep-alive connection as the next request arrives on it (as
+// Node, Python and gunicorn servers do after a few idle seconds) costs no failed reconcile:
+// the request carries an Idempotency-Key, so Go's transport sends it again on a new
+// connection.
+func TestClosedKeepAliveConnectionIsRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go serveOneThenClose(c)
+		}
+	}()
+	r := mustNew(t, crd("http://"+ln.Addr().String()+"/reconcile", nil), Options{})
+	for i := range 3 {
+		if _, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()}); err != nil {
+			t.Fatalf("call %d on a server closing idle connections: %v", i+1, err)
+		}
+	}
+	if n := conns.Load(); n < 3 {
+		t.Errorf("%d connections, want a new one after each close (the retry went somewhere else?)", n)
+	}
+}
+
+// serveOneThenClose answers one request with keep-alive, then closes the connection as soon
+// as the next request's first bytes arrive, without an answer.
+func serveOneThenClose(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	body := `{"result":"ok"}`
+	_, _ = req.Body.Read(make([]byte, 1<<20))
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	_, _ = br.ReadString('\n') // the next request on this connection: closed unanswered
+}
