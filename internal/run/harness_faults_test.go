@@ -27,9 +27,45 @@ type apiFaults struct {
 	watchLag  time.Duration
 	watchPath string
 	lagAfter  atomic.Uint64
+	// expire: watch streams whose path contains it are cut, and the next watch there is
+	// answered 410 Gone (the resourceVersion too old), forcing a relist.
+	expire   string
+	streams  map[io.Closer]string
+	nExpired int
 }
 
-func newAPIFaults() *apiFaults { return &apiFaults{counts: map[string]int{}} }
+func newAPIFaults() *apiFaults {
+	return &apiFaults{counts: map[string]int{}, streams: map[io.Closer]string{}}
+}
+
+// expireWatches cuts the watches on path and answers the next one 410 Gone.
+func (a *apiFaults) expireWatches(path string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expire = path
+	for body, p := range a.streams {
+		if strings.Contains(p, path) {
+			body.Close()
+		}
+	}
+}
+
+// expired counts the watches answered 410 Gone.
+func (a *apiFaults) expired() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nExpired
+}
+
+// expiredWatch is the answer of a watch whose resourceVersion is too old.
+func expiredWatch(req *http.Request) *http.Response {
+	return &http.Response{
+		StatusCode: http.StatusOK, Status: "200 OK", Request: req,
+		Header: http.Header{"Content-Type": []string{"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1",` +
+			`"status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n")),
+	}
+}
 
 // config returns a copy of cfg whose requests go through a.
 func (a *apiFaults) config(cfg *rest.Config) *rest.Config {
@@ -48,8 +84,15 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 		a.failStatusWrites--
 	}
 	lag := time.Duration(0)
-	if req.URL.Query().Get("watch") == "true" && a.watchPath != "" && strings.Contains(req.URL.Path, a.watchPath) {
+	watch := req.URL.Query().Get("watch") == "true"
+	if watch && a.watchPath != "" && strings.Contains(req.URL.Path, a.watchPath) {
 		lag = a.watchLag
+	}
+	if watch && a.expire != "" && strings.Contains(req.URL.Path, a.expire) {
+		a.expire = ""
+		a.nExpired++
+		a.mu.Unlock()
+		return expiredWatch(req), nil
 	}
 	a.mu.Unlock()
 	if fail {
@@ -61,6 +104,11 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 		}, nil
 	}
 	res, err := rt.RoundTrip(req)
+	if err == nil && watch {
+		a.mu.Lock()
+		a.streams[res.Body] = req.URL.Path
+		a.mu.Unlock()
+	}
 	if err != nil || lag == 0 {
 		return res, err
 	}
@@ -143,4 +191,12 @@ func (l *laggingBody) Read(p []byte) (int, error) { return l.pr.Read(p) }
 func (l *laggingBody) Close() error {
 	l.pr.Close()
 	return l.ReadCloser.Close()
+}
+
+// restConfigVia is the admin config, sent through proxy (the apiserver's certificate names
+// 127.0.0.1, whatever the port).
+func restConfigVia(p *tcpProxy) *rest.Config {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Host = "https://" + p.addr
+	return cfg
 }
