@@ -131,7 +131,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	}
 	stale := g.next("fresh", true) // the standby's calls answer at once
 	f.crsWith(t, crs, "fresh")
-	close(stale) // the frozen leader's calls are answered "stale"...
+	close(stale)                                                       // the frozen leader's calls are answered "stale"...
 	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
 		t.Fatal(err)
 	}

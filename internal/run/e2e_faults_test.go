@@ -66,7 +66,7 @@ func (fe *faultEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 
 // set turns a fault on; the handler returns true when it answered (or broke) the call.
 func (fe *faultEndpoint) set(f func(w http.ResponseWriter, r *http.Request) bool) { fe.fault.Store(&f) }
-func (fe *faultEndpoint) clear()                                                 { fe.fault.Store(nil) }
+func (fe *faultEndpoint) clear()                                                  { fe.fault.Store(nil) }
 
 // callsBetween counts each CR's calls in [from, to).
 func (fe *faultEndpoint) callsBetween(from, to time.Time) map[string]int {
