@@ -157,6 +157,8 @@ func TestTypeKey(t *testing.T) {
 
 type panickingReconciler struct{}
 
+func (panickingReconciler) close() {}
+
 func (panickingReconciler) reconcile(context.Context, *controller, input) decision {
 	var m map[string]int
 	m["boom"]++ // a nil-map write, the kind of bug a reconciler ships

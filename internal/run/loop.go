@@ -33,6 +33,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	defer func() {
 		for _, c := range controllers {
 			c.queue.ShutDown()
+			c.rec.close()
 		}
 	}()
 	for _, crd := range e.set.CRDs {

@@ -17,6 +17,8 @@ import (
 // declarative reconciler.
 type reconciler interface {
 	reconcile(ctx context.Context, c *controller, in input) decision
+	// close releases what the reconciler holds (connections) when the engine stops.
+	close()
 }
 
 // input is one reconcile's view of the custom resource.

@@ -112,6 +112,10 @@ type remoteReconciler struct {
 	children bool
 }
 
+func (rr *remoteReconciler) close() { rr.r.Close() }
+
+func (declarativeReconciler) close() {}
+
 // wireTrigger is the prepared.trigger sent for t. SPEC §2 fixes five values; a child's
 // change is sent as resync (the CR did not change, converge again), and only ork's own log
 // says "child".

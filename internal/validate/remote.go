@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -32,7 +33,26 @@ func (k *checker) remote() {
 	k.payload(r.Payload)
 	k.managedResources(r.ManagedResources)
 	k.auth(r.Auth)
+	k.tokenOverHTTP(r)
 	k.tls(r.TLS)
+}
+
+// tokenOverHTTP warns when the auth token would cross a network in clear text: an http
+// endpoint on another host than loopback (a template cannot be judged).
+func (k *checker) tokenOverHTTP(r *katalog.Remote) {
+	if r.Auth == nil || render.IsTemplate(r.Endpoint) {
+		return
+	}
+	u, err := url.Parse(r.Endpoint)
+	if err != nil || u.Scheme != "http" {
+		return
+	}
+	if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
+		return
+	}
+	k.warnAt(katalog.RuleTokenOverHTTP, remotePath+".endpoint",
+		fmt.Sprintf("the auth token is sent in clear text to %s over plain http", u.Host),
+		"serve the reconciler over https (tls.caFile or tls.caSecretRef for a private CA), or keep it on the same pod or a mesh that encrypts")
 }
 
 // endpoint checks that the endpoint is an absolute http(s) URL, or a template that parses.

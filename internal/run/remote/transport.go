@@ -101,6 +101,20 @@ func (r *Reconciler) client(ctx context.Context, obj map[string]any) (*http.Clie
 	return c, nil
 }
 
+// Close drops the idle connections of every client: their goroutines must not outlive the
+// engine that made them.
+func (r *Reconciler) Close() {
+	cs := r.clients
+	if cs.fixed != nil {
+		cs.fixed.CloseIdleConnections()
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, c := range cs.byCA {
+		c.CloseIdleConnections()
+	}
+}
+
 func certPool(pem []byte) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
