@@ -32,7 +32,7 @@ help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
-	@echo 'make helm-bin   helm for the chart tests of ork bundle --helm (hack/build-helm.sh)'
+	@echo 'make helm-bin   helm for the chart tests of ork bundle --helm (hack/build-tool.sh helm)'
 	@echo 'make test       check-cc, k8s-bin, helm-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
@@ -49,7 +49,7 @@ k8s-bin:
 	@hack/build-k8s.sh >/dev/null
 
 helm-bin:
-	@hack/build-helm.sh >/dev/null
+	@hack/build-tool.sh helm >/dev/null
 
 # check-cc: -race needs cgo, and cgo a C compiler. Without one, say so and how to get one,
 # before the k8s binaries are built, instead of failing later with cgo's own message.
