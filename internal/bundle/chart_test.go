@@ -140,18 +140,25 @@ func TestChartRendersTheBundle(t *testing.T) {
 		files []string
 		opts  bundle.Options
 		// set are helm --set values; want the options of the bundle they must give, and
-		// extra the args they add.
-		set   []string
-		want  bundle.Options
-		extra []string
+		// edit what they change in its ork container.
+		set  []string
+		want bundle.Options
+		edit func(container map[string]any)
 	}{
 		{name: "remote example, default values", files: []string{remoteExample}},
 		{name: "one replica, no PodDisruptionBudget", files: []string{tlsKatalog},
 			opts: bundle.Options{Name: "db-operator", Replicas: 1, ShutdownTimeout: 2 * 60e9}},
 		{name: "values for image, replicas and extra args", files: []string{remoteExample, "../../examples/website/katalog.yaml"},
-			set:   []string{"replicas=3", "image=registry.example/ork:2.0.0", "extraArgs={--log-format=json,--kube-api-qps=300}"},
-			want:  bundle.Options{Replicas: 3, Image: "registry.example/ork:2.0.0"},
-			extra: []string{"--log-format=json", "--kube-api-qps=300"}},
+			set:  []string{"replicas=3", "image=registry.example/ork:2.0.0", "extraArgs={--log-format=json,--kube-api-qps=300}"},
+			want: bundle.Options{Replicas: 3, Image: "registry.example/ork:2.0.0"},
+			edit: func(c map[string]any) { c["args"] = append(c["args"].([]any), "--log-format=json", "--kube-api-qps=300") }},
+		{name: "values for resources", files: []string{remoteExample},
+			set: []string{"resources.requests.cpu=250m", "resources.limits.memory=1Gi"},
+			edit: func(c map[string]any) {
+				res := c["resources"].(map[string]any)
+				res["requests"].(map[string]any)["cpu"] = "250m"
+				res["limits"].(map[string]any)["memory"] = "1Gi"
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,13 +196,10 @@ func TestChartRendersTheBundle(t *testing.T) {
 				if o.GetKind() == "Namespace" {
 					continue
 				}
-				if o.GetKind() == "Deployment" && len(tt.extra) > 0 {
+				if o.GetKind() == "Deployment" && tt.edit != nil {
 					o = o.DeepCopy()
 					cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-					c := cs[0].(map[string]any)
-					for _, a := range tt.extra {
-						c["args"] = append(c["args"].([]any), a)
-					}
+					tt.edit(cs[0].(map[string]any))
 					_ = unstructured.SetNestedSlice(o.Object, cs, "spec", "template", "spec", "containers")
 				}
 				objs = append(objs, o)

@@ -90,7 +90,11 @@ func tlsReconciler(t *testing.T) (*httptest.Server, []byte) {
 func buildOrk(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ork")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/ork")
+	args := []string{"build", "-o", bin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(t.Context(), "go", append(args, "./cmd/ork")...)
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/ork: %v\n%s", err, out)
