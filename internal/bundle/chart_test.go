@@ -151,7 +151,9 @@ func TestChartRendersTheBundle(t *testing.T) {
 		{name: "values for image, replicas and extra args", files: []string{remoteExample, "../../examples/website/katalog.yaml"},
 			set:  []string{"replicas=3", "image=registry.example/ork:2.0.0", "extraArgs={--log-format=json,--kube-api-qps=300}"},
 			want: bundle.Options{Replicas: 3, Image: "registry.example/ork:2.0.0"},
-			edit: func(c map[string]any) { c["args"] = append(c["args"].([]any), "--log-format=json", "--kube-api-qps=300") }},
+			edit: func(c map[string]any) {
+				c["args"] = append(c["args"].([]any), "--log-format=json", "--kube-api-qps=300")
+			}},
 		{name: "values for resources", files: []string{remoteExample},
 			set: []string{"resources.requests.cpu=250m", "resources.limits.memory=1Gi"},
 			edit: func(c map[string]any) {
