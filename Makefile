@@ -26,13 +26,14 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo build k8s-bin helm-bin check-cc test test-unit lint bench
+.PHONY: help demo build k8s-bin helm-bin image-check check-cc test test-unit lint bench
 
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
 	@echo 'make helm-bin   helm for the chart tests of ork bundle --helm (hack/build-tool.sh helm)'
+	@echo 'make image-check  build the release image with ko onto a stand-in base and inspect it (hack/image-check.sh)'
 	@echo 'make test       check-cc, k8s-bin, helm-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
@@ -50,6 +51,9 @@ k8s-bin:
 
 helm-bin:
 	@hack/build-tool.sh helm >/dev/null
+
+image-check:
+	@hack/image-check.sh
 
 # check-cc: -race needs cgo, and cgo a C compiler. Without one, say so and how to get one,
 # before the k8s binaries are built, instead of failing later with cgo's own message.
