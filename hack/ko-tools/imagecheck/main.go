@@ -46,7 +46,7 @@ type goBuild struct {
 // release is what imagecheck reads of .goreleaser.yaml.
 type release struct {
 	Builds []goBuild `json:"builds"`
-	Kos []struct {
+	Kos    []struct {
 		ID           string   `json:"id"`
 		Build        string   `json:"build"`
 		Main         string   `json:"main"`
