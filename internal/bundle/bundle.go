@@ -5,6 +5,8 @@ package bundle
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"time"
@@ -112,6 +114,7 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnings = append(warnings, loopbackEndpoints(set)...)
 	if opts.Image == DefaultImage(opts.Version) && !released.MatchString(opts.Version) {
 		warnings = append(warnings, fmt.Sprintf("ork %s is not a released version: the default image %s does not exist; pass --image",
 			opts.Version, opts.Image))
@@ -179,6 +182,28 @@ func build(set *katalog.Set, opts Options) (*parts, []string, error) {
 		}
 	}
 	return p, rbac.Warnings, nil
+}
+
+// loopbackEndpoints warns of remote endpoints on a loopback address: in the pod, that is
+// the pod itself, not the reconciler a developer ran beside `ork run`.
+func loopbackEndpoints(set *katalog.Set) []string {
+	var out []string
+	for _, c := range set.CRDs {
+		r := c.OperatorBox.Reconcile.Remote
+		if r == nil {
+			continue
+		}
+		u, err := url.Parse(r.Endpoint)
+		if err != nil {
+			continue // a template, or reported by validate
+		}
+		ip := net.ParseIP(u.Hostname())
+		if u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback()) {
+			out = append(out, fmt.Sprintf("crds.%s: endpoint %s is a loopback address, which in the pod is the pod itself: point it at your reconciler's Service",
+				c.Name, r.Endpoint))
+		}
+	}
+	return out
 }
 
 // systemNamespaces always exist and are shared: the bundle does not declare them, so that

@@ -289,17 +289,20 @@ func TestPodSpec(t *testing.T) {
 func TestWarnings(t *testing.T) {
 	tests := []struct {
 		name    string
+		file    string
 		opts    bundle.Options
 		wantHas string
 	}{
-		{"a dev build's default image does not exist", bundle.Options{Version: "v0.3.0-4-gabcdef0"}, "not a released version"},
-		{"a plain go build", bundle.Options{Version: "dev"}, "ghcr.io/orkspace/ork:dev does not exist; pass --image"},
-		{"a release", bundle.Options{Version: "0.3.0"}, ""},
-		{"an image of one's own", bundle.Options{Version: "dev", Image: "registry.example/ork:1"}, ""},
+		{"a dev build's default image does not exist", tlsKatalog, bundle.Options{Version: "v0.3.0-4-gabcdef0"}, "not a released version"},
+		{"a plain go build", tlsKatalog, bundle.Options{Version: "dev"}, "ghcr.io/orkspace/ork:dev does not exist; pass --image"},
+		{"a release", tlsKatalog, bundle.Options{Version: "0.3.0"}, ""},
+		{"an image of one's own", tlsKatalog, bundle.Options{Version: "dev", Image: "registry.example/ork:1"}, ""},
+		{"an endpoint on loopback is the pod itself", remoteExample, bundle.Options{},
+			"crds.webapp: endpoint http://127.0.0.1:8088/reconcile is a loopback address, which in the pod is the pod itself"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := generate(t, tt.opts, remoteExample)
+			b := generate(t, tt.opts, tt.file)
 			all := strings.Join(b.Warnings, "\n")
 			if tt.wantHas == "" && all != "" {
 				t.Errorf("unexpected warnings: %s", all)
