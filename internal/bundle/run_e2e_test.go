@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,6 +84,17 @@ func tlsReconciler(t *testing.T) (*httptest.Server, []byte) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // buildOrk builds ork as a user would, with go build.
@@ -199,12 +210,13 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 		}
 	}
 	kubeconfig, saConfig := saKubeconfig(t, root, name, name)
+	// The pod's ports are ork's defaults (the bundle leaves them unset); a test host may
+	// have 8080 taken, so the settings move them, /metrics beside /healthz.
+	addr := freeAddr(t)
 	cmd := exec.Command(ork, args...)
 	cmd.Dir = root // no ork.yaml here, nor in HOME
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "KUBECONFIG=" + kubeconfig,
-		// The pod's ports are ork's defaults (the bundle leaves them unset); a test host
-		// may have 8080 taken, so the settings move them.
-		"ORK_HEALTH_ADDR=127.0.0.1:0", "ORK_METRICS_ADDR=127.0.0.1:0"}
+		"ORK_HEALTH_ADDR=" + addr, "ORK_METRICS_ADDR=" + addr}
 	for k, v := range podEnv {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -236,22 +248,23 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	}
 
 	// Ready: the preflight passed (a missing permission exits 1) and the caches synced.
-	serving := regexp.MustCompile(`msg=serving addr=(\S+)`)
-	eventually(t, "ork to serve /readyz", func(ctx context.Context) (bool, error) {
-		if err := running(); err != nil {
-			t.Fatal(err)
-		}
-		m := serving.FindStringSubmatch(logs.String())
-		if m == nil {
-			return false, nil
-		}
-		res, err := http.Get("http://" + m[1] + "/readyz")
-		if err != nil {
-			return false, err
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK && strings.Contains(logs.String(), "preflight"), nil
-	})
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		eventually(t, "ork to serve "+p, func(ctx context.Context) (bool, error) {
+			if err := running(); err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+p, nil)
+			if err != nil {
+				return false, err
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return false, err
+			}
+			res.Body.Close()
+			return res.StatusCode == http.StatusOK, nil
+		})
+	}
 
 	// A CR converges through the TLS reconciler.
 	dyn, err := dynamic.NewForConfig(env.Config)
