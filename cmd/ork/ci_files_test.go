@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/bundle"
 )
 
 // action.yml is a composite action that builds this ork and runs hack/action-validate.sh
@@ -99,5 +101,47 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 	if err := sigsyaml.Unmarshal(data, into); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// The release image is where ork bundle's default image points, for the platforms a
+// cluster runs, non-root, and built with the release binaries' flags (one build, reused).
+func TestReleaseImageIsTheBundlesDefault(t *testing.T) {
+	var rel struct {
+		Builds []struct {
+			ID string `json:"id"`
+		} `json:"builds"`
+		Kos []struct {
+			Build        string   `json:"build"`
+			BaseImage    string   `json:"base_image"`
+			User         string   `json:"user"`
+			Repositories []string `json:"repositories"`
+			Bare         bool     `json:"bare"`
+			Platforms    []string `json:"platforms"`
+			Tags         []string `json:"tags"`
+		} `json:"kos"`
+	}
+	readYAML(t, "../../.goreleaser.yaml", &rel)
+	if len(rel.Kos) != 1 {
+		t.Fatalf("want one image in .goreleaser.yaml kos, got %d", len(rel.Kos))
+	}
+	k := rel.Kos[0]
+	if len(k.Repositories) == 0 || k.Repositories[0] != bundle.ImageRepository || !k.Bare {
+		t.Errorf("image repositories %q (bare %v), want %s first and bare: ork bundle defaults to it", k.Repositories, k.Bare, bundle.ImageRepository)
+	}
+	if !slices.Contains(k.Tags, "{{ .Version }}") {
+		t.Errorf("image tags %q lack {{ .Version }}: ork bundle defaults to %s", k.Tags, bundle.DefaultImage("<version>"))
+	}
+	if !slices.Equal(k.Platforms, []string{"linux/amd64", "linux/arm64"}) {
+		t.Errorf("image platforms %q, want linux/amd64 and linux/arm64", k.Platforms)
+	}
+	if uid, _, _ := strings.Cut(k.User, ":"); uid == "" || uid == "0" || uid == "root" {
+		t.Errorf("image user %q: want a non-root uid", k.User)
+	}
+	if !strings.Contains(k.BaseImage, "distroless/static") {
+		t.Errorf("base image %q: want distroless static (no shell, no libc: ork is static)", k.BaseImage)
+	}
+	if len(rel.Builds) == 0 || k.Build != rel.Builds[0].ID {
+		t.Errorf("the image builds %q, want the release build %q", k.Build, rel.Builds[0].ID)
 	}
 }

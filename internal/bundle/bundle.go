@@ -1,0 +1,211 @@
+// Package bundle derives, from a validated Katalog, everything that runs `ork run` in a
+// cluster: the manifests `ork bundle` prints in apply order, and the Helm chart of the same
+// install. It never prints and never talks to a cluster.
+package bundle
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/rbacgen"
+)
+
+// Defaults of Options.
+const (
+	DefaultReplicas        = 2
+	DefaultShutdownTimeout = 30 * time.Second
+	// ImageRepository is where the release publishes ork's image (.goreleaser.yaml, kos).
+	ImageRepository = "ghcr.io/orkspace/ork"
+)
+
+// Options tune the bundle.
+type Options struct {
+	// Name of every object (ServiceAccount, ClusterRole, Deployment, ...) and of the leader
+	// Lease; default rbacgen.DefaultName.
+	Name string
+	// Namespace ork runs in; default rbacgen.DefaultNamespace.
+	Namespace string
+	// Image of the ork container; default DefaultImage(Version).
+	Image string
+	// Replicas of the Deployment, at least 1; zero means DefaultReplicas.
+	Replicas int
+	// ShutdownTimeout is passed to `ork run --shutdown-timeout`; the pod's termination grace
+	// period is derived from it. Default DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Version is the ork version that generates the bundle (the default image's tag and the
+	// header); default "dev".
+	Version string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = rbacgen.DefaultName
+	}
+	if o.Namespace == "" {
+		o.Namespace = rbacgen.DefaultNamespace
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage(o.Version)
+	}
+	if o.Replicas == 0 {
+		o.Replicas = DefaultReplicas
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return o
+}
+
+// released matches the versions the release build stamps ({{.Version}}: no leading v); a
+// `make build` stamps `git describe` (v1.2.3-4-gabcdef) and a plain `go build` "dev".
+var released = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
+
+// DefaultImage is the release image of ork version v.
+func DefaultImage(v string) string { return ImageRepository + ":" + v }
+
+// Bundle is the install of ork for one Katalog set.
+type Bundle struct {
+	// Objects in apply order: Namespace, CRDs, ServiceAccount, ClusterRole,
+	// ClusterRoleBinding, ConfigMap, Deployment, Service, PodDisruptionBudget, FlowSchema.
+	Objects []*unstructured.Unstructured
+	// Warnings are what the user should review (rbacgen's, an unreleased default image).
+	Warnings []string
+
+	opts    Options
+	set     *katalog.Set
+	sources []string
+	parts   *parts
+}
+
+// parts are the bundle's objects by role; the chart templates them one by one.
+type parts struct {
+	namespace   *unstructured.Unstructured // nil for a namespace that always exists
+	crds        []*unstructured.Unstructured
+	rbac        []*unstructured.Unstructured
+	configMap   *unstructured.Unstructured
+	deployment  *unstructured.Unstructured
+	service     *unstructured.Unstructured
+	pdb         *unstructured.Unstructured // built always: the chart decides by its value
+	flowSchema  *unstructured.Unstructured
+	configFiles map[string]string // the ConfigMap's data
+}
+
+// Generate builds the bundle for set, which must be valid (validate it first). Invalid
+// options are an error naming the option.
+func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
+	opts = opts.withDefaults()
+	if opts.Replicas < 1 {
+		return nil, fmt.Errorf("replicas %d: want at least 1", opts.Replicas)
+	}
+	if opts.ShutdownTimeout < time.Second {
+		return nil, fmt.Errorf("shutdown-timeout %s: want at least 1s", opts.ShutdownTimeout)
+	}
+	p, warnings, err := build(set, opts)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, loopbackEndpoints(set)...)
+	if opts.Image == DefaultImage(opts.Version) && !released.MatchString(opts.Version) {
+		warnings = append(warnings, fmt.Sprintf("ork %s is not a released version: the default image %s does not exist; pass --image",
+			opts.Version, opts.Image))
+	}
+	b := &Bundle{Warnings: warnings, opts: opts, set: set, parts: p}
+	for _, f := range set.Files {
+		b.sources = append(b.sources, f.Path)
+	}
+	if p.namespace != nil {
+		b.Objects = append(b.Objects, p.namespace)
+	}
+	b.Objects = append(b.Objects, p.crds...)
+	b.Objects = append(b.Objects, p.rbac...)
+	b.Objects = append(b.Objects, p.configMap, p.deployment, p.service)
+	if opts.Replicas >= 2 {
+		// A PodDisruptionBudget on one replica would block every node drain.
+		b.Objects = append(b.Objects, p.pdb)
+	}
+	b.Objects = append(b.Objects, p.flowSchema)
+	return b, nil
+}
+
+// build makes every part; rbacgen gives the ServiceAccount, ClusterRole and binding, so
+// they are exactly `ork rbac gen --leader-elect`'s.
+func build(set *katalog.Set, opts Options) (*parts, []string, error) {
+	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: opts.Name, Namespace: opts.Namespace, LeaderElect: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &parts{}
+	for _, o := range rbac.Objects() {
+		u, err := toUnstructured(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.rbac = append(p.rbac, u)
+	}
+	if !slices.Contains(systemNamespaces, opts.Namespace) {
+		if p.namespace, err = toUnstructured(namespace(opts)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p.crds, err = crdObjects(set); err != nil {
+		return nil, nil, err
+	}
+	files, err := configFiles(set)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.configFiles = files.data
+	if p.configMap, err = toUnstructured(configMap(opts, files.data)); err != nil {
+		return nil, nil, err
+	}
+	for _, step := range []struct {
+		into **unstructured.Unstructured
+		obj  any
+	}{
+		{&p.deployment, deployment(opts, files)},
+		{&p.service, service(opts)},
+		{&p.pdb, podDisruptionBudget(opts)},
+		{&p.flowSchema, flowSchema(opts)},
+	} {
+		if *step.into, err = toUnstructured(step.obj); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, rbac.Warnings, nil
+}
+
+// loopbackEndpoints warns of remote endpoints on a loopback address: in the pod, that is
+// the pod itself, not the reconciler a developer ran beside `ork run`.
+func loopbackEndpoints(set *katalog.Set) []string {
+	var out []string
+	for _, c := range set.CRDs {
+		r := c.OperatorBox.Reconcile.Remote
+		if r == nil {
+			continue
+		}
+		u, err := url.Parse(r.Endpoint)
+		if err != nil {
+			continue // a template, or reported by validate
+		}
+		ip := net.ParseIP(u.Hostname())
+		if u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback()) {
+			out = append(out, fmt.Sprintf("crds.%s: endpoint %s is a loopback address, which in the pod is the pod itself: point it at your reconciler's Service",
+				c.Name, r.Endpoint))
+		}
+	}
+	return out
+}
+
+// systemNamespaces always exist and are shared: the bundle does not declare them, so that
+// deleting it never tries to delete them.
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}

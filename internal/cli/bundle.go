@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orkspace/ork/internal/bundle"
+	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/version"
+)
+
+type bundleOptions struct {
+	files  []string
+	format output.Format
+	helm   string
+	gen    bundle.Options
+}
+
+func newBundleCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bundle [-f katalog.yaml]...",
+		Short: "Print everything that runs ork in a cluster for a Katalog, or write its Helm chart",
+		Long: `Print, in apply order, the manifests that run ork run --leader-elect in a cluster for the given
+Katalogs: the Namespace, the CRDs of crdFile entries, the ServiceAccount, ClusterRole and
+ClusterRoleBinding (exactly ork rbac gen --leader-elect's), a ConfigMap holding the Katalog as
+ork reads it in the pod (crdFile becomes apiTypes and scope, crFiles are dropped, a tls.caFile's
+PEM comes along), the Deployment, a Service for metrics, a PodDisruptionBudget from 2 replicas
+and a FlowSchema that puts ork's Lease requests in the apiserver's leader-election priority
+level. The same input gives the same bytes. Apply with kubectl apply --server-side (installing
+the FlowSchema and the ClusterRole takes a cluster admin; ork itself needs neither at run time).
+
+The Deployment's pods run the restricted Pod Security profile, read their namespace from the
+downward API, spread across nodes, and get terminationGracePeriodSeconds above
+--shutdown-timeout. The image defaults to this ork's release.
+
+--helm DIR writes a Helm chart of the same install instead (CRDs in crds/, no Namespace: use
+helm install --create-namespace; values image, replicas, resources, extraArgs). DIR must be
+new, empty, or a chart ork wrote, which is replaced.
+
+The Katalog is validated first; an invalid one is reported as validate does (exit 1) and
+nothing is printed on stdout. Warnings go to stderr.`,
+		Example: `  ork bundle -f katalog.yaml | kubectl apply --server-side -f -
+  ork bundle -f katalog.yaml --namespace ops --replicas 3 --image registry.example/ork:1.2.3
+  ork bundle -f katalog.yaml --helm charts/my-operator && helm install my-operator charts/my-operator -n ops --create-namespace`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := completeBundle(env)
+			if err != nil {
+				return err
+			}
+			return runBundle(env, opts)
+		},
+	}
+	addKatalogFlag(cmd)
+	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
+	f := cmd.Flags()
+	f.String("name", rbacgen.DefaultName, "name of every object and of the leader Lease")
+	f.String("namespace", rbacgen.DefaultNamespace, "namespace ork runs in")
+	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
+	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by)")
+	f.Duration("shutdown-timeout", bundle.DefaultShutdownTimeout, "ork run --shutdown-timeout; the pods' termination grace period is derived from it")
+	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
+	return cmd
+}
+
+func completeBundle(env *Env) (bundleOptions, error) {
+	cfg := env.Config()
+	format, err := outputFormat(cfg, output.YAML, output.JSON)
+	if err != nil {
+		return bundleOptions{}, err
+	}
+	opts := bundleOptions{
+		files:  cfg.StringSlice("filename"),
+		format: format,
+		helm:   cfg.String("helm"),
+		gen: bundle.Options{
+			Name:            cfg.String("name"),
+			Namespace:       cfg.String("namespace"),
+			Image:           cfg.String("image"),
+			Replicas:        cfg.Int("replicas"),
+			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
+			Version:         version.Get().Version,
+		},
+	}
+	if opts.gen.Replicas < 1 {
+		return opts, usageError("--replicas must be at least 1, got %d", opts.gen.Replicas)
+	}
+	return opts, nil
+}
+
+func runBundle(env *Env, opts bundleOptions) error {
+	set, err := loadValidKatalog(env, opts.files)
+	if err != nil {
+		return err
+	}
+	b, err := bundle.Generate(set, opts.gen)
+	if err != nil {
+		return usageError("--%v", err) // only the options can be invalid here
+	}
+	for _, w := range b.Warnings {
+		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
+	}
+	if opts.helm != "" {
+		return writeChart(env, b, opts.helm)
+	}
+	var out []byte
+	if opts.format == output.JSON {
+		out, err = b.JSON()
+	} else {
+		out, err = b.YAML()
+	}
+	if err != nil {
+		return err
+	}
+	_, err = env.Streams.Out.Write(out)
+	return err
+}
+
+func writeChart(env *Env, b *bundle.Bundle, dir string) error {
+	files, err := b.Chart()
+	if err != nil {
+		return err
+	}
+	written, err := bundle.WriteChart(dir, files)
+	var notChart *bundle.NotAChartError
+	if errors.As(err, &notChart) {
+		return &ExitError{Code: ExitFailed, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range written {
+		fmt.Fprintf(env.Streams.Out, "wrote %s\n", p)
+	}
+	return nil
+}
