@@ -1,0 +1,80 @@
+package run_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var soakCRs = flag.Int("soak-crs", 60, "custom resources of the soak test (the issue's soak: -soak-crs 1000)")
+
+// 12 Soak: many CRs against a reconciler that fails one call in ten at random (a 500); every
+// CR converges. Goroutines and heap are reported before, while running and after the engine
+// stopped (process-wide: other tests run beside it; TestEngineLeavesNoGoroutineBehind is the
+// leak check).
+func TestSoakWithRandomFailures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var mu sync.Mutex
+	rnd := rand.New(rand.NewPCG(1, 2))
+	failing := func() bool { mu.Lock(); defer mu.Unlock(); return rnd.IntN(10) == 0 }
+	ep := newEndpoint(t, func(c call) response {
+		if failing() {
+			return response{status: http.StatusInternalServerError, body: []byte("random failure")}
+		}
+		return okWithChildren(c)
+	})
+	before := snapshot()
+	eng := newEngine(t, f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, f)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	f.eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
+	start := time.Now()
+	for i := range *soakCRs {
+		f.createCR(fmt.Sprintf("soak-%d", i), map[string]any{})
+	}
+	f.eventually(fmt.Sprintf("all %d CRs Ready", *soakCRs), func() (bool, error) {
+		list, err := f.crs().List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for i := range list.Items {
+			if c := readyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
+				ready++
+			}
+		}
+		if ready == *soakCRs {
+			return true, nil
+		}
+		return false, fmt.Errorf("%d of %d Ready", ready, *soakCRs)
+	})
+	converged := time.Since(start)
+	during := snapshot()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot()
+	t.Logf("soak: %d CRs converged in %s with 10%% of calls failing; goroutines %d before, %d running, %d after; heap %d MiB before, %d running, %d after",
+		*soakCRs, converged.Round(time.Millisecond), before.goroutines, during.goroutines, after.goroutines,
+		before.heapMiB, during.heapMiB, after.heapMiB)
+}
+
+type usage struct{ goroutines, heapMiB int }
+
+func snapshot() usage {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return usage{goroutines: runtime.NumGoroutine(), heapMiB: int(m.HeapInuse >> 20)}
+}
