@@ -45,8 +45,10 @@ type planned struct {
 // applyReport counts what a pass's writes changed, for the Event, and says what each
 // object's write did, for the decision trace.
 type applyReport struct {
-	created, changed int
-	objects          []trace.Apply
+	created, changed, pruned int
+	objects                  []trace.Apply
+	// kept are the children the result lists: what prune leaves alone.
+	kept map[childRef]bool
 }
 
 // passError is a failed pass with the reason its condition and Event carry.
@@ -74,10 +76,11 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		refs[i] = p.ref
 	}
 	defer c.e.childLocks.lockAll(refs)()
-	var rep applyReport
+	rep := applyReport{kept: make(map[childRef]bool, len(plans))}
 	for _, p := range plans {
 		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
+		rep.kept[p.ref] = true
 	}
 	lives := make([]metav1.Object, len(plans))
 	for i, p := range plans {

@@ -236,16 +236,20 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	if !ok {
 		return
 	}
-	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion()}
+	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
+	var ownDelete bool
 	if deleted {
-		c.e.writes.forget(ev) // whoever owned it: the record must not outlive the object
+		ownDelete = c.e.writes.own(ev, false) // ork pruned it: asked for, no news
+		c.e.writes.forget(ev)                 // whoever owned it: the record must not outlive the object
 	}
 	key, ok := c.ownerKey(u)
 	if !ok {
 		return
 	}
 	if deleted {
-		c.childChanged(key)
+		if !ownDelete {
+			c.childChanged(key)
+		}
 		return
 	}
 	if old, ok := deletedMeta(oldObj); ok {

@@ -48,7 +48,7 @@ type keyRecord struct {
 	// deferred are child changes seen while the key was processing (the latest version of
 	// each child); whether they are ork's own writes coming back is known only once the pass
 	// has recorded them.
-	deferred map[childRef]string
+	deferred map[childRef]childEvent
 	// warnedNoStatus is the uid whose missing status subresource was reported.
 	warnedNoStatus types.UID
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
@@ -130,8 +130,8 @@ func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
 		return nil
 	}
 	var deferred []childEvent
-	for ref, rv := range r.deferred {
-		deferred = append(deferred, childEvent{ref: ref, rv: rv})
+	for _, ev := range r.deferred {
+		deferred = append(deferred, ev)
 	}
 	r.processing, r.deferred, r.lastPass = false, nil, now
 	if forget && r.pending == "" && r.tombstone == nil {
@@ -150,9 +150,9 @@ func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
 		return false
 	}
 	if r.deferred == nil {
-		r.deferred = map[childRef]string{}
+		r.deferred = map[childRef]childEvent{}
 	}
-	r.deferred[ev.ref] = ev.rv
+	r.deferred[ev.ref] = ev
 	return true
 }
 

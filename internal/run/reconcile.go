@@ -52,7 +52,10 @@ type decision struct {
 	// apply are applied every pass; createIfMissing only when the child does not exist.
 	apply, createIfMissing []resources.Object
 	// remove are deleted (declarative onDelete while the CR is being deleted).
-	remove  []resources.Object
+	remove []resources.Object
+	// prune deletes the CR's children that apply does not list (reconcile.remote.prune, a
+	// successful result whose resources are present).
+	prune   bool
 	action  action
 	after   time.Duration
 	reason  string
@@ -146,6 +149,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		err = c.deleteAll(ctx, in.cr, d.remove)
 	case !in.deleting:
 		steps.applies, err = c.applyAll(ctx, in.cr, d)
+		if err == nil && d.prune {
+			err = c.prune(ctx, in.cr, &steps.applies)
+		}
 	}
 	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {

@@ -40,7 +40,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 				typeKey:              typeKey(m.Group, m.Plural),
 			})
 		}
-		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled}, managed, nil
+		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune}, managed, nil
 	}
 	types, err := declaredTypes(e, crd)
 	if err != nil {
@@ -110,6 +110,8 @@ func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 type remoteReconciler struct {
 	r        *remote.Reconciler
 	children bool
+	// prune is reconcile.remote.prune.
+	prune bool
 }
 
 // wireTrigger is the prepared.trigger sent for t. SPEC §2 fixes five values; a child's
@@ -154,6 +156,8 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		return d
 	}
 	d.status = res.Status
+	// Absent resources are "no opinion": only a list, even an empty one, is exhaustive.
+	d.prune = rr.prune && res.Resources != nil
 	opts := resources.OptionsFor(in.cr.GetNamespace(), in.cr.GetName())
 	var errs []string
 	for i, raw := range res.Resources {

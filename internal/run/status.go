@@ -71,7 +71,7 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes a
 	switch {
 	case !d.success:
 		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, conditionMessage(d))
-	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed > 0:
+	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed+changes.pruned > 0:
 		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
 	return d, nil
@@ -87,6 +87,9 @@ func reconciledMessage(gen int64, res statusResult, ch applyReport) string {
 	}
 	if ch.changed > 0 {
 		parts = append(parts, fmt.Sprintf("%d changed", ch.changed))
+	}
+	if ch.pruned > 0 {
+		parts = append(parts, fmt.Sprintf("%d pruned", ch.pruned))
 	}
 	return strings.Join(parts, ", ")
 }
