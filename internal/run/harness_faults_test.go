@@ -27,6 +27,9 @@ type apiFaults struct {
 	watchLag  time.Duration
 	watchPath string
 	lagAfter  atomic.Uint64
+	// beforeRequest, when set, sees each request before it goes to the apiserver (to let
+	// another writer in first). Set it before the engine starts.
+	beforeRequest func(*http.Request)
 }
 
 func newAPIFaults() *apiFaults { return &apiFaults{counts: map[string]int{}} }
@@ -52,6 +55,9 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 		lag = a.watchLag
 	}
 	a.mu.Unlock()
+	if a.beforeRequest != nil {
+		a.beforeRequest(req)
+	}
 	if fail {
 		return &http.Response{
 			StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error", Request: req,

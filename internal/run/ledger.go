@@ -51,6 +51,10 @@ type keyRecord struct {
 	deferred map[childRef]childEvent
 	// warnedNoStatus is the uid whose missing status subresource was reported.
 	warnedNoStatus types.UID
+	// finalizedUID is the object whose deleting call the reconciler answered ok, its
+	// finalizer lifted (reconcile.remote.finalize): its later passes and its delete event
+	// cost no call.
+	finalizedUID types.UID
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
@@ -201,4 +205,19 @@ func (l *ledger) resyncAfter(key string, now time.Time, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.record(key).resyncAt = now.Add(d)
+}
+
+// markFinalized notes that the reconciler answered ok to uid's delete.
+func (l *ledger) markFinalized(key string, uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(key).finalizedUID = uid
+}
+
+// finalized reports whether the reconciler answered ok to uid's delete.
+func (l *ledger) finalized(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	return r != nil && uid != "" && r.finalizedUID == uid
 }

@@ -119,6 +119,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	c.observe(in, d, start)
 	c.schedule(key, d)
+	c.armFinalizeDeadline(in, d)
 	c.traceDecision(in, d, steps, start)
 	if d.action == actionDone && !in.gone {
 		c.scheduleResync(key)
@@ -140,7 +141,17 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
-	d = c.safeReconcile(ctx, in)
+	skip, ferr := c.finalizeBefore(ctx, &in)
+	switch {
+	case errors.Is(ferr, errNotLeader):
+		return d, steps, false
+	case ferr != nil:
+		d = failureFrom(ferr)
+	case skip != nil:
+		d = *skip
+	default:
+		d = c.safeReconcile(ctx, in)
+	}
 	var err error
 	t := time.Now()
 	switch {
@@ -152,6 +163,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if err == nil && d.prune {
 			err = c.prune(ctx, in.cr, &steps.applies)
 		}
+	}
+	if err == nil {
+		err = c.finalizeAfter(ctx, &in, d)
 	}
 	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {

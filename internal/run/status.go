@@ -157,6 +157,10 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 	if cached.GetUID() != in.cr.GetUID() {
 		return nil, nil
 	}
+	// This pass's own finalizer write, newer than the cache: its answer is the base.
+	if compareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
+		cached = in.cr
+	}
 	// Not known to be at least as new as ork's own last write (older, or not comparable):
 	// read it.
 	if uid, rv := c.ledger.statusWrite(in.key); uid == cached.GetUID() && rv != "" &&
