@@ -49,10 +49,17 @@ type applyReport struct {
 	objects                  []trace.Apply
 	// kept are the children the result lists: what prune leaves alone.
 	kept map[childRef]bool
+	// conflicts are the conflicting field managers of the object at each index that failed
+	// on a server-side apply conflict.
+	conflicts map[int][]string
 }
 
-// passError is a failed pass with the reason its condition and Event carry.
-type passError struct{ reason, msg string }
+// passError is a failed pass with the reason its condition and Event carry; managers are
+// the field managers of a server-side apply conflict (prepared.lastApply).
+type passError struct {
+	reason, msg string
+	managers    []string
+}
 
 func (e *passError) Error() string { return e.msg }
 
@@ -95,6 +102,9 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		switch {
 		case err != nil:
 			o.Outcome, o.Error = trace.Failed, err.Error()
+			if pe, ok := errors.AsType[*passError](err); ok && len(pe.managers) > 0 {
+				rep.conflicts = map[int][]string{i: pe.managers}
+			}
 			return rep, err
 		case created:
 			rep.created++
@@ -407,7 +417,9 @@ func (c *controller) applyError(p planned, err error) error {
 	var status apierrors.APIStatus
 	switch {
 	case fieldConflict(err) && errors.As(err, &status):
-		return failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+		pe := failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+		pe.managers = conflictingManagers(err)
+		return pe
 	case uidMismatch(err):
 		return failed(reasonApplyFailed, "apply %s: the object was deleted and created again while ork wrote it: %v", what, err)
 	case apierrors.IsConflict(err):

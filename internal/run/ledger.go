@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // Trigger says why a key is reconciled; it is sent as prepared.trigger.
@@ -55,6 +57,10 @@ type keyRecord struct {
 	// finalizer lifted (reconcile.remote.finalize): its later passes and its delete event
 	// cost no call.
 	finalizedUID types.UID
+	// lastApply is what applying the last answer of the object lastApplyUID did
+	// (prepared.lastApply).
+	lastApplyUID types.UID
+	lastApply    []remote.AppliedResource
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
@@ -220,4 +226,23 @@ func (l *ledger) finalized(key string, uid types.UID) bool {
 	defer l.mu.Unlock()
 	r := l.keys[key]
 	return r != nil && uid != "" && r.finalizedUID == uid
+}
+
+// setLastApply keeps what applying uid's last answer did.
+func (l *ledger) setLastApply(key string, uid types.UID, report []remote.AppliedResource) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	r.lastApplyUID, r.lastApply = uid, report
+}
+
+// lastApply is what applying uid's last answer did; nil when nothing was applied to this
+// object since ork started.
+func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.keys[key]; r != nil && r.lastApplyUID == uid {
+		return r.lastApply
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // reconciler decides what one custom resource should look like: the remote or the
@@ -55,7 +56,11 @@ type decision struct {
 	remove []resources.Object
 	// prune deletes the CR's children that apply does not list (reconcile.remote.prune, a
 	// successful result whose resources are present).
-	prune   bool
+	prune bool
+	// entries name the resources of a successful answer, in its order, for the next
+	// request's prepared.lastApply (payload.lastApply); nil when off or nothing was to be
+	// applied.
+	entries []remote.AppliedResource
 	action  action
 	after   time.Duration
 	reason  string
@@ -163,6 +168,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if err == nil && d.prune {
 			err = c.prune(ctx, in.cr, &steps.applies)
 		}
+	}
+	if d.entries != nil && !errors.Is(err, errNotLeader) {
+		failure := d.message
+		if err != nil {
+			failure = err.Error()
+		}
+		c.ledger.setLastApply(in.key, in.cr.GetUID(), lastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
 	}
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
