@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -282,6 +283,9 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			return false, false, alreadyOwned(p, live)
 		}
 		owned := live != nil && controlledBy(cr, live)
+		if c.e.dry != nil {
+			return c.dryApply(ctx, cr, p, live, owned)
+		}
 		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
 			return false, false, nil
 		}
@@ -311,9 +315,12 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		if err := c.e.mayWrite(); err != nil {
 			return false, false, err
 		}
-		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
 		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
+		case err == nil && c.e.dry != nil:
+			c.note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
+			return true, false, nil
 		case err == nil:
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 			return true, false, nil
@@ -457,9 +464,12 @@ func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructure
 		if err := c.e.mayWrite(); err != nil {
 			return err
 		}
-		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{})
+		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{DryRun: c.e.dry.options()})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete %s/%s: %w", m.Resource.Resource, o.Obj.GetName(), err)
+		}
+		if err == nil {
+			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: m.Resource.Resource + "/" + o.Obj.GetName(), Namespace: ns})
 		}
 	}
 	return nil

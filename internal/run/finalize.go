@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/runplan"
 )
 
 // Finalizer vocabulary.
@@ -80,7 +81,7 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 // ends the pass: its delete, or the new object's create, comes next.
 func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
 	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
-		finalizer.Options{FieldManager: FieldManager, BeforeWrite: c.e.mayWrite})
+		finalizer.Options{FieldManager: FieldManager, BeforeWrite: c.e.mayWrite, DryRun: c.e.dry != nil})
 	if errors.Is(err, errNotLeader) {
 		return nil, err
 	}
@@ -91,6 +92,13 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "deleted meanwhile"}, nil
 	}
 	_, _ = stripManagedFields(out)
+	if out != in.cr {
+		action := runplan.RemoveFinalizer
+		if present {
+			action = runplan.AddFinalizer
+		}
+		c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
+	}
 	in.cr = out
 	return nil, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -107,12 +108,16 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		c.e.writes.pruning(cand.ref, uid)
+		if c.e.dry == nil { // a dry run deletes nothing: no delete to come back
+			c.e.writes.pruning(cand.ref, uid)
+		}
 		err := c.e.meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 			PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
+			DryRun:            c.e.dry.options(),
 		})
 		if err == nil {
+			c.note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
 			return true, nil
 		}
 		c.e.writes.unprune(cand.ref, uid)

@@ -95,6 +95,7 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	c.handle(ctx, key)
+	c.e.dry.passed(c.crd.Name, key)
 	return true
 }
 
@@ -123,11 +124,16 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.ledger.dropTombstone(key, tomb)
 	}
 	c.observe(in, d, start)
-	c.schedule(key, d)
-	c.armFinalizeDeadline(in, d)
+	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
-	if d.action == actionDone && !in.gone {
-		c.scheduleResync(key)
+	if c.e.dry.oneShot() {
+		c.queue.Forget(key) // one pass each, whatever its outcome
+	} else {
+		c.schedule(key, d)
+		c.armFinalizeDeadline(in, d)
+		if d.action == actionDone && !in.gone {
+			c.scheduleResync(key)
+		}
 	}
 	if deleteDone && c.cached(key) != nil {
 		// The name was taken again while the old object's delete ran: now the new one.
@@ -146,6 +152,9 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
+	if d, skip := c.skipDelete(in); skip {
+		return d, steps, true
+	}
 	skip, ferr := c.finalizeBefore(ctx, &in)
 	switch {
 	case errors.Is(ferr, errNotLeader):
@@ -315,8 +324,8 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.mayWrite() != nil {
-		return
+	if c.e.recorder == nil || c.e.mayWrite() != nil {
+		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)
 }

@@ -129,7 +129,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
 	}
-	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: c.e.dry != nil}
 	if rr.children {
 		req.Children = c.childrenOf(in.cr)
 	}

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/runplan"
 )
 
 // Condition and event vocabulary (SPEC §3).
@@ -127,7 +129,11 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		}
 		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote).
 		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
-			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
+		if err == nil && c.e.dry != nil {
+			c.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})
+			return res, nil // nothing written: not ork's own write
+		}
 		if err == nil {
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
 			return res, nil
