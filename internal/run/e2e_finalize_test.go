@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/orkspace/ork/internal/finalizer"
 	"github.com/orkspace/ork/internal/katalog"
@@ -244,4 +246,47 @@ func TestTurningFinalizeOffRemovesTheFinalizer(t *testing.T) {
 	stop()
 	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
 	f.waitFinalizer("web", false)
+}
+
+// ork finalizers release lifts ork's finalizer from every CR of the Katalog (the way out
+// before uninstalling ork), leaves another controller's alone, and lets a CR being deleted go.
+func TestFinalizersReleaseFreesEveryCR(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		if deleting(c) {
+			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
+		}
+		return jsonResponse(map[string]any{"result": "ok"})
+	})
+	stop := f.startStoppable(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), nil)
+	for _, name := range []string{"a", "b", "held"} {
+		f.liftFinalizersAtCleanup(name)
+		f.createCR(name, map[string]any{})
+		f.waitFinalizer(name, true)
+	}
+	f.patchSpec("held", `{"metadata":{"finalizers":["example.com/other","`+finalizer.Name+`"]}}`)
+	if err := f.crs().Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "deleting a", func(c call) bool { return c.crName() == "a" && deleting(c) })
+	stop()
+
+	cmd := exec.CommandContext(t.Context(), bin, "finalizers", "release", "-f", f.katalog, "--kubeconfig", f.kubeconfig(func(*clientcmdapi.Config) {}))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ork finalizers release: %v\n%s", err, out)
+	}
+	for _, want := range []string{"released app " + f.ns + "/a (being deleted", "released app " + f.ns + "/b\n", "released app " + f.ns + "/held\n",
+		finalizer.Name + " removed from 3 custom resources"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	f.waitGone("a")
+	f.waitFinalizer("b", false)
+	if got := f.finalizers("held"); !slices.Equal(got, []string{"example.com/other"}) {
+		t.Errorf("held has finalizers %v, want only example.com/other", got)
+	}
 }
