@@ -64,6 +64,13 @@ func (p *planPrinter) add(cr runplan.CR) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.watch {
+		// A custom resource changed during the run may pass twice: its last pass counts.
+		for i, seen := range p.crs {
+			if seen.CRD == cr.CRD && seen.Namespace == cr.Namespace && seen.Name == cr.Name {
+				p.crs[i] = cr
+				return
+			}
+		}
 		p.crs = append(p.crs, cr)
 		return
 	}
