@@ -99,7 +99,7 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 		}
 		c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
 	}
-	in.cr = out
+	in.cr, in.written = out, true
 	return nil, nil
 }
 

@@ -30,6 +30,9 @@ type input struct {
 	// gone is true when cr is the last state of a deleted object (its tombstone): nothing
 	// to write status to.
 	gone bool
+	// written is true when cr is the answer of this pass's own write (its finalizer), newer
+	// than the cache.
+	written bool
 }
 
 // action is what the queue does with a key after a reconcile.

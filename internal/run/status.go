@@ -164,7 +164,7 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 		return nil, nil
 	}
 	// This pass's own finalizer write, newer than the cache: its answer is the base.
-	if compareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
+	if in.written && compareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
 		cached = in.cr
 	}
 	// Not known to be at least as new as ork's own last write (older, or not comparable):
