@@ -174,6 +174,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newInitCmd(env),
 		newRemoteCmd(env),
 		newTraceCmd(env),
+		newFinalizersCmd(env),
 	)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()

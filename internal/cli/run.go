@@ -27,6 +27,8 @@ type runOptions struct {
 	qps        float32
 	burst      int
 	engine     run.Options
+	// format is -o for --dry-run's plan.
+	format output.Format
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -36,9 +38,17 @@ func newRunCmd(env *Env) *cobra.Command {
 		Long: `Run the operators of a Katalog in-process against the current kubeconfig (or the in-cluster
 config). For a CRD with reconcile.remote, ork POSTs a PreparedRequest to the endpoint after every
 watch event and applies the RemoteReconcileResult; other CRDs use the declarative reconciler.
-SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.`,
+SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.
+
+--dry-run runs the same loop against the live cluster with every write a server-side dry run
+(applies, status, prune, finalizers) and prints, per custom resource, what would change: objects
+created, fields changed, children pruned. It writes nothing (no resourceVersion changes, no Event,
+no Lease) and exits after one pass over every custom resource, or keeps going with --watch. The
+reconciler is called for real, with prepared.dryRun: true; custom resources being deleted are
+shown, not called, unless --include-deletes.`,
 		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
-  ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect`,
+  ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect
+  ork run -f katalog.yaml --dry-run -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRun(env)
@@ -72,6 +82,10 @@ SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shu
 	f.Duration("leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire, and the leader to renew, the Lease")
 	f.Duration("cache-sync-timeout", 2*time.Minute, "how long a CRD's caches may take to list their types at start before ork exits naming the type")
 	f.Bool("preflight", true, "check with SelfSubjectAccessReviews that every permission ork needs is granted")
+	f.Bool("dry-run", false, "make every write a server-side dry run and print what would change, then exit after one pass over every custom resource")
+	f.Bool("watch", false, "with --dry-run: keep going, printing each pass as it ends")
+	f.Bool("include-deletes", false, "with --dry-run: call the reconciler for custom resources being deleted too (by default they are shown, not called)")
+	addOutputFlag(cmd, output.Text, output.Text, output.JSON)
 	return cmd
 }
 
@@ -129,6 +143,9 @@ func completeRun(env *Env) (runOptions, error) {
 	}
 	if (opts.engine.DebugDecisions || opts.engine.Profiling) && opts.engine.MetricsAddr == "" {
 		return opts, usageError("--debug-decisions and --profiling are served on --metrics-addr, which is empty")
+	}
+	if err := completeDryRun(cfg, &opts); err != nil {
+		return opts, err
 	}
 	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
 	if opts.qps < 0 || opts.burst < 0 {
@@ -189,6 +206,8 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 		rc.Burst = max(1, int(2*opts.qps))
 	}
 	opts.engine.RESTConfig = rc
+	plans := newPlanPrinter(env, opts)
+	opts.engine.OnPlan = plans.add
 	engine, err := run.New(set, opts.engine)
 	if err != nil {
 		return err
@@ -200,7 +219,7 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 		}
 		return fmt.Errorf("run: %w", err)
 	}
-	return nil
+	return plans.flush()
 }
 
 // minLevel drops records below a floor, whatever the wrapped handler accepts.

@@ -39,6 +39,8 @@ const (
 	RuleTemplateField            Rule = "template-field"
 	RuleExcludePath              Rule = "exclude-path"
 	RuleChildrenExcludeUnused    Rule = "children-exclude-unused"
+	RulePruneWithoutChildren     Rule = "prune-without-children"
+	RuleFinalizeTimeoutUnused    Rule = "finalize-timeout-unused"
 	RuleNoManagedResources       Rule = "no-managed-resources"
 	RuleManagedResourcePlural    Rule = "managed-resource-plural"
 	RuleDuplicateManagedResource Rule = "duplicate-managed-resource"
@@ -87,7 +89,7 @@ func Rules() []RuleInfo {
 		{RuleLowercasePlural, SeverityError, "A plural (resource name) is lowercase.", true},
 		{RuleCRFile, SeverityError, "Every crFiles entry is a readable file.", false},
 		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
-		{RuleDuration, SeverityError, "reconcile.resync and remote.timeout are positive Go durations.", true},
+		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout and remote.finalizeTimeout are positive Go durations.", true},
 		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},
 		{RuleRemoteRequiresDefaultOff, SeverityError, "reconcile.remote requires reconcile.default: false.", true},
 		{RuleEndpoint, SeverityError, "remote.endpoint is set: an absolute http(s) URL or a template.", true},
@@ -96,6 +98,8 @@ func Rules() []RuleInfo {
 		{RuleTemplateField, SeverityWarning, "A template reads only .spec and .status fields the crdFile's schema defines.", false},
 		{RuleExcludePath, SeverityError, "Every payload exclude entry is a dot-path.", true},
 		{RuleChildrenExcludeUnused, SeverityWarning, "payload.children.exclude is used only with payload.children.enabled.", false},
+		{RulePruneWithoutChildren, SeverityWarning, "remote.prune is used with payload.children.enabled, so that the reconciler sees what it owns.", false},
+		{RuleFinalizeTimeoutUnused, SeverityWarning, "remote.finalizeTimeout is used only with remote.finalize.", false},
 		{RuleNoManagedResources, SeverityWarning, "reconcile.remote declares managedResources.", false},
 		{RuleManagedResourcePlural, SeverityError, "Every managedResources entry names a plural.", true},
 		{RuleDuplicateManagedResource, SeverityError, "No managedResources entry repeats a group and plural.", false},

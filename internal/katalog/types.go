@@ -3,7 +3,11 @@
 // as Findings instead of stopping at the first.
 package katalog
 
-import apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+import (
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
 
 // Accepted apiVersions of a Katalog file.
 const (
@@ -97,12 +101,36 @@ type Remote struct {
 	ManagedResources []ManagedResource `json:"managedResources,omitempty"`
 	Auth             *Auth             `json:"auth,omitempty"`
 	TLS              *TLS              `json:"tls,omitempty"`
+	// Prune deletes the children this CR controls that a successful result no longer
+	// returns; default false.
+	Prune bool `json:"prune,omitempty"`
+	// Finalize puts ork's finalizer on every CR so that its delete reaches the reconciler
+	// at least once; default false.
+	Finalize bool `json:"finalize,omitempty"`
+	// FinalizeTimeout bounds, from the CR's deletionTimestamp, how long the finalizer waits
+	// for an ok (Go duration); default DefaultFinalizeTimeout.
+	FinalizeTimeout string `json:"finalizeTimeout,omitempty"`
+}
+
+// DefaultFinalizeTimeout is reconcile.remote.finalizeTimeout's default.
+const DefaultFinalizeTimeout = 10 * time.Minute
+
+// FinalizeTimeoutOrDefault is FinalizeTimeout parsed, DefaultFinalizeTimeout when empty or
+// not a positive duration (validate reports that).
+func (r *Remote) FinalizeTimeoutOrDefault() time.Duration {
+	if d, err := time.ParseDuration(r.FinalizeTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultFinalizeTimeout
 }
 
 // Payload shapes what is sent to the endpoint.
 type Payload struct {
 	Object   ObjectPayload   `json:"object,omitempty"`
 	Children ChildrenPayload `json:"children,omitempty"`
+	// LastApply sends the outcome of applying the previous result as prepared.lastApply;
+	// default false.
+	LastApply bool `json:"lastApply,omitempty"`
 }
 
 // ObjectPayload lists dot-paths removed from the CR before it is sent.

@@ -59,8 +59,9 @@ func constraints() map[string]*obj {
 		// workers
 		reconcile + ".workers": object("minimum", 1, "maximum", 64),
 		// duration
-		reconcile + ".resync": positive(),
-		remote + ".timeout":   positive(),
+		reconcile + ".resync":       positive(),
+		remote + ".timeout":         positive(),
+		remote + ".finalizeTimeout": positive(),
 		// remote-requires-default-false
 		reconcile: object(
 			"if", object("required", []string{"remote"}, "properties", object("remote", object("type", "object"))),

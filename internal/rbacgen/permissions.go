@@ -136,6 +136,8 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
 	if crd.APITypes == nil || crd.APITypes.Plural == "" {
 		c.warnf("%s: no apiTypes.plural (nor a crdFile to infer it from): its custom resources are not covered", at)
 	} else {
+		// update/patch also carry reconcile.remote.finalize's finalizer writes (and ork
+		// finalizers release's); prune's deletes are managedResources' delete.
 		c.add(crd.APITypes.Group, crd.APITypes.Plural, "", "", crVerbs...)
 		c.add(crd.APITypes.Group, crd.APITypes.Plural, "status", "", statusVerbs...)
 		// Children carry blockOwnerDeletion; clusters with the OwnerReferencesPermission-

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -45,12 +46,21 @@ type planned struct {
 // applyReport counts what a pass's writes changed, for the Event, and says what each
 // object's write did, for the decision trace.
 type applyReport struct {
-	created, changed int
-	objects          []trace.Apply
+	created, changed, pruned int
+	objects                  []trace.Apply
+	// kept are the children the result lists: what prune leaves alone.
+	kept map[childRef]bool
+	// conflicts are the conflicting field managers of the object at each index that failed
+	// on a server-side apply conflict.
+	conflicts map[int][]string
 }
 
-// passError is a failed pass with the reason its condition and Event carry.
-type passError struct{ reason, msg string }
+// passError is a failed pass with the reason its condition and Event carry; managers are
+// the field managers of a server-side apply conflict (prepared.lastApply).
+type passError struct {
+	reason, msg string
+	managers    []string
+}
 
 func (e *passError) Error() string { return e.msg }
 
@@ -74,10 +84,11 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		refs[i] = p.ref
 	}
 	defer c.e.childLocks.lockAll(refs)()
-	var rep applyReport
+	rep := applyReport{kept: make(map[childRef]bool, len(plans))}
 	for _, p := range plans {
 		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
+		rep.kept[p.ref] = true
 	}
 	lives := make([]metav1.Object, len(plans))
 	for i, p := range plans {
@@ -92,6 +103,9 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		switch {
 		case err != nil:
 			o.Outcome, o.Error = trace.Failed, err.Error()
+			if pe, ok := errors.AsType[*passError](err); ok && len(pe.managers) > 0 {
+				rep.conflicts = map[int][]string{i: pe.managers}
+			}
 			return rep, err
 		case created:
 			rep.created++
@@ -269,6 +283,9 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			return false, false, alreadyOwned(p, live)
 		}
 		owned := live != nil && controlledBy(cr, live)
+		if c.e.dry != nil {
+			return c.dryApply(ctx, cr, p, live, owned)
+		}
 		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
 			return false, false, nil
 		}
@@ -298,9 +315,12 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		if err := c.e.mayWrite(); err != nil {
 			return false, false, err
 		}
-		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
 		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
+		case err == nil && c.e.dry != nil:
+			c.note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
+			return true, false, nil
 		case err == nil:
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 			return true, false, nil
@@ -404,7 +424,9 @@ func (c *controller) applyError(p planned, err error) error {
 	var status apierrors.APIStatus
 	switch {
 	case fieldConflict(err) && errors.As(err, &status):
-		return failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+		pe := failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
+		pe.managers = conflictingManagers(err)
+		return pe
 	case uidMismatch(err):
 		return failed(reasonApplyFailed, "apply %s: the object was deleted and created again while ork wrote it: %v", what, err)
 	case apierrors.IsConflict(err):
@@ -442,9 +464,12 @@ func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructure
 		if err := c.e.mayWrite(); err != nil {
 			return err
 		}
-		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{})
+		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{DryRun: c.e.dry.options()})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete %s/%s: %w", m.Resource.Resource, o.Obj.GetName(), err)
+		}
+		if err == nil {
+			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: m.Resource.Resource + "/" + o.Obj.GetName(), Namespace: ns})
 		}
 	}
 	return nil

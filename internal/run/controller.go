@@ -44,6 +44,9 @@ type controller struct {
 	childrenPayload bool
 	// hasStatus is false for a CRD without the status subresource: ork writes no status.
 	hasStatus bool
+	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
+	finalize        bool
+	finalizeTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
 	resync   time.Duration
 	stopping atomic.Bool
@@ -95,6 +98,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	c.rec = rec
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.childrenPayload = r.Payload.Children.Enabled
+		c.finalize, c.finalizeTimeout = r.Finalize, r.FinalizeTimeoutOrDefault()
 	}
 
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {
@@ -208,7 +212,8 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 		return
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
-	if onlyStatusChanged(oldU, newU) {
+	// Its finalizer write too: it needs no call of its own.
+	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU) {
 		return
 	}
 	c.enqueue(newObj, TriggerUpdate)
@@ -236,16 +241,20 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	if !ok {
 		return
 	}
-	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion()}
+	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
+	var ownDelete bool
 	if deleted {
-		c.e.writes.forget(ev) // whoever owned it: the record must not outlive the object
+		ownDelete = c.e.writes.own(ev, false) // ork pruned it: asked for, no news
+		c.e.writes.forget(ev)                 // whoever owned it: the record must not outlive the object
 	}
 	key, ok := c.ownerKey(u)
 	if !ok {
 		return
 	}
 	if deleted {
-		c.childChanged(key)
+		if !ownDelete {
+			c.childChanged(key)
+		}
 		return
 	}
 	if old, ok := deletedMeta(oldObj); ok {

@@ -49,6 +49,8 @@ type Engine struct {
 	childLocks childLocks
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
+	// dry is the dry run (DryRun); nil when ork writes for real.
+	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
 	trace  *trace.Store
 	redact []dotpath.Path
@@ -60,6 +62,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	opts.defaults()
 	if opts.RESTConfig == nil {
 		return nil, errors.New("no cluster configuration")
+	}
+	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
+		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
 	if opts.Identity == "" {
 		opts.Identity = defaultIdentity()
@@ -90,6 +95,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	return &Engine{
 		trace:          decisions,
+		dry:            newDryRunner(opts, len(set.CRDs)),
 		redact:         redact,
 		opts:           opts,
 		set:            set,

@@ -32,6 +32,9 @@ type apiFaults struct {
 	expire   string
 	streams  map[io.Closer]string
 	nExpired int
+	// beforeRequest, when set, sees each request before it goes to the apiserver (to let
+	// another writer in first). Set it before the engine starts.
+	beforeRequest func(*http.Request)
 }
 
 func newAPIFaults() *apiFaults {
@@ -95,6 +98,9 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 		return expiredWatch(req), nil
 	}
 	a.mu.Unlock()
+	if a.beforeRequest != nil {
+		a.beforeRequest(req)
+	}
 	if fail {
 		return &http.Response{
 			StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error", Request: req,

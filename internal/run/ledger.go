@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // Trigger says why a key is reconciled; it is sent as prepared.trigger.
@@ -48,9 +50,17 @@ type keyRecord struct {
 	// deferred are child changes seen while the key was processing (the latest version of
 	// each child); whether they are ork's own writes coming back is known only once the pass
 	// has recorded them.
-	deferred map[childRef]string
+	deferred map[childRef]childEvent
 	// warnedNoStatus is the uid whose missing status subresource was reported.
 	warnedNoStatus types.UID
+	// finalizedUID is the object whose deleting call the reconciler answered ok, its
+	// finalizer lifted (reconcile.remote.finalize): its later passes and its delete event
+	// cost no call.
+	finalizedUID types.UID
+	// lastApply is what applying the last answer of the object lastApplyUID did
+	// (prepared.lastApply).
+	lastApplyUID types.UID
+	lastApply    []remote.AppliedResource
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
@@ -130,8 +140,8 @@ func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
 		return nil
 	}
 	var deferred []childEvent
-	for ref, rv := range r.deferred {
-		deferred = append(deferred, childEvent{ref: ref, rv: rv})
+	for _, ev := range r.deferred {
+		deferred = append(deferred, ev)
 	}
 	r.processing, r.deferred, r.lastPass = false, nil, now
 	if forget && r.pending == "" && r.tombstone == nil {
@@ -150,9 +160,9 @@ func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
 		return false
 	}
 	if r.deferred == nil {
-		r.deferred = map[childRef]string{}
+		r.deferred = map[childRef]childEvent{}
 	}
-	r.deferred[ev.ref] = ev.rv
+	r.deferred[ev.ref] = ev
 	return true
 }
 
@@ -201,4 +211,38 @@ func (l *ledger) resyncAfter(key string, now time.Time, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.record(key).resyncAt = now.Add(d)
+}
+
+// markFinalized notes that the reconciler answered ok to uid's delete.
+func (l *ledger) markFinalized(key string, uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(key).finalizedUID = uid
+}
+
+// finalized reports whether the reconciler answered ok to uid's delete.
+func (l *ledger) finalized(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	return r != nil && uid != "" && r.finalizedUID == uid
+}
+
+// setLastApply keeps what applying uid's last answer did.
+func (l *ledger) setLastApply(key string, uid types.UID, report []remote.AppliedResource) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	r.lastApplyUID, r.lastApply = uid, report
+}
+
+// lastApply is what applying uid's last answer did; nil when nothing was applied to this
+// object since ork started.
+func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.keys[key]; r != nil && r.lastApplyUID == uid {
+		return r.lastApply
+	}
+	return nil
 }

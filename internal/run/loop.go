@@ -22,10 +22,13 @@ import (
 func (e *Engine) runControllers(ctx context.Context) error {
 	// The broadcaster outlives ctx (reconciles draining after a stop still record Events)
 	// but not the run: its Events are sent before the Lease is released.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})
+	// A dry run has no recorder: it records no Event.
+	if e.dry == nil {
+		broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
+		defer broadcaster.Shutdown()
+		e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})
+	}
 
 	factories := newChildInformers(e.dyn, e.meta, e.set)
 	var controllers []*controller
@@ -59,6 +62,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case runErr = <-syncFailed:
+	case <-e.dry.allDone(): // one pass over every custom resource (ork run --dry-run)
 	}
 	e.ready.Store(false)
 	w.close()
@@ -98,6 +102,7 @@ func (e *Engine) startWorkers(ctx, workCtx context.Context, controllers []*contr
 				}
 				return
 			}
+			e.dry.expect(c.crd.Name, c.informer.GetIndexer().ListKeys())
 			if !w.start(c.workers, func() {
 				for c.processNext(workCtx) {
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/runplan"
 
 	"k8s.io/client-go/rest"
 )
@@ -66,6 +67,21 @@ type Options struct {
 	SecretTTL time.Duration
 	// SkipPreflight skips the start-up access review (for tests of the preflight's absence).
 	SkipPreflight bool
+	// DryRun makes every write a server-side dry run (applies, status, prune, finalizers)
+	// and hands what each pass would change to OnPlan: no resourceVersion changes, no Event,
+	// no Lease (not with LeaderElect or InstallCRDs). Every request carries
+	// prepared.dryRun: true. Default false.
+	DryRun bool
+	// Watch, with DryRun, keeps going; without it Run returns after one pass over every
+	// custom resource that existed when the caches synced (no requeue, no backoff). Default
+	// false.
+	Watch bool
+	// IncludeDeletes, with DryRun, calls the reconciler for custom resources being deleted;
+	// by default they are shown, not called. Default false.
+	IncludeDeletes bool
+	// OnPlan, with DryRun, receives what each pass would change, from the workers
+	// (concurrently). Default nil.
+	OnPlan func(runplan.CR)
 	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
 	Progress Progress
 	// Logger receives structured logs; default discards.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // reconciler decides what one custom resource should look like: the remote or the
@@ -31,6 +32,9 @@ type input struct {
 	// gone is true when cr is the last state of a deleted object (its tombstone): nothing
 	// to write status to.
 	gone bool
+	// written is true when cr is the answer of this pass's own write (its finalizer), newer
+	// than the cache.
+	written bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -54,7 +58,14 @@ type decision struct {
 	// apply are applied every pass; createIfMissing only when the child does not exist.
 	apply, createIfMissing []resources.Object
 	// remove are deleted (declarative onDelete while the CR is being deleted).
-	remove  []resources.Object
+	remove []resources.Object
+	// prune deletes the CR's children that apply does not list (reconcile.remote.prune, a
+	// successful result whose resources are present).
+	prune bool
+	// entries name the resources of a successful answer, in its order, for the next
+	// request's prepared.lastApply (payload.lastApply); nil when off or nothing was to be
+	// applied.
+	entries []remote.AppliedResource
 	action  action
 	after   time.Duration
 	reason  string
@@ -89,6 +100,7 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	c.handle(ctx, key)
+	c.e.dry.passed(c.crd.Name, key)
 	return true
 }
 
@@ -117,10 +129,16 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.ledger.dropTombstone(key, tomb)
 	}
 	c.observe(in, d, start)
-	c.schedule(key, d)
+	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
-	if d.action == actionDone && !in.gone {
-		c.scheduleResync(key)
+	if c.e.dry.oneShot() {
+		c.queue.Forget(key) // one pass each, whatever its outcome
+	} else {
+		c.schedule(key, d)
+		c.armFinalizeDeadline(in, d)
+		if d.action == actionDone && !in.gone {
+			c.scheduleResync(key)
+		}
 	}
 	if deleteDone && c.cached(key) != nil {
 		// The name was taken again while the old object's delete ran: now the new one.
@@ -139,7 +157,20 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
-	d = c.safeReconcile(ctx, in)
+	if d, skip := c.skipDelete(in); skip {
+		return d, steps, true
+	}
+	skip, ferr := c.finalizeBefore(ctx, &in)
+	switch {
+	case errors.Is(ferr, errNotLeader):
+		return d, steps, false
+	case ferr != nil:
+		d = failureFrom(ferr)
+	case skip != nil:
+		d = *skip
+	default:
+		d = c.safeReconcile(ctx, in)
+	}
 	var err error
 	t := time.Now()
 	switch {
@@ -148,6 +179,19 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		err = c.deleteAll(ctx, in.cr, d.remove)
 	case !in.deleting:
 		steps.applies, err = c.applyAll(ctx, in.cr, d)
+		if err == nil && d.prune {
+			err = c.prune(ctx, in.cr, &steps.applies)
+		}
+	}
+	if d.entries != nil && !errors.Is(err, errNotLeader) {
+		failure := d.message
+		if err != nil {
+			failure = err.Error()
+		}
+		c.ledger.setLastApply(in.key, in.cr.GetUID(), lastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
+	}
+	if err == nil {
+		err = c.finalizeAfter(ctx, &in, d)
 	}
 	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {
@@ -285,8 +329,8 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.mayWrite() != nil {
-		return
+	if c.e.recorder == nil || c.e.mayWrite() != nil {
+		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)
 }

@@ -40,7 +40,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 				typeKey:              typeKey(m.Group, m.Plural),
 			})
 		}
-		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled}, managed, nil
+		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}, managed, nil
 	}
 	types, err := declaredTypes(e, crd)
 	if err != nil {
@@ -110,6 +110,8 @@ func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 type remoteReconciler struct {
 	r        *remote.Reconciler
 	children bool
+	// prune is reconcile.remote.prune; lastApply is payload.lastApply.
+	prune, lastApply bool
 }
 
 func (rr *remoteReconciler) close() { rr.r.Close() }
@@ -131,9 +133,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
 	}
-	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: c.e.dry != nil}
 	if rr.children {
 		req.Children = c.childrenOf(in.cr)
+	}
+	if rr.lastApply {
+		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
 	}
 	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
@@ -158,6 +163,16 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		return d
 	}
 	d.status = res.Status
+	// Absent resources are "no opinion": only a list, even an empty one, is exhaustive.
+	d.prune = rr.prune && res.Resources != nil
+	var entries []remote.AppliedResource
+	if rr.lastApply {
+		entries = make([]remote.AppliedResource, len(res.Resources))
+		for i, raw := range res.Resources {
+			entries[i] = entryOf(raw)
+		}
+		d.entries = entries
+	}
 	opts := resources.OptionsFor(in.cr.GetNamespace(), in.cr.GetName())
 	var errs []string
 	for i, raw := range res.Resources {
@@ -169,7 +184,9 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		d.apply = append(d.apply, o)
 	}
 	if len(errs) > 0 {
-		return failure(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
+		f := failure(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
+		f.entries = entries
+		return f
 	}
 	return d
 }

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/runplan"
 )
 
 // Condition and event vocabulary (SPEC §3).
@@ -71,7 +73,7 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes a
 	switch {
 	case !d.success:
 		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, conditionMessage(d))
-	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed > 0:
+	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed+changes.pruned > 0:
 		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
 	return d, nil
@@ -87,6 +89,9 @@ func reconciledMessage(gen int64, res statusResult, ch applyReport) string {
 	}
 	if ch.changed > 0 {
 		parts = append(parts, fmt.Sprintf("%d changed", ch.changed))
+	}
+	if ch.pruned > 0 {
+		parts = append(parts, fmt.Sprintf("%d pruned", ch.pruned))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -124,7 +129,11 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		}
 		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote).
 		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
-			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
+		if err == nil && c.e.dry != nil {
+			c.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})
+			return res, nil // nothing written: not ork's own write
+		}
 		if err == nil {
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
 			return res, nil
@@ -158,6 +167,10 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 	cached := obj.(*unstructured.Unstructured)
 	if cached.GetUID() != in.cr.GetUID() {
 		return nil, nil
+	}
+	// This pass's own finalizer write, newer than the cache: its answer is the base.
+	if in.written && compareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
+		cached = in.cr
 	}
 	// Not known to be at least as new as ork's own last write (older, or not comparable):
 	// read it.

@@ -27,6 +27,7 @@ func refOf(gr schema.GroupResource, u metav1.Object) childRef {
 type childEvent struct {
 	ref childRef
 	rv  string
+	uid types.UID
 }
 
 // childWrite is ork's last write of a child.
@@ -50,9 +51,31 @@ type childWrite struct {
 type writeBook struct {
 	mu     sync.Mutex
 	writes map[childRef]childWrite
+	// pruned is the uid of each child ork is deleting (prune): every event of that object
+	// until it is gone is ork's own delete coming back.
+	pruned map[childRef]types.UID
 }
 
-func newWriteBook() *writeBook { return &writeBook{writes: map[childRef]childWrite{}} }
+func newWriteBook() *writeBook {
+	return &writeBook{writes: map[childRef]childWrite{}, pruned: map[childRef]types.UID{}}
+}
+
+// pruning notes that ork is about to delete the object uid at ref; before the request, so
+// that an event racing its answer is known for ork's own.
+func (b *writeBook) pruning(ref childRef, uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pruned[ref] = uid
+}
+
+// unprune withdraws a note of pruning whose delete did not happen.
+func (b *writeBook) unprune(ref childRef, uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pruned[ref] == uid {
+		delete(b.pruned, ref)
+	}
+}
 
 // wrote records a successful write of ref onto before (nil: it did not exist) that
 // returned after.
@@ -82,6 +105,9 @@ func (b *writeBook) forget(ev childEvent) {
 	if w, ok := b.writes[ev.ref]; ok && compareRV(w.rv, ev.rv) <= 0 {
 		delete(b.writes, ev.ref)
 	}
+	if ev.uid != "" && b.pruned[ev.ref] == ev.uid {
+		delete(b.pruned, ev.ref)
+	}
 }
 
 // unchanged reports whether ork last wrote exactly digest to ref and the cached object is
@@ -99,6 +125,9 @@ func (b *writeBook) unchanged(ref childRef, digest [sha256.Size]byte, cachedRV s
 func (b *writeBook) own(ev childEvent, upTo bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if ev.uid != "" && b.pruned[ev.ref] == ev.uid {
+		return true // ork's delete under way: the deletionTimestamp, the delete itself
+	}
 	w, ok := b.writes[ev.ref]
 	if !ok || ev.rv == "" {
 		return false

@@ -74,6 +74,8 @@ const (
 	Failed    = "failed"
 	// Skipped: not applied, because an earlier entry failed or the result was refused.
 	Skipped = "skipped"
+	// Pruned: a child the answer no longer listed, deleted (reconcile.remote.prune).
+	Pruned = "pruned"
 )
 
 // Apply is what applying one object did.

@@ -68,6 +68,12 @@ func TestSuccessfulResults(t *testing.T) {
 				Message: "remote reconciler returned requeue (requeue after 1s)"},
 		},
 		{
+			// prune tells them apart: absent is "no opinion", an empty list "own nothing".
+			name: "resources present and empty: an empty list, not nil", body: `{"result":"ok","resources":[]}`,
+			want: &Result{Result: "ok", Resources: []map[string]any{}},
+			out:  Outcome{Action: Done, Success: true, Reason: ReasonReconcileSucceeded, Message: "remote reconciler returned ok"},
+		},
+		{
 			name: "requeue without delay: rate-limited re-add", body: `{"result":"requeue","status":null,"resources":null}`,
 			want: &Result{Result: "requeue"},
 			out:  Outcome{Action: RequeueAfter, Success: true, Reason: ReasonReconcileSucceeded, Message: "remote reconciler returned requeue"},

@@ -79,8 +79,11 @@ type Request struct {
 	// object), filled by the engine when payload.children.enabled. Never modified.
 	Children map[string]map[string]map[string]any
 	// DryRun is sent as prepared.dryRun: true, asking the reconciler to touch nothing outside
-	// its answer (ork remote check). Omitted from the body when false.
+	// its answer (ork remote check, ork run --dry-run). Omitted from the body when false.
 	DryRun bool
+	// LastApply is what applying the previous result did, sent as prepared.lastApply when
+	// payload.lastApply is on; nil when nothing was applied yet. Never modified.
+	LastApply []AppliedResource
 }
 
 // Result is a decoded RemoteReconcileResult.
@@ -93,7 +96,9 @@ type Result struct {
 	Error string
 	// Status is merged into the CR's status; nil when absent.
 	Status map[string]any
-	// Resources are the intent or full-object entries, unvalidated; nil when absent.
+	// Resources are the intent or full-object entries, unvalidated: nil when absent (or
+	// null), an empty list, not nil, when present and empty. prune tells the two apart:
+	// absent is "no opinion", empty "own nothing".
 	Resources []map[string]any
 }
 
@@ -106,14 +111,16 @@ type Reconciler struct {
 	objectExclude   pathTree
 	childrenEnabled bool
 	childrenExclude pathTree
-	auth            *authConfig
-	clients         *clientSource
-	secrets         SecretSource
-	defaultNS       string
-	maxBody         int64
-	observe         func(string, time.Duration)
-	record          func(exchange.Exchange)
-	now             func() time.Time
+	// lastApplyEnabled sends prepared.lastApply (payload.lastApply).
+	lastApplyEnabled bool
+	auth             *authConfig
+	clients          *clientSource
+	secrets          SecretSource
+	defaultNS        string
+	maxBody          int64
+	observe          func(string, time.Duration)
+	record           func(exchange.Exchange)
+	now              func() time.Time
 	// paused are the endpoint servers that asked to wait (Retry-After).
 	paused pauses
 }
@@ -134,15 +141,16 @@ func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
 		return katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote."+field))
 	}
 	r := &Reconciler{
-		gvk:             gvk{Group: crd.APITypes.Group, Version: crd.APITypes.Version, Kind: crd.APITypes.Kind},
-		timeout:         DefaultTimeout,
-		childrenEnabled: rem.Payload.Children.Enabled,
-		secrets:         opts.Secrets,
-		defaultNS:       orDefault(opts.DefaultNamespace, DefaultNamespace),
-		maxBody:         opts.MaxBodyBytes,
-		observe:         opts.Observe,
-		record:          opts.Record,
-		now:             opts.Now,
+		gvk:              gvk{Group: crd.APITypes.Group, Version: crd.APITypes.Version, Kind: crd.APITypes.Kind},
+		timeout:          DefaultTimeout,
+		childrenEnabled:  rem.Payload.Children.Enabled,
+		lastApplyEnabled: rem.Payload.LastApply,
+		secrets:          opts.Secrets,
+		defaultNS:        orDefault(opts.DefaultNamespace, DefaultNamespace),
+		maxBody:          opts.MaxBodyBytes,
+		observe:          opts.Observe,
+		record:           opts.Record,
+		now:              opts.Now,
 	}
 	if r.maxBody <= 0 {
 		r.maxBody = DefaultMaxBodyBytes

@@ -37,6 +37,9 @@ type prepared struct {
 	DryRun     bool    `json:"dryRun,omitempty"`
 	// Children is omitted when nil (children disabled) and {} when enabled but empty.
 	Children map[string]map[string]map[string]any `json:"children,omitzero"`
+	// LastApply is omitted when nil (disabled, or nothing applied yet) and [] when the
+	// previous result had no resources.
+	LastApply []AppliedResource `json:"lastApply,omitzero"`
 }
 
 // buildBody renders the PreparedRequest of req as JSON. req.Object and req.Children are
@@ -69,6 +72,9 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			}
 			body.Prepared.Children[typ] = out
 		}
+	}
+	if r.lastApplyEnabled {
+		body.Prepared.LastApply = req.LastApply
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -109,10 +109,11 @@ func TestPreparedFieldsFollowTheObject(t *testing.T) {
 	deleting := webapp()
 	deleting["metadata"].(map[string]any)["deletionTimestamp"] = "2026-01-02T03:04:05Z"
 	tests := []struct {
-		name     string
-		children bool
-		req      Request
-		want     string // the prepared object, compact
+		name      string
+		children  bool
+		lastApply bool
+		req       Request
+		want      string // the prepared object, compact
 	}{
 		{
 			name: "children disabled: no children key",
@@ -130,6 +131,37 @@ func TestPreparedFieldsFollowTheObject(t *testing.T) {
 			want: `{"trigger":"delete","attempt":4,"generation":3,"deleting":true}`,
 		},
 		{
+			name: "lastApply enabled: the previous result's outcomes after children", children: true, lastApply: true,
+			req: Request{Object: webapp(), Trigger: TriggerResync, Attempt: 1, LastApply: []AppliedResource{
+				{Type: "deployment", Name: "web", Namespace: "default", Outcome: OutcomeConflict,
+					Message: "conflict with another field manager", ConflictingManagers: []string{"hpa"}},
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "cfg", Namespace: "default", Outcome: OutcomeUnchanged},
+			}},
+			want: `{"trigger":"resync","attempt":1,"generation":3,"deleting":false,"children":{},"lastApply":[` +
+				`{"type":"deployment","name":"web","namespace":"default","outcome":"conflict","message":"conflict with another field manager","conflictingManagers":["hpa"]},` +
+				`{"apiVersion":"v1","kind":"ConfigMap","name":"cfg","namespace":"default","outcome":"unchanged"}]}`,
+		},
+		{
+			name: "lastApply enabled, the previous result had no resources: an empty list", lastApply: true,
+			req:  Request{Object: webapp(), Trigger: TriggerResync, Attempt: 1, LastApply: []AppliedResource{}},
+			want: `{"trigger":"resync","attempt":1,"generation":3,"deleting":false,"lastApply":[]}`,
+		},
+		{
+			name: "lastApply enabled, nothing applied yet: absent", lastApply: true,
+			req:  Request{Object: webapp(), Trigger: TriggerCreate, Attempt: 1},
+			want: `{"trigger":"create","attempt":1,"generation":3,"deleting":false}`,
+		},
+		{
+			name: "lastApply disabled: absent whatever the engine passes",
+			req:  Request{Object: webapp(), Trigger: TriggerResync, Attempt: 1, LastApply: []AppliedResource{{Type: "deployment", Name: "web", Outcome: OutcomeApplied}}},
+			want: `{"trigger":"resync","attempt":1,"generation":3,"deleting":false}`,
+		},
+		{
+			name: "dry run: dryRun true",
+			req:  Request{Object: webapp(), Trigger: TriggerCreate, Attempt: 1, DryRun: true},
+			want: `{"trigger":"create","attempt":1,"generation":3,"deleting":false,"dryRun":true}`,
+		},
+		{
 			name: "no metadata.generation: 0",
 			req:  Request{Object: map[string]any{"metadata": map[string]any{"name": "x"}}, Trigger: TriggerRequeue, Attempt: 1},
 			want: `{"trigger":"requeue","attempt":1,"generation":0,"deleting":false}`,
@@ -139,6 +171,7 @@ func TestPreparedFieldsFollowTheObject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustNew(t, crd("http://127.0.0.1:1/", func(rem *katalog.Remote) {
 				rem.Payload.Children.Enabled = tt.children
+				rem.Payload.LastApply = tt.lastApply
 			}), Options{})
 			body, err := r.buildBody(tt.req)
 			if err != nil {

@@ -1,0 +1,133 @@
+// Package finalizer adds and removes ork's finalizer on custom resources without ever
+// dropping another controller's: custom resources have no strategic merge, so each write is
+// a merge patch of the whole list that carries the uid and resourceVersion it was computed
+// on, computed again on a fresh read when the object changed meanwhile.
+package finalizer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// Name is ork's finalizer (reconcile.remote.finalize).
+const Name = "orkestra.orkspace.io/remote"
+
+// attempts bounds the re-read and retry of one write whose precondition failed.
+const attempts = 5
+
+// Options tune a write.
+type Options struct {
+	// FieldManager names the writer; default none (the apiserver's default).
+	FieldManager string
+	// DryRun sends each write as a server-side dry run; default false.
+	DryRun bool
+	// BeforeWrite, when set, is called before each write; its error stops the write (ork
+	// run's leader guard). Default nil.
+	BeforeWrite func() error
+}
+
+// Has reports whether obj carries ork's finalizer.
+func Has(obj metav1.Object) bool { return slices.Contains(obj.GetFinalizers(), Name) }
+
+// Set puts ork's finalizer on obj (present) or takes it off, through client (the resource
+// interface of obj's type and namespace). It returns the object as the write left it, obj
+// itself when there was nothing to do, or nil when obj is gone or was replaced by another
+// object of the same name.
+func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, present bool, opts Options) (*unstructured.Unstructured, error) {
+	cur := obj
+	for range attempts {
+		if Has(cur) == present {
+			return cur, nil
+		}
+		if opts.BeforeWrite != nil {
+			if err := opts.BeforeWrite(); err != nil {
+				return nil, err
+			}
+		}
+		out, err := client.Patch(ctx, cur.GetName(), types.MergePatchType, patch(cur, present), patchOptions(opts))
+		if err == nil {
+			return out, nil
+		}
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if !apierrors.IsConflict(err) && !uidMismatch(err) {
+			return nil, fmt.Errorf("%s finalizer %s: %w", verb(present), Name, err)
+		}
+		// Someone wrote the object since it was read: read it again, never drop what they
+		// added.
+		fresh, err := client.Get(ctx, cur.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", cur.GetName(), err)
+		}
+		if fresh.GetUID() != obj.GetUID() {
+			return nil, nil
+		}
+		cur = fresh
+	}
+	return nil, fmt.Errorf("%s finalizer %s: the object changed under %d writes in a row", verb(present), Name, attempts)
+}
+
+// patch is the merge patch that sets the whole finalizer list, preconditioned on obj's uid
+// and resourceVersion.
+func patch(obj *unstructured.Unstructured, present bool) []byte {
+	var list []string
+	for _, f := range obj.GetFinalizers() {
+		if f != Name {
+			list = append(list, f)
+		}
+	}
+	if present {
+		list = append(list, Name)
+	}
+	md := map[string]any{"uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(), "finalizers": list}
+	if list == nil {
+		md["finalizers"] = nil // a merge patch removes the key
+	}
+	b, _ := json.Marshal(map[string]any{"metadata": md}) // strings only: cannot fail
+	return b
+}
+
+func patchOptions(opts Options) metav1.PatchOptions {
+	po := metav1.PatchOptions{FieldManager: opts.FieldManager}
+	if opts.DryRun {
+		po.DryRun = []string{metav1.DryRunAll}
+	}
+	return po
+}
+
+func verb(present bool) string {
+	if present {
+		return "add"
+	}
+	return "remove"
+}
+
+// uidMismatch reports the apiserver's refusal of the uid precondition.
+func uidMismatch(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	if det := status.Status().Details; det != nil {
+		for _, cause := range det.Causes {
+			if cause.Field == "metadata.uid" {
+				return true
+			}
+		}
+	}
+	return strings.Contains(status.Status().Message, "metadata.uid")
+}

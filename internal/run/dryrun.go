@@ -1,0 +1,214 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/runplan"
+)
+
+// reasonNotCalled is the plan's reason for a custom resource being deleted that a dry run
+// does not call the reconciler for.
+const reasonNotCalled = "BeingDeleted"
+
+// dryRunner is ork run --dry-run: every write is a server-side dry run, and what it would
+// change is collected per pass and handed to Options.OnPlan. Nothing goes to the write book
+// or the ledger as ork's own write: nothing was written. Without Watch, the run ends once
+// every custom resource that existed when the caches synced has had its pass.
+type dryRunner struct {
+	watch, includeDeletes bool
+	onPlan                func(runplan.CR)
+
+	mu sync.Mutex
+	// changes are the pending pass's changes, by CRD and key (one pass per key at a time).
+	changes map[string][]runplan.Change
+	// expected are the keys still to pass once, by CRD; synced counts the CRDs whose keys
+	// are known.
+	expected map[string]map[string]bool
+	synced   int
+	crds     int
+	done     chan struct{}
+	closed   bool
+}
+
+func newDryRunner(opts Options, crds int) *dryRunner {
+	if !opts.DryRun {
+		return nil
+	}
+	return &dryRunner{watch: opts.Watch, includeDeletes: opts.IncludeDeletes, onPlan: opts.OnPlan,
+		changes: map[string][]runplan.Change{}, expected: map[string]map[string]bool{}, crds: crds, done: make(chan struct{})}
+}
+
+// options are the DryRun values of a write: all stages, or none outside a dry run.
+func (r *dryRunner) options() []string {
+	if r == nil {
+		return nil
+	}
+	return []string{metav1.DryRunAll}
+}
+
+// oneShot reports a dry run that ends after one pass over every custom resource: no
+// requeue, backoff or resync is scheduled.
+func (r *dryRunner) oneShot() bool { return r != nil && !r.watch }
+
+// allDone is closed once every expected key has passed; nil (never) when there is no end.
+func (r *dryRunner) allDone() <-chan struct{} {
+	if !r.oneShot() {
+		return nil
+	}
+	return r.done
+}
+
+// expect records the keys of one CRD whose caches synced: each is to pass once.
+func (r *dryRunner) expect(crd string, keys []string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set := map[string]bool{}
+	for _, k := range keys {
+		set[k] = true
+	}
+	r.expected[crd] = set
+	r.synced++
+	r.checkDone()
+}
+
+// passed marks one key's pass over.
+func (r *dryRunner) passed(crd, key string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.expected[crd], key)
+	r.checkDone()
+}
+
+func (r *dryRunner) checkDone() {
+	if r.closed || r.synced < r.crds {
+		return
+	}
+	for _, keys := range r.expected {
+		if len(keys) > 0 {
+			return
+		}
+	}
+	r.closed = true
+	close(r.done)
+}
+
+// note records a change the pass over the CR of key would make.
+func (c *controller) note(cr metav1.Object, ch runplan.Change) {
+	r := c.e.dry
+	if r == nil {
+		return
+	}
+	k := c.crd.Name + "\x00" + keyOf(cr)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes[k] = append(r.changes[k], ch)
+}
+
+// emitPlan hands the pass's plan to OnPlan.
+func (c *controller) emitPlan(in input, d decision) {
+	r := c.e.dry
+	if r == nil {
+		return
+	}
+	k := c.crd.Name + "\x00" + in.key
+	r.mu.Lock()
+	changes := r.changes[k]
+	delete(r.changes, k)
+	r.mu.Unlock()
+	if r.onPlan == nil {
+		return
+	}
+	if changes == nil {
+		changes = []runplan.Change{}
+	}
+	r.onPlan(runplan.CR{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName(), Trigger: string(in.trigger),
+		Deleting: in.deleting, Called: d.reason != reasonNotCalled && c.crd.IsRemote(), Result: d.result,
+		Success: d.success, Reason: d.reason, Message: d.message, Changes: changes})
+}
+
+// skipDelete is the decision of a dry-run pass over a custom resource being deleted: shown,
+// not called, unless IncludeDeletes. ok is false when the pass runs as usual.
+func (c *controller) skipDelete(in input) (decision, bool) {
+	if c.e.dry == nil || !in.deleting || c.e.dry.includeDeletes {
+		return decision{}, false
+	}
+	return decision{success: true, action: actionDone, reason: reasonNotCalled,
+		message: "being deleted: not called (--include-deletes calls the reconciler)"}, true
+}
+
+// keyOf is the queue key of an object.
+func keyOf(o metav1.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+// dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
+// absent), whose answer, compared with the live object in full, says what would change.
+func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
+	if err := c.e.mayWrite(); err != nil {
+		return false, false, err
+	}
+	var before *unstructured.Unstructured
+	if live != nil {
+		before, err = c.client(p).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, false, failed(reasonApplyFailed, "read %s/%s: %v", p.gvr.Resource, p.obj.GetName(), err)
+		}
+	}
+	obj := p.obj
+	if before != nil {
+		obj = withPreconditions(p.obj, before, !owned)
+	}
+	out, err := c.client(p).Apply(ctx, p.obj.GetName(), obj,
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force, DryRun: c.e.dry.options()})
+	c.countApply(p, err == nil)
+	if err != nil {
+		return false, false, c.applyError(p, err)
+	}
+	ref := p.gvr.Resource + "/" + p.obj.GetName()
+	if before == nil {
+		c.note(cr, runplan.Change{Action: runplan.Create, Ref: ref, Namespace: p.obj.GetNamespace()})
+		return true, false, nil
+	}
+	fields := changedFields(before.Object, out.Object)
+	if len(fields) == 0 {
+		return false, false, nil
+	}
+	c.note(cr, runplan.Change{Action: runplan.Update, Ref: ref, Namespace: p.obj.GetNamespace(), Fields: fields})
+	return false, true, nil
+}
+
+// withPreconditions is obj with live's uid (and resourceVersion when adopting) set, as a
+// real apply carries them.
+func withPreconditions(obj, live *unstructured.Unstructured, adopting bool) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	out.SetUID(live.GetUID())
+	if adopting {
+		out.SetResourceVersion(live.GetResourceVersion())
+	}
+	return out
+}
+
+// statusFields names the fields a status patch would write, for the plan.
+func statusFields(patch map[string]any) []string {
+	st, _ := patch["status"].(map[string]any)
+	var out []string
+	for _, k := range unionKeys(st, nil) {
+		out = append(out, fmt.Sprintf("status.%s", pathKey(k)))
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run"
+)
+
+const finalizeOn = "            finalize: true\n"
+
+// startStoppable runs an engine like start, but returns the func that stops it (and checks
+// that it stopped cleanly): for restarts within a test.
+func (f *fixture) startStoppable(set *katalog.Set, cfg *rest.Config, tune ...func(*run.Options)) (stop func()) {
+	f.t.Helper()
+	eng := newEngine(f.t, set, cfg, f, tune...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				f.t.Errorf("engine stopped with error: %v", err)
+			}
+		})
+	}
+	f.t.Cleanup(stop)
+	f.eventually("engine ready", func() (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("engine exited early: %v", err)
+		default:
+		}
+		return eng.Ready(), nil
+	})
+	return stop
+}
+
+func (f *fixture) finalizers(name string) []string {
+	f.t.Helper()
+	u, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return u.GetFinalizers()
+}
+
+func (f *fixture) waitFinalizer(name string, present bool) {
+	f.t.Helper()
+	f.eventually(fmt.Sprintf("finalizer on %s: %v", name, present), func() (bool, error) {
+		return slices.Contains(f.finalizers(name), finalizer.Name) == present, nil
+	})
+}
+
+func (f *fixture) waitGone(name string) {
+	f.t.Helper()
+	f.eventually(name+" gone", func() (bool, error) {
+		_, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// liftFinalizersAtCleanup removes every finalizer left on the CR when the test ends, so that
+// its namespace can go.
+func (f *fixture) liftFinalizersAtCleanup(name string) {
+	f.t.Cleanup(func() {
+		_, _ = f.crs().Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+}
+
+// finalize holds a deleted CR until the reconciler answers ok to a deleting call — across a
+// restart of ork in the middle (the finalizer, not memory, holds the state). Adding the
+// finalizer costs no call, and neither does the delete event once it is gone.
+func TestFinalizeHoldsTheCRUntilOKAcrossARestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var release atomic.Bool
+	var oks atomic.Int32
+	ep := newEndpoint(t, func(c call) response {
+		if !deleting(c) {
+			return jsonResponse(map[string]any{"result": "ok"})
+		}
+		if !release.Load() {
+			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "200ms"})
+		}
+		if c.crName() == "web" {
+			oks.Add(1)
+		}
+		return jsonResponse(map[string]any{"result": "ok"})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn})
+	stop := f.startStoppable(set, nil)
+	f.liftFinalizersAtCleanup("web")
+	f.createCR("web", map[string]any{})
+	f.waitReady("web", "True")
+	f.waitFinalizer("web", true)
+	f.waitPassesDone(ep)
+	if n := len(ep.callsFor("web")); n != 1 {
+		t.Errorf("%d calls for web before its delete, want 1: ork's own finalizer write costs no call", n)
+	}
+
+	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "deleting web", func(c call) bool { return c.crName() == "web" && deleting(c) })
+	stop()
+	if !slices.Contains(f.finalizers("web"), finalizer.Name) {
+		t.Fatal("the CR lost ork's finalizer before the reconciler answered ok")
+	}
+
+	// A new ork knows nothing of the first one: the finalizer tells it to ask again.
+	f.start(set, nil)
+	ep.nextMatching(t, "deleting web, asked by the new ork", func(c call) bool { return c.crName() == "web" && deleting(c) })
+	if !slices.Contains(f.finalizers("web"), finalizer.Name) {
+		t.Fatal("a requeue answer let the CR go")
+	}
+	release.Store(true)
+	f.waitGone("web")
+
+	// The delete event that follows ork's lift costs a pass, not a call.
+	f.eventually("the pass of web's delete event", func() (bool, error) {
+		return strings.Contains(f.logs.String(), "msg=reconciled crd=app key="+f.ns+"/web trigger=delete"), nil
+	})
+	if n := oks.Load(); n != 1 {
+		t.Errorf("the reconciler answered ok to %d deleting calls for web, want 1: the delete event after ork lifted its finalizer is no news", n)
+	}
+}
+
+// Past finalizeTimeout (counted from deletionTimestamp), ork lifts its finalizer even though
+// the reconciler never said ok, and says so with a Warning Event.
+func TestFinalizeTimeoutRemovesTheFinalizerWithAnEvent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		if deleting(c) {
+			// A far requeue: the timeout must not wait for it.
+			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
+		}
+		return jsonResponse(map[string]any{"result": "ok"})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn + "            finalizeTimeout: 2s\n"}), nil)
+	f.liftFinalizersAtCleanup("web")
+	f.createCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "deleting web", func(c call) bool { return deleting(c) })
+	f.waitGone("web")
+	ev := f.waitEvent("web", corev1.EventTypeWarning, run.EventFinalizeTimeout)
+	if !strings.Contains(ev.Message, "2s") {
+		t.Errorf("FinalizeTimeout Event %q does not name the timeout", ev.Message)
+	}
+}
+
+// Another controller's finalizer is never dropped, nor one it lifted put back, when its
+// write lands between ork's read and ork's own finalizer write: while ork adds its finalizer
+// (another is added), and while it removes it from a deleted CR (another is lifted).
+func TestFinalizeNeverDropsAnotherControllersFinalizer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	faults := newAPIFaults()
+	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	f.liftFinalizersAtCleanup("web")
+	crPath := fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web", f.group, f.ns)
+	const other, third = "example.com/other", "example.com/third"
+	setFinalizers := func(edit func([]string) []string) {
+		cr, err := f.crs().Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("the other controller's read: %v", err)
+			return
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": edit(cr.GetFinalizers())}})
+		if _, err := f.crs().Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Errorf("the other controller's write: %v", err)
+		}
+	}
+	var onAdd, onRemove sync.Once
+	var deleted atomic.Bool
+	faults.beforeRequest = func(req *http.Request) {
+		if req.Method != http.MethodPatch || req.URL.Path != crPath {
+			return
+		}
+		// Ork's finalizer write is on its way: the other controller gets in first.
+		if !deleted.Load() {
+			onAdd.Do(func() { setFinalizers(func(fs []string) []string { return append(fs, other) }) })
+			return
+		}
+		onRemove.Do(func() {
+			setFinalizers(func(fs []string) []string {
+				return slices.DeleteFunc(fs, func(s string) bool { return s == third })
+			})
+		})
+	}
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), faults.config(env.Config))
+	f.createCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	if got := f.finalizers("web"); !slices.Contains(got, other) {
+		t.Fatalf("finalizers %v: ork's add dropped %s", got, other)
+	}
+
+	setFinalizers(func(fs []string) []string { return append(fs, third) })
+	deleted.Store(true)
+	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFinalizer("web", false)
+	if got := f.finalizers("web"); !slices.Equal(got, []string{other}) {
+		t.Errorf("finalizers %v after ork lifted its own, want [%s]: %s was lifted meanwhile", got, other, third)
+	}
+}
+
+// Turning finalize off lifts ork's finalizer from existing CRs at the next reconcile (here
+// the start of the next ork).
+func TestTurningFinalizeOffRemovesTheFinalizer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	stop := f.startStoppable(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), nil)
+	f.liftFinalizersAtCleanup("web")
+	f.createCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	stop()
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.waitFinalizer("web", false)
+}
+
+// ork finalizers release lifts ork's finalizer from every CR of the Katalog (the way out
+// before uninstalling ork), leaves another controller's alone, and lets a CR being deleted go.
+func TestFinalizersReleaseFreesEveryCR(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		if deleting(c) {
+			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
+		}
+		return jsonResponse(map[string]any{"result": "ok"})
+	})
+	stop := f.startStoppable(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), nil)
+	for _, name := range []string{"a", "b", "held"} {
+		f.liftFinalizersAtCleanup(name)
+		f.createCR(name, map[string]any{})
+		f.waitFinalizer(name, true)
+	}
+	f.patchSpec("held", `{"metadata":{"finalizers":["example.com/other","`+finalizer.Name+`"]}}`)
+	if err := f.crs().Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ep.nextMatching(t, "deleting a", func(c call) bool { return c.crName() == "a" && deleting(c) })
+	stop()
+
+	cmd := exec.CommandContext(t.Context(), bin, "finalizers", "release", "-f", f.katalog, "--kubeconfig", f.kubeconfig(func(*clientcmdapi.Config) {}))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ork finalizers release: %v\n%s", err, out)
+	}
+	for _, want := range []string{"released app " + f.ns + "/a (being deleted", "released app " + f.ns + "/b\n", "released app " + f.ns + "/held\n",
+		finalizer.Name + " removed from 3 custom resources"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	f.waitGone("a")
+	f.waitFinalizer("b", false)
+	if got := f.finalizers("held"); !slices.Equal(got, []string{"example.com/other"}) {
+		t.Errorf("held has finalizers %v, want only example.com/other", got)
+	}
+}

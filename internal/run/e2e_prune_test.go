@@ -1,0 +1,153 @@
+package run_test
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/run"
+)
+
+const pruneOn = "            prune: true\n"
+
+var managedWithConfigMaps = []string{"apps/deployments", "/services", "/configmaps"}
+
+// configMapEntry is a configmap intent entry; annotations may be nil.
+func configMapEntry(name string, annotations map[string]any) map[string]any {
+	fields := map[string]any{"name": name, "data": map[string]any{"k": "v"}}
+	if annotations != nil {
+		fields["annotations"] = annotations
+	}
+	return map[string]any{"type": "configmap", "fields": fields}
+}
+
+// phase is the CR's spec.phase in a request (0 when unset).
+func phase(c call) int64 {
+	p, _, _ := unstructured.NestedFieldNoCopy(c.body, "object", "spec", "phase")
+	n, _ := p.(float64) // the test decodes the request with encoding/json
+	return int64(n)
+}
+
+// createConfigMap creates a ConfigMap as someone other than ork would.
+func (f *fixture) createConfigMap(name string, labels map[string]string, owners ...metav1.OwnerReference) {
+	f.t.Helper()
+	_, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Create(f.t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: owners},
+		Data:       map[string]string{"k": "v"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) exists(name string) bool {
+	f.t.Helper()
+	_, err := f.get(configmaps, name)
+	return err == nil
+}
+
+// Prune deletes exactly the child the reconciler dropped: not a look-alike without the
+// ownerReference, not one without ork's label, not another CR's, not one annotated
+// orkestra.orkspace.io/prune: "false". ork's own delete costs no call.
+func TestPruneRemovesExactlyTheDroppedChild(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		if c.crName() == "other" {
+			return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("other-cm", nil)}})
+		}
+		res := []any{configMapEntry("keep", nil)}
+		if phase(c) < 2 {
+			res = append(res, configMapEntry("drop", nil),
+				configMapEntry("pinned", map[string]any{run.PruneAnnotation: "false"}))
+		}
+		return jsonResponse(map[string]any{"result": "ok", "resources": res})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
+	web := f.createCR("web", map[string]any{"phase": 1})
+	f.createCR("other", map[string]any{})
+	f.waitReady("web", "True")
+	f.waitReady("other", "True")
+	for _, name := range []string{"keep", "drop", "pinned", "other-cm"} {
+		f.eventually(name+" created", func() (bool, error) { return f.exists(name), nil })
+	}
+	managedBy := map[string]string{run.ManagedByLabel: run.ManagedByValue}
+	f.createConfigMap("lookalike", managedBy)
+	f.createConfigMap("unlabelled", nil, metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App",
+		Name: "web", UID: web.GetUID(), Controller: ptr.To(true)})
+	f.waitPassesDone(ep)
+	before := f.triggers("child")
+
+	f.patchSpec("web", `{"spec":{"phase":2}}`)
+	f.eventually("drop pruned", func() (bool, error) { return !f.exists("drop"), nil })
+	// Events of one type arrive in order: once a foreign edit of keep has triggered a call,
+	// the delete of drop has been handled too.
+	f.waitPassesDone(ep)
+	f.editChild(configmaps, "keep", `{"metadata":{"labels":{"team":"a"}}}`)
+	ep.nextMatching(t, "after the edit of keep", func(c call) bool { return c.crName() == "web" && c.trigger() == "resync" })
+	f.waitPassesDone(ep)
+
+	for _, name := range []string{"keep", "pinned", "lookalike", "unlabelled", "other-cm"} {
+		if !f.exists(name) {
+			t.Errorf("configmap %s was deleted; only drop may be pruned", name)
+		}
+	}
+	if got := f.triggers("child") - before; got != 1 {
+		t.Errorf("%v child triggers after the prune, want 1 (the edit of keep): ork's own delete costs no call", got)
+	}
+	f.eventually("a Reconciled Event that counts the pruned child", func() (bool, error) {
+		for _, e := range f.events("web") {
+			if e.Reason == "Reconciled" && strings.Contains(e.Message, "1 pruned") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// An error result prunes nothing (even with an empty resources list), nor does a success
+// without resources ("no opinion"); a present and empty list prunes every child.
+func TestPruneNothingOnErrorOrAbsentResources(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		switch phase(c) {
+		case 2:
+			return jsonResponse(map[string]any{"result": "error", "error": "backend down", "resources": []any{}})
+		case 3:
+			return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "3"}})
+		case 4:
+			return jsonResponse(map[string]any{"result": "ok", "resources": []any{}})
+		}
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("a", nil), configMapEntry("b", nil)}})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
+	f.createCR("web", map[string]any{"phase": 1})
+	f.waitReady("web", "True")
+	f.eventually("a and b", func() (bool, error) { return f.exists("a") && f.exists("b"), nil })
+
+	f.patchSpec("web", `{"spec":{"phase":2}}`)
+	f.waitReady("web", "False")
+	ep.nextMatching(t, "a retry of the error", func(c call) bool { return phase(c) == 2 && c.trigger() == "requeue" })
+	f.waitPassesDone(ep)
+	if !f.exists("a") || !f.exists("b") {
+		t.Fatal("an error result pruned children")
+	}
+
+	f.patchSpec("web", `{"spec":{"phase":3}}`)
+	f.eventually("phase 3 reconciled", func() (bool, error) {
+		s, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "phase")
+		return s == "3", nil
+	})
+	f.waitPassesDone(ep)
+	if !f.exists("a") || !f.exists("b") {
+		t.Fatal("a result without resources pruned children")
+	}
+
+	f.patchSpec("web", `{"spec":{"phase":4}}`)
+	f.eventually("a and b pruned by an empty list", func() (bool, error) { return !f.exists("a") && !f.exists("b"), nil })
+}

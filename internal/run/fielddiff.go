@@ -1,0 +1,73 @@
+package run
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// serverMetadata are the metadata fields every write moves: not a change a plan shows.
+var serverMetadata = []string{"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp", "selfLink"}
+
+// changedFields lists the paths where after differs from before, sorted
+// ("spec.template.spec.containers[0].image"), leaving out status and the metadata every
+// write moves. A list of another length is one change at its own path.
+func changedFields(before, after map[string]any) []string {
+	var out []string
+	for _, k := range unionKeys(before, after) {
+		switch k {
+		case "status":
+			continue
+		case "metadata":
+			a, _ := before[k].(map[string]any)
+			b, _ := after[k].(map[string]any)
+			for _, mk := range unionKeys(a, b) {
+				if !slices.Contains(serverMetadata, mk) {
+					out = diffValue(out, "metadata."+pathKey(mk), a[mk], b[mk])
+				}
+			}
+			continue
+		}
+		out = diffValue(out, pathKey(k), before[k], after[k])
+	}
+	slices.Sort(out)
+	return out
+}
+
+func diffValue(out []string, path string, a, b any) []string {
+	if equalJSON(a, b) {
+		return out
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok {
+			for _, k := range unionKeys(x, y) {
+				out = diffValue(out, path+"."+pathKey(k), x[k], y[k])
+			}
+			return out
+		}
+	case []any:
+		if y, ok := b.([]any); ok && len(x) == len(y) {
+			for i := range x {
+				out = diffValue(out, fmt.Sprintf("%s[%d]", path, i), x[i], y[i])
+			}
+			return out
+		}
+	}
+	return append(out, path)
+}
+
+func unionKeys(a, b map[string]any) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// pathKey writes a key as a dot-path segment: a dot inside it is escaped, as in excludes.
+func pathKey(k string) string { return strings.ReplaceAll(k, ".", `\.`) }

@@ -1,0 +1,143 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/runplan"
+)
+
+// Finalizer vocabulary.
+const (
+	// EventFinalizeTimeout is the Warning Event of a finalizer lifted at finalizeTimeout.
+	EventFinalizeTimeout = "FinalizeTimeout"
+	reasonFinalizeFailed = "FinalizerWriteFailed"
+)
+
+// finalizeBefore brings ork's finalizer in line with reconcile.remote.finalize before the
+// call: on every CR that is not being deleted when finalize is on, on none when it is off
+// (turning finalize off frees existing CRs at their next reconcile). A write replaces in.cr
+// with what it returned, so the call and the status write see ork's own change.
+//
+// skip is the pass's decision when no call is to be made: a CR whose delete the reconciler
+// has already answered ok (in this process), or one past finalizeTimeout, whose finalizer
+// goes with a Warning Event.
+func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decision, err error) {
+	if in.gone {
+		if c.finalize && c.ledger.finalized(in.key, in.cr.GetUID()) {
+			return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
+		}
+		return nil, nil
+	}
+	has := finalizer.Has(in.cr)
+	switch {
+	case !c.finalize && has:
+		return c.setFinalizer(ctx, in, false)
+	case !c.finalize:
+		return nil, nil
+	case !in.deleting && !has:
+		return c.setFinalizer(ctx, in, true)
+	case !in.deleting:
+		return nil, nil
+	case !has && c.ledger.finalized(in.key, in.cr.GetUID()):
+		// Answered ok and lifted; another controller's finalizer keeps it for now.
+		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
+	case has && c.finalizeDeadline(in.cr).Before(time.Now()):
+		msg := fmt.Sprintf("the reconciler did not answer ok within finalizeTimeout (%s since the delete): finalizer %s removed without its clean-up",
+			c.finalizeTimeout, finalizer.Name)
+		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
+			return s, err
+		}
+		c.ledger.markFinalized(in.key, in.cr.GetUID())
+		c.event(in.cr, corev1.EventTypeWarning, EventFinalizeTimeout, msg)
+		return &decision{success: true, action: actionDone, reason: EventFinalizeTimeout, message: msg}, nil
+	}
+	return nil, nil
+}
+
+// finalizeAfter lifts ork's finalizer once the reconciler has answered ok to a deleting call
+// and asked for nothing more.
+func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) error {
+	if !c.finalize || !in.deleting || in.gone || !d.success || d.action != actionDone {
+		return nil
+	}
+	if finalizer.Has(in.cr) {
+		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
+			return err
+		}
+	}
+	c.ledger.markFinalized(in.key, in.cr.GetUID())
+	return nil
+}
+
+// setFinalizer writes ork's finalizer on or off in.cr. A CR gone (or replaced) meanwhile
+// ends the pass: its delete, or the new object's create, comes next.
+func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
+	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
+		finalizer.Options{FieldManager: FieldManager, BeforeWrite: c.e.mayWrite, DryRun: c.e.dry != nil})
+	if errors.Is(err, errNotLeader) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, failed(reasonFinalizeFailed, "%v", err)
+	}
+	if out == nil {
+		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "deleted meanwhile"}, nil
+	}
+	_, _ = stripManagedFields(out)
+	if out != in.cr {
+		action := runplan.RemoveFinalizer
+		if present {
+			action = runplan.AddFinalizer
+		}
+		c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
+	}
+	in.cr, in.written = out, true
+	return nil, nil
+}
+
+// finalizeDeadline is when ork stops waiting for an ok: finalizeTimeout after the CR's
+// deletionTimestamp (not after anything ork remembers, so a restart does not extend it).
+func (c *controller) finalizeDeadline(cr *unstructured.Unstructured) time.Time {
+	ts := cr.GetDeletionTimestamp()
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.Add(c.finalizeTimeout)
+}
+
+// armFinalizeDeadline queues the key again at its finalize deadline when the pass left the
+// CR held by ork's finalizer: a reconciler that keeps failing (or asks again only much
+// later) cannot hold it past the timeout. Every such pass arms it anew, since whichever
+// queued add comes first takes the pending trigger.
+func (c *controller) armFinalizeDeadline(in input, d decision) {
+	if !c.finalize || !in.deleting || in.gone || !finalizer.Has(in.cr) || (d.success && d.action == actionDone) {
+		return
+	}
+	if wait := time.Until(c.finalizeDeadline(in.cr)); wait > 0 {
+		c.ledger.note(in.key, TriggerRequeue)
+		c.queue.AddAfter(in.key, wait)
+	}
+}
+
+// onlyOrkFinalizerChanged reports whether two versions of a CR differ in nothing but ork's
+// own finalizer entry (and status, resourceVersion, managedFields): ork's finalizer write
+// coming back, no reason to call.
+func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured) bool {
+	if !sameExcept(a.Object, b.Object, "status", "metadata") ||
+		!sameExcept(nestedMap(a.Object, "metadata"), nestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
+		return false
+	}
+	without := func(fs []string) []string {
+		return slices.DeleteFunc(slices.Clone(fs), func(f string) bool { return f == finalizer.Name })
+	}
+	fa, fb := a.GetFinalizers(), b.GetFinalizers()
+	return finalizer.Has(a) != finalizer.Has(b) && slices.Equal(without(fa), without(fb))
+}

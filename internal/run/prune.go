@@ -1,0 +1,148 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/runplan"
+	"github.com/orkspace/ork/internal/trace"
+)
+
+// PruneAnnotation set to "false" on a child keeps prune from ever deleting it (a
+// PersistentVolumeClaim holding data, say).
+const PruneAnnotation = "orkestra.orkspace.io/prune"
+
+const reasonPruneFailed = "PruneFailed"
+
+// pruneCandidate is a child the result no longer lists, as the cache shows it.
+type pruneCandidate struct {
+	gvr schema.GroupVersionResource
+	ref childRef
+	obj metav1.Object
+}
+
+// prune deletes (background propagation) the children of cr that the result no longer
+// lists: objects of the managed types that cr controls and ork labelled, but not one
+// annotated prune: "false". Candidates come from the child caches; each delete carries the
+// cached object's uid and resourceVersion as preconditions, so it happens only if the live
+// object is still the one judged prunable (a child someone annotated, or handed to another
+// owner, since the cache saw it is read again and judged anew). Under the children's locks,
+// as every child write.
+func (c *controller) prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error {
+	cands := c.pruneCandidates(cr, rep.kept)
+	if len(cands) == 0 {
+		return nil
+	}
+	refs := make([]childRef, len(cands))
+	for i, cand := range cands {
+		refs[i] = cand.ref
+	}
+	defer c.e.childLocks.lockAll(refs)()
+	for _, cand := range cands {
+		pruned, err := c.pruneOne(ctx, cr, cand)
+		if err != nil {
+			rep.objects = append(rep.objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
+				Namespace: cand.ref.namespace, Outcome: trace.Failed, Error: err.Error()})
+			return err
+		}
+		if pruned {
+			rep.pruned++
+			rep.objects = append(rep.objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
+				Namespace: cand.ref.namespace, Outcome: trace.Pruned})
+		}
+	}
+	return nil
+}
+
+// pruneCandidates are the cached children of cr not in kept that may be pruned, in a stable
+// order.
+func (c *controller) pruneCandidates(cr *unstructured.Unstructured, kept map[childRef]bool) []pruneCandidate {
+	var out []pruneCandidate
+	for _, ch := range c.children {
+		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			m, err := meta.Accessor(o)
+			if err != nil {
+				continue
+			}
+			ref := refOf(ch.gvr.GroupResource(), m)
+			if !kept[ref] && prunable(cr, m) {
+				out = append(out, pruneCandidate{gvr: ch.gvr, ref: ref, obj: m})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b pruneCandidate) int {
+		return cmp.Or(cmp.Compare(a.ref.gr.String(), b.ref.gr.String()),
+			cmp.Compare(a.ref.namespace, b.ref.namespace), cmp.Compare(a.ref.name, b.ref.name))
+	})
+	return out
+}
+
+// prunable: controlled by cr, labelled by ork, not kept by its annotation, not already
+// going.
+func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
+	return controlledBy(cr, child) && child.GetLabels()[ManagedByLabel] == ManagedByValue &&
+		child.GetAnnotations()[PruneAnnotation] != "false" && child.GetDeletionTimestamp() == nil
+}
+
+// pruneOne deletes one candidate if it is still prunable; false when it no longer is (or is
+// gone already). ork's delete is noted first, so that its event costs no call.
+func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
+	live := cand.obj
+	for range childWriteAttempts {
+		if live == nil || !prunable(cr, live) {
+			return false, nil
+		}
+		if err := c.e.mayWrite(); err != nil {
+			return false, err
+		}
+		uid, rv := live.GetUID(), live.GetResourceVersion()
+		if c.e.dry == nil { // a dry run deletes nothing: no delete to come back
+			c.e.writes.pruning(cand.ref, uid)
+		}
+		err := c.e.meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
+			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+			PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
+			DryRun:            c.e.dry.options(),
+		})
+		if err == nil {
+			c.note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
+			return true, nil
+		}
+		c.e.writes.unprune(cand.ref, uid)
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case !apierrors.IsConflict(err) && !uidMismatch(err):
+			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
+		}
+		// Changed or replaced since the cache saw it: judge the live object.
+		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref); err != nil {
+			return false, err
+		}
+	}
+	return false, failed(reasonPruneFailed, "prune %s/%s: the object kept changing under %d deletes", cand.gvr.Resource, cand.ref.name, childWriteAttempts)
+}
+
+// readChildMeta reads a child's metadata from the apiserver; nil when absent.
+func (c *controller) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef) (metav1.Object, error) {
+	u, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, failed(reasonPruneFailed, "read %s/%s: %v", gvr.Resource, ref.name, err)
+	}
+	return u, nil
+}
