@@ -89,6 +89,9 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
 		rep.kept[p.ref] = true
+		if c.e.dry == nil {
+			c.e.writes.relisted(p.ref)
+		}
 	}
 	lives := make([]metav1.Object, len(plans))
 	for i, p := range plans {
@@ -282,6 +285,12 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if live != nil && !ownedOrAdoptable(cr, live) {
 			return false, false, alreadyOwned(p, live)
 		}
+		if live != nil && live.GetDeletionTimestamp() != nil {
+			// Applied onto an object being deleted, the write would "succeed" and the child
+			// then vanish: wait until it is gone, and create it anew.
+			return false, false, failed(reasonApplyFailed, "%s/%s is being deleted: it is created again once it is gone",
+				p.gvr.Resource, p.obj.GetName())
+		}
 		owned := live != nil && controlledBy(cr, live)
 		if c.e.dry != nil {
 			return c.dryApply(ctx, cr, p, live, owned)
@@ -420,6 +429,9 @@ func (c *controller) liveChild(ctx context.Context, p planned) (metav1.Object, e
 // applyError says what a failed write was: a field another manager owns (forceConflict
 // false), an object that changed or was replaced meanwhile, or the apiserver's own error.
 func (c *controller) applyError(p planned, err error) error {
+	if errors.Is(err, errNotLeader) {
+		return errNotLeader // not a failed apply: this replica stops
+	}
 	what := fmt.Sprintf("%s/%s", p.gvr.Resource, p.obj.GetName())
 	var status apierrors.APIStatus
 	switch {

@@ -213,7 +213,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own.
-	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU) {
+	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
 		return
 	}
 	c.enqueue(newObj, TriggerUpdate)

@@ -1,12 +1,15 @@
 package run_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/run"
@@ -150,4 +153,48 @@ func TestPruneNothingOnErrorOrAbsentResources(t *testing.T) {
 
 	f.patchSpec("web", `{"spec":{"phase":4}}`)
 	f.eventually("a and b pruned by an empty list", func() (bool, error) { return !f.exists("a") && !f.exists("b"), nil })
+}
+
+// A child the reconciler dropped (pruned) and then lists again, while its deletion is held
+// by a finalizer: ork does not report it applied onto the terminating object; once it is
+// gone, its deletion is news (no longer ork's own prune) and it is created again.
+func TestPrunedChildListedAgainIsCreatedAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		rs := []any{}      // present and empty in phase 1: prune (absent would mean "no opinion")
+		if phase(c) != 1 { // phase 1 drops it
+			rs = append(rs, configMapEntry("web-config", nil))
+		}
+		return jsonResponse(map[string]any{"result": "ok", "resources": rs})
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
+	f.createCR("web", map[string]any{"phase": 0})
+	f.waitReady("web", "True")
+	f.eventually("web-config", func() (bool, error) { return f.exists("web-config"), nil })
+	f.editChild(configmaps, "web-config", `{"metadata":{"finalizers":["test.ork/hold"]}}`)
+	t.Cleanup(func() { // on failure, let the namespace go
+		_, _ = f.dyn.Resource(configmaps).Namespace(f.ns).Patch(context.Background(), "web-config", types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	f.patchSpec("web", `{"spec":{"phase":1}}`)
+	f.eventually("the prune under way", func() (bool, error) {
+		cm, err := f.get(configmaps, "web-config")
+		return err == nil && cm.GetDeletionTimestamp() != nil, nil
+	})
+	f.patchSpec("web", `{"spec":{"phase":2}}`) // listed again
+	f.eventually("Ready=False while it is being deleted", func() (bool, error) {
+		c := readyCondition(f.getCR("web"))
+		msg, _ := c["message"].(string)
+		if c != nil && c["status"] == "False" && strings.Contains(msg, "being deleted") {
+			return true, nil
+		}
+		return false, fmt.Errorf("Ready %v", c)
+	})
+	f.editChild(configmaps, "web-config", `{"metadata":{"finalizers":null}}`)
+	f.eventually("web-config created again", func() (bool, error) {
+		cm, err := f.get(configmaps, "web-config")
+		c := readyCondition(f.getCR("web"))
+		return err == nil && cm.GetDeletionTimestamp() == nil && c != nil && c["status"] == "True", nil
+	})
 }

@@ -55,7 +55,9 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
 			return s, err
 		}
-		c.ledger.markFinalized(in.key, in.cr.GetUID())
+		if c.e.dry == nil { // a dry run lifted nothing
+			c.ledger.markFinalized(in.key, in.cr.GetUID())
+		}
 		c.event(in.cr, corev1.EventTypeWarning, EventFinalizeTimeout, msg)
 		return &decision{success: true, action: actionDone, reason: EventFinalizeTimeout, message: msg}, nil
 	}
@@ -73,7 +75,9 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 			return err
 		}
 	}
-	c.ledger.markFinalized(in.key, in.cr.GetUID())
+	if c.e.dry == nil {
+		c.ledger.markFinalized(in.key, in.cr.GetUID())
+	}
 	return nil
 }
 
@@ -121,16 +125,25 @@ func (c *controller) armFinalizeDeadline(in input, d decision) {
 	if !c.finalize || !in.deleting || in.gone || !finalizer.Has(in.cr) || (d.success && d.action == actionDone) {
 		return
 	}
+	c.ledger.note(in.key, TriggerRequeue)
 	if wait := time.Until(c.finalizeDeadline(in.cr)); wait > 0 {
-		c.ledger.note(in.key, TriggerRequeue)
 		c.queue.AddAfter(in.key, wait)
+	} else if d.success {
+		// The deadline passed during this pass, which asked to be called later (maybe much
+		// later): lift the finalizer now. A failure comes back with its backoff anyway.
+		c.queue.Add(in.key)
 	}
 }
 
 // onlyOrkFinalizerChanged reports whether two versions of a CR differ in nothing but ork's
-// own finalizer entry (and status, resourceVersion, managedFields): ork's finalizer write
-// coming back, no reason to call.
-func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured) bool {
+// own finalizer entry (and status, resourceVersion, managedFields), in the direction ork
+// writes it (added while finalize is on, removed while it is off): ork's finalizer write
+// coming back, no reason to call. Someone else removing it while finalize is on is news:
+// the next pass puts it back.
+func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) bool {
+	if finalizer.Has(b) != finalize {
+		return false
+	}
 	if !sameExcept(a.Object, b.Object, "status", "metadata") ||
 		!sameExcept(nestedMap(a.Object, "metadata"), nestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
 		return false

@@ -206,6 +206,16 @@ func (l *ledger) warnNoStatus(key string, uid types.UID) bool {
 	return true
 }
 
+// resyncDue is when the key's resync is due, zero when none is scheduled.
+func (l *ledger) resyncDue(key string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.keys[key]; r != nil {
+		return r.resyncAt
+	}
+	return time.Time{}
+}
+
 // resyncAfter schedules the key's next periodic resync at now+d (the caller queues it).
 func (l *ledger) resyncAfter(key string, now time.Time, d time.Duration) {
 	l.mu.Lock()

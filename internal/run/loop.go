@@ -56,7 +56,10 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	w := &workerGroup{}
-	syncFailed := e.startWorkers(ctx, workCtx, controllers, w)
+	// Waits for caches still running when the run ends (another CRD's failed) end with it.
+	syncCtx, cancelSync := context.WithCancel(ctx)
+	defer cancelSync()
+	syncFailed := e.startWorkers(syncCtx, workCtx, controllers, w)
 
 	var runErr error
 	select {

@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,6 +118,9 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 			DryRun:            c.e.dry.options(),
 		})
 		if err == nil {
+			if c.e.dry == nil {
+				c.e.writes.prunedDone(cand.ref)
+			}
 			c.note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
 			return true, nil
 		}
@@ -124,6 +128,8 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 		switch {
 		case apierrors.IsNotFound(err):
 			return false, nil
+		case errors.Is(err, errNotLeader):
+			return false, errNotLeader
 		case !apierrors.IsConflict(err) && !uidMismatch(err):
 			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
 		}

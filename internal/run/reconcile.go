@@ -70,6 +70,9 @@ type decision struct {
 	after   time.Duration
 	reason  string
 	message string
+	// quiet: nothing was attempted (the endpoint's pause): no status, no Event, no failure
+	// count; only come back after.
+	quiet bool
 	// result, request and remoteTime are for the decision trace: the reconciler's answer, the
 	// digest of the request sent, and how long the call took.
 	result, request string
@@ -108,7 +111,12 @@ func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
 	trigger, tomb, ok := c.ledger.begin(key, start)
 	if !ok {
-		return // a delayed add a later pass already covered
+		// A delayed add a later pass already covered. The queue keeps only the earliest of
+		// two delayed adds of one key, so a resync a later pass moved on is queued again here.
+		if at := c.ledger.resyncDue(key); !at.IsZero() {
+			c.queue.AddAfter(key, time.Until(at))
+		}
+		return
 	}
 	in, found := c.lookup(key, trigger, tomb)
 	if !found {
@@ -171,6 +179,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	default:
 		d = c.safeReconcile(ctx, in)
 	}
+	if d.quiet {
+		return d, steps, true // nothing was attempted: nothing to write or report
+	}
 	var err error
 	t := time.Now()
 	switch {
@@ -183,7 +194,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 			err = c.prune(ctx, in.cr, &steps.applies)
 		}
 	}
-	if d.entries != nil && !errors.Is(err, errNotLeader) {
+	if d.entries != nil && !errors.Is(err, errNotLeader) && c.e.dry == nil {
 		failure := d.message
 		if err != nil {
 			failure = err.Error()
@@ -227,6 +238,8 @@ func (c *controller) endPass(key string, forget bool) {
 func (c *controller) observe(in input, d decision, start time.Time) {
 	result := "success"
 	switch {
+	case d.quiet:
+		result = "requeue"
 	case !d.success:
 		result = "error"
 	case d.action == actionRequeueAfter:
@@ -237,8 +250,8 @@ func (c *controller) observe(in input, d decision, start time.Time) {
 	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result).Observe(took.Seconds())
 	logArgs := []any{"key", in.key, "trigger", string(in.trigger), "attempt", in.attempt,
 		"result", result, "duration", took.Round(time.Millisecond).String()}
-	if d.success {
-		c.log.Debug("reconciled", logArgs...)
+	if d.success || d.quiet {
+		c.log.Debug("reconciled", append(logArgs, "note", d.message)...)
 	} else {
 		c.log.Warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
 	}

@@ -142,7 +142,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	}
 	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
-	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration}
+	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {
 		d.request, _ = exchange.Digest(x.Request, c.e.redact)
 	}

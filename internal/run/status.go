@@ -149,8 +149,9 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		}
 		if base.GetGeneration() != in.cr.GetGeneration() {
 			// The spec moved on while this pass ran: its update is queued, and the pass for
-			// it writes the status. Fighting an update storm for an older one helps no one.
-			return res, nil
+			// it writes the status (and its Event). Fighting an update storm for an older one
+			// helps no one.
+			return statusResult{}, nil
 		}
 	}
 	return statusResult{}, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)

@@ -68,6 +68,22 @@ func (b *writeBook) pruning(ref childRef, uid types.UID) {
 	b.pruned[ref] = uid
 }
 
+// pruned drops what ork knows of a child it deleted: a later answer listing it again must
+// not find its old write "unchanged".
+func (b *writeBook) prunedDone(ref childRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.writes, ref)
+}
+
+// relisted withdraws any note of pruning of ref: the reconciler wants it again, so its
+// deletion (by ork's earlier prune, or anyone's) is news from now on.
+func (b *writeBook) relisted(ref childRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.pruned, ref)
+}
+
 // unprune withdraws a note of pruning whose delete did not happen.
 func (b *writeBook) unprune(ref childRef, uid types.UID) {
 	b.mu.Lock()

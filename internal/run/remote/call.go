@@ -60,7 +60,7 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 	}
 	if wait := r.paused.remaining(endpoint, r.now()); wait > 0 {
 		// Another key's answer asked this server to wait: nothing is sent until then.
-		return nil, exchange.Exchange{}, &CallError{Kind: KindHTTPStatus, RetryAfter: wait, StatusCode: http.StatusTooManyRequests,
+		return nil, exchange.Exchange{}, &CallError{Kind: KindPaused, RetryAfter: wait,
 			Message: fmt.Sprintf("POST %s: not sent: the endpoint asked to wait (Retry-After) for %s more", redactURL(endpoint), wait.Round(time.Millisecond))}
 	}
 	x := exchange.Exchange{Key: req.Key, Trigger: string(req.Trigger), Attempt: req.Attempt, URL: redactURL(endpoint), Request: body}

@@ -43,6 +43,8 @@ const (
 	KindRender Kind = "Render"
 	// KindAuth: the auth token could not be read.
 	KindAuth Kind = "Auth"
+	// KindPaused: nothing was sent, because the endpoint asked (another key) to wait.
+	KindPaused Kind = "Paused"
 )
 
 // CallError is a failed remote reconcile. Its message is meant for conditions, events and

@@ -79,6 +79,9 @@ type Outcome struct {
 	// Reason and Message go into the Ready condition and the Event.
 	Reason  string
 	Message string
+	// Quiet is true when nothing was sent (the endpoint's pause): not a failure of this
+	// object, nothing to report on it, just come back later.
+	Quiet bool
 }
 
 // Decide maps a Reconcile return to the engine's next step (STYLE.md, "The run loop"). It
@@ -88,6 +91,9 @@ func Decide(res *Result, err error) Outcome {
 		var ce *CallError
 		if !errors.As(err, &ce) {
 			return Outcome{Action: Backoff, Reason: ReasonReconcileError, Message: err.Error()}
+		}
+		if ce.Kind == KindPaused {
+			return Outcome{Action: RetryAfter, After: ce.RetryAfter, Reason: ReasonRemoteThrottled, Message: ce.Message, Quiet: true}
 		}
 		if ce.RetryAfter > 0 {
 			return Outcome{Action: RetryAfter, After: ce.RetryAfter, Reason: ReasonRemoteThrottled,
