@@ -173,3 +173,21 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 		t.Errorf("no shutdown-timeout log line:\n%s", f.logs.String())
 	}
 }
+
+// --kube-api-qps/--kube-api-burst put a client-side limit back (off by default: the
+// apiserver's API Priority and Fairness paces ork); a negative value is a usage error.
+func TestRunWithAClientSideRateLimit(t *testing.T) {
+	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	if stderr, code := orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--kube-api-qps=-1"); code != 2 ||
+		!strings.Contains(stderr, "must not be negative") {
+		t.Errorf("--kube-api-qps=-1: exit %d, want 2 with a usage error:\n%s", code, stderr)
+	}
+	p := startOrk(t, f, bin, "--kube-api-qps=20", "--kube-api-burst=40")
+	p.waitLine(t, f, "ork is running")
+	f.createCR("web", map[string]any{})
+	f.waitReady("web", "True")
+}
