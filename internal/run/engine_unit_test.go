@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -249,5 +250,35 @@ func TestSecretCacheSharesReadsWithinTheTTL(t *testing.T) {
 	}
 	if _, err := c.SecretValue(context.Background(), "ns", "missing", "token"); err == nil || gets.Load() != 4 {
 		t.Errorf("a failed read was remembered: %d GETs, want 4", gets.Load())
+	}
+}
+
+// A Secret read once is not held for the life of the process: with a templated secretRef
+// name (one Secret per CR) the cache would otherwise grow with every CR ever seen, and keep
+// their tokens in memory.
+func TestSecretCacheForgetsExpiredSecrets(t *testing.T) {
+	var objs []runtime.Object
+	for i := range 100 {
+		objs = append(objs, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("tok-%d", i), Namespace: "ns"},
+			Data:       map[string][]byte{"token": []byte("v")},
+		})
+	}
+	now := time.Unix(0, 0)
+	c := newSecretCache(fake.NewClientset(objs...), 5*time.Second)
+	c.now = func() time.Time { return now }
+	for i := range 100 {
+		if _, err := c.SecretValue(context.Background(), "ns", fmt.Sprintf("tok-%d", i), "token"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(10 * time.Second)
+	if _, err := c.SecretValue(context.Background(), "ns", "tok-0", "token"); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) != 1 {
+		t.Errorf("%d Secrets held after their TTL passed, want only the one just read", len(c.entries))
 	}
 }

@@ -23,8 +23,9 @@ type secretCache struct {
 	ttl  time.Duration
 	now  func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]*secretEntry
+	mu        sync.Mutex
+	entries   map[string]*secretEntry
+	lastSweep time.Time
 }
 
 // secretEntry is one Secret's last read; ready is closed when the read is done.
@@ -56,6 +57,7 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 	s.mu.Lock()
 	e := s.entries[id]
 	if e == nil || (isDone(e.ready) && !s.now().Before(e.expires)) {
+		s.sweep()
 		e = &secretEntry{ready: make(chan struct{})}
 		s.entries[id] = e
 		s.mu.Unlock()
@@ -73,6 +75,21 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 		return e.secret, e.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// sweep forgets the Secrets whose TTL passed, at most once per TTL, so that the cache holds
+// only Secrets in use: with a templated secretRef name there is one per CR. s.mu is held.
+func (s *secretCache) sweep() {
+	now := s.now()
+	if now.Sub(s.lastSweep) < s.ttl {
+		return
+	}
+	s.lastSweep = now
+	for id, e := range s.entries {
+		if isDone(e.ready) && !now.Before(e.expires) {
+			delete(s.entries, id)
+		}
 	}
 }
 
