@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +45,9 @@ func TestSoakWithRandomFailures(t *testing.T) {
 	for i := range *soakCRs {
 		f.createCR(fmt.Sprintf("soak-%d", i), map[string]any{})
 	}
-	f.eventually(fmt.Sprintf("all %d CRs Ready", *soakCRs), func() (bool, error) {
+	// A bound that grows with the number of CRs: 10% of calls fail and back off.
+	bound := max(30*time.Second, time.Duration(*soakCRs)*150*time.Millisecond)
+	f.eventuallyWithin(bound, fmt.Sprintf("all %d CRs Ready", *soakCRs), func() (bool, error) {
 		list, err := f.crs().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -65,16 +70,34 @@ func TestSoakWithRandomFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := snapshot()
-	t.Logf("soak: %d CRs converged in %s with 10%% of calls failing; goroutines %d before, %d running, %d after; heap %d MiB before, %d running, %d after",
+	t.Logf("soak: %d CRs converged in %s with 10%% of calls failing; goroutines %d before, %d running, %d after; heap %d MiB before, %d running, %d after; RSS %d MiB before, %d running, %d after",
 		*soakCRs, converged.Round(time.Millisecond), before.goroutines, during.goroutines, after.goroutines,
-		before.heapMiB, during.heapMiB, after.heapMiB)
+		before.heapMiB, during.heapMiB, after.heapMiB, before.rssMiB, during.rssMiB, after.rssMiB)
 }
 
-type usage struct{ goroutines, heapMiB int }
+type usage struct{ goroutines, heapMiB, rssMiB int }
 
 func snapshot() usage {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return usage{goroutines: runtime.NumGoroutine(), heapMiB: int(m.HeapInuse >> 20)}
+	return usage{goroutines: runtime.NumGoroutine(), heapMiB: int(m.HeapInuse >> 20), rssMiB: residentMiB()}
+}
+
+// residentMiB is the process's resident set from /proc (Linux); -1 elsewhere.
+func residentMiB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				return -1
+			}
+			return kb >> 10
+		}
+	}
+	return -1
 }

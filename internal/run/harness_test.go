@@ -443,8 +443,15 @@ func (f *fixture) start(set *katalog.Set, cfg *rest.Config, tune ...func(*run.Op
 // milliseconds, the bound only catches behaviour that never happens.
 func (f *fixture) eventually(what string, cond func() (bool, error)) {
 	f.t.Helper()
+	f.eventuallyWithin(30*time.Second, what, cond)
+}
+
+// eventuallyWithin is eventually with a bound of its own, for work that grows with a flag
+// (the soak's number of CRs).
+func (f *fixture) eventuallyWithin(bound time.Duration, what string, cond func() (bool, error)) {
+	f.t.Helper()
 	var last error
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 30*time.Second, true,
+	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, bound, true,
 		func(context.Context) (bool, error) {
 			ok, err := cond()
 			if err != nil {
