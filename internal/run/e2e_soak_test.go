@@ -52,16 +52,18 @@ func TestSoakWithRandomFailures(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		ready := 0
+		ready, notReady := 0, ""
 		for i := range list.Items {
 			if c := readyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
 				ready++
+			} else if notReady == "" {
+				notReady = fmt.Sprintf("%s: Ready %v", list.Items[i].GetName(), c)
 			}
 		}
 		if ready == *soakCRs {
 			return true, nil
 		}
-		return false, fmt.Errorf("%d of %d Ready", ready, *soakCRs)
+		return false, fmt.Errorf("%d of %d Ready; first not Ready: %s", ready, *soakCRs, notReady)
 	})
 	converged := time.Since(start)
 	during := snapshot()

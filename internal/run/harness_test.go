@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,7 +88,10 @@ type endpoint struct {
 	mu      sync.Mutex
 	calls   []call
 	arrived chan call
-	respond func(call) response
+	// overflowed is set when a call found arrived full: a test that reads arrivals in order
+	// would miss one, so next fails; a test that never reads them (the soak) is not blocked.
+	overflowed atomic.Bool
+	respond    func(call) response
 }
 
 func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
@@ -107,7 +111,11 @@ func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 		ep.calls = append(ep.calls, c)
 		respond := ep.respond
 		ep.mu.Unlock()
-		ep.arrived <- c
+		select {
+		case ep.arrived <- c:
+		default:
+			ep.overflowed.Store(true)
+		}
 		res := respond(c)
 		for k, v := range res.header {
 			w.Header().Set(k, v)
@@ -130,6 +138,9 @@ func (ep *endpoint) setRespond(f func(call) response) {
 // means ork never called).
 func (ep *endpoint) next(t testing.TB) call {
 	t.Helper()
+	if ep.overflowed.Load() {
+		t.Fatal("more than 1000 requests arrived unread: the order of arrivals is lost")
+	}
 	select {
 	case c := <-ep.arrived:
 		return c
@@ -142,6 +153,9 @@ func (ep *endpoint) next(t testing.TB) call {
 // nextMatching skips requests until one satisfies ok.
 func (ep *endpoint) nextMatching(t testing.TB, what string, ok func(call) bool) call {
 	t.Helper()
+	if ep.overflowed.Load() {
+		t.Fatal("more than 1000 requests arrived unread: the order of arrivals is lost")
+	}
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
