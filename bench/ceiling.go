@@ -56,6 +56,10 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, group string, in io.
 	return <-errs
 }
 
+// readyStatus is the status patch the ceiling and the controller-runtime operator write: what
+// ork writes for the reconciler's answer.
+var readyStatus = []byte(`{"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True","reason":"ReconcileSucceeded","message":"reconciled","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
+
 func ceilingWrites(ctx context.Context, dyn dynamic.Interface, namespace, group, name string) error {
 	ans := answer(name)
 	for _, raw := range ans["resources"].([]any) {
@@ -69,7 +73,6 @@ func ceilingWrites(ctx context.Context, dyn dynamic.Interface, namespace, group,
 			return fmt.Errorf("apply %s/%s: %w", gvr.Resource, o.Obj.GetName(), err)
 		}
 	}
-	patch := []byte(`{"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True","reason":"ReconcileSucceeded","message":"reconciled","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
-	_, err := dyn.Resource(crGVR(group)).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err := dyn.Resource(crGVR(group)).Namespace(namespace).Patch(ctx, name, types.MergePatchType, readyStatus, metav1.PatchOptions{}, "status")
 	return err
 }

@@ -53,20 +53,25 @@ type options struct {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	sizes := fs.String("n", "1000,2000", "numbers of custom resources, comma-separated")
-	systems := fs.String("systems", "ceiling,ork", "systems to measure, in order")
+	systems := fs.String("systems", "ceiling,ork,controller-runtime,controller-runtime-32", "systems to measure, in order")
 	memory := fs.String("memory", "", "instead: ork's memory at these numbers of CRs (e.g. 1000,5000,10000)")
 	idle := fs.Duration("idle", 30*time.Second, "how long to watch ork idle after convergence")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on one convergence")
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
 	profile := fs.Duration("profile", 0, "take ork's CPU profile for this long from the first create (ork-cpu-<N>.pprof; go tool pprof)")
-	mode := fs.String("mode", "", "internal: ceiling")
+	mode := fs.String("mode", "", "internal: ceiling or operator")
+	workers := fs.Int("workers", 1, "internal: the operator's MaxConcurrentReconciles")
+	healthAddr := fs.String("health-addr", "", "internal: the operator's health probe address")
 	kubeconfig := fs.String("kubeconfig", "", "internal: the ceiling's cluster")
 	namespace := fs.String("namespace", "", "internal: the ceiling's namespace")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *mode == "ceiling" {
+	switch *mode {
+	case "ceiling":
 		return runCeiling(ctx, *kubeconfig, *namespace, benchGroup, os.Stdin)
+	case "operator":
+		return runOperator(ctx, benchGroup, *workers, *healthAddr)
 	}
 	o := options{systems: strings.Split(*systems, ","), idle: *idle, timeout: *timeout, out: *out, profile: *profile}
 	var err error

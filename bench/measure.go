@@ -87,7 +87,11 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 			defer profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%d.pprof", n)))()
 		}
 	default:
-		return res, fmt.Errorf("unknown system %q (ceiling, ork)", sys)
+		workers, ok := operatorSystems[sys]
+		if !ok {
+			return res, fmt.Errorf("unknown system %q (ceiling, ork, controller-runtime, controller-runtime-32)", sys)
+		}
+		r, err = startOperator(ctx, c, workers)
 	}
 	if err != nil {
 		return res, err
@@ -141,7 +145,7 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 	var lat []time.Duration
 	res.Timeline, lat = cv.timeline(start)
 	res.P50Millis, res.P99Millis = percentile(lat, 0.50), percentile(lat, 0.99)
-	if sys == "ork" && o.idle > 0 {
+	if sys != "ceiling" && o.idle > 0 {
 		if err := idle(ctx, c, rec, o.idle, &res); err != nil {
 			return res, err
 		}
@@ -149,7 +153,7 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 	return res, nil
 }
 
-// idle counts what ork writes and calls while nothing changes.
+// idle counts what a system writes (and ork calls) while nothing changes.
 func idle(ctx context.Context, c *cluster, rec *reconciler, d time.Duration, res *result) error {
 	before, err := scrapeRequests(ctx, c.env)
 	if err != nil {

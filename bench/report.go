@@ -32,14 +32,22 @@ func report(w io.Writer, dir string, rs []result) error {
 	fmt.Fprintln(w, "| N | system | converged | share of ceiling | CPU | CPU per CR | peak RSS | calls/CR | writes/CR | reads/CR | Events | p50 / p99 to Ready | idle writes / calls |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
-		share, idle := "1.00", "—"
+		share, idle, calls := "1.00", "—", "—"
+		// Only ork calls the reconciler over HTTP; the others have their logic in-process.
+		if r.System == "ork" {
+			calls = fmt.Sprintf("%.2f", r.CallsPerCR)
+		}
 		if r.System != "ceiling" {
 			share = fmt.Sprintf("%.2f", r.ShareOfCeiling)
-			idle = fmt.Sprintf("%.0f / %.0f in %.0fs", r.IdleWrites, r.IdleCalls, r.IdleSeconds)
+			idleCalls := "—"
+			if r.System == "ork" {
+				idleCalls = fmt.Sprintf("%.0f", r.IdleCalls)
+			}
+			idle = fmt.Sprintf("%.0f / %s in %.0fs", r.IdleWrites, idleCalls, r.IdleSeconds)
 		}
-		fmt.Fprintf(w, "| %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.0f MiB | %.2f | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
+		fmt.Fprintf(w, "| %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.0f MiB | %s | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
 			r.N, r.System, r.ConvergedSeconds, share, r.CPUSeconds, r.CPUPerCRMillis, r.PeakRSSMiB,
-			r.CallsPerCR, r.WritesPerCR, r.ReadsPerCR, r.EventWrites, r.P50Millis, r.P99Millis, idle)
+			calls, r.WritesPerCR, r.ReadsPerCR, r.EventWrites, r.P50Millis, r.P99Millis, idle)
 	}
 	b, err := json.MarshalIndent(rs, "", "  ")
 	if err != nil {
@@ -64,7 +72,7 @@ func report(w io.Writer, dir string, rs []result) error {
 
 // plot draws converged CRs over time, one line per system, as an SVG.
 func plot(n int, rs []result) []byte {
-	const width, height, left, bottom, top, right = 720, 420, 60, 40, 30, 150
+	const width, height, left, bottom, top, right = 780, 420, 60, 40, 30, 200
 	var tmax float64
 	for _, r := range rs {
 		if len(r.Timeline) > 0 {

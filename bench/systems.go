@@ -83,26 +83,36 @@ spec:
 	if err != nil {
 		return nil, err
 	}
+	if err := r.waitReady(ctx, "ork", health); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// waitReady waits until the system's /readyz on addr answers 200 (its caches synced), so
+// that no system's start-up is counted in its convergence; it stops the system on failure.
+func (r *running) waitReady(ctx context.Context, name, addr string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-r.done:
-			return nil, fmt.Errorf("ork exited before it was ready: %v (log %s)", err, r.log.Name())
+			return fmt.Errorf("%s exited before it was ready: %v (log %s)", name, err, r.log.Name())
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			_ = r.stop()
+			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		res, err := http.Get("http://" + health + "/readyz")
+		res, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return r, nil
+				return nil
 			}
 		}
 	}
 	_ = r.stop()
-	return nil, fmt.Errorf("ork not ready within 2 minutes (log %s)", r.log.Name())
+	return fmt.Errorf("%s not ready within 2 minutes (log %s)", name, r.log.Name())
 }
 
 // startCeiling runs this program as the ceiling (runCeiling) and feeds it the CR names.
