@@ -19,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -49,6 +50,9 @@ type Engine struct {
 	childLocks childLocks
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
+	// pauses are the endpoint servers that asked to wait (Retry-After), shared by every
+	// remote CRD: one service often reconciles several.
+	pauses *remote.Pauses
 	// dry is the dry run (DryRun); nil when ork writes for real.
 	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
@@ -107,6 +111,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		secrets:        newSecretCache(kube, opts.SecretTTL),
+		pauses:         remote.NewPauses(),
 		log:            opts.Logger,
 	}, nil
 }

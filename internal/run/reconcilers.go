@@ -29,6 +29,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 				e.opts.Metrics.RemoteDuration.WithLabelValues(crd.Name, code).Observe(d.Seconds())
 			},
 			Record: e.opts.Record,
+			Pauses: e.pauses,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("remote reconciler: %w", err)

@@ -9,18 +9,22 @@ import (
 // maxPause bounds how long one Retry-After may silence an endpoint.
 const maxPause = 5 * time.Minute
 
-// pauses remembers, per endpoint server, until when it asked ork to wait (429 or 503 with
-// Retry-After). The answer is about the server, not the one key that got it: while it
-// holds, no key's request is sent to that server.
-type pauses struct {
+// Pauses remembers, per endpoint server, until when it asked ork to wait (429 or 503 with
+// Retry-After). The answer is about the server, not the one key or CRD that got it: while it
+// holds, no request is sent to that server. Share one between the Reconcilers of an engine
+// (Options.Pauses): one service often reconciles several CRDs. Safe for concurrent use.
+type Pauses struct {
 	mu    sync.Mutex
 	until map[string]time.Time
 }
 
+// NewPauses returns an empty set of pauses.
+func NewPauses() *Pauses { return &Pauses{} }
+
 func serverOf(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
 // pause makes the server wait d from now (a longer pause already set is kept).
-func (p *pauses) pause(u *url.URL, now time.Time, d time.Duration) {
+func (p *Pauses) pause(u *url.URL, now time.Time, d time.Duration) {
 	if d <= 0 {
 		return
 	}
@@ -36,7 +40,7 @@ func (p *pauses) pause(u *url.URL, now time.Time, d time.Duration) {
 }
 
 // remaining is how long the server still asked to wait; 0 when it did not, or no longer.
-func (p *pauses) remaining(u *url.URL, now time.Time) time.Duration {
+func (p *Pauses) remaining(u *url.URL, now time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	until, ok := p.until[serverOf(u)]

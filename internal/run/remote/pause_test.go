@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/orkspace/ork/internal/katalog"
 )
 
 // A 429 with Retry-After silences the endpoint's server for every key, not only the one
@@ -49,6 +51,49 @@ func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
 	now = now.Add(6 * time.Second)
 	if _, err := r.Reconcile(context.Background(), Request{Key: "default/b", Object: obj("b")}); err != nil {
 		t.Errorf("after the pause: %v, want the call sent and answered", err)
+	}
+}
+
+// One service often reconciles several CRDs. Its Retry-After is about the server, so with
+// shared Pauses a 429 answered to one CRD's call holds the other CRD's calls to that server
+// too; a CRD on another server is not held.
+func TestRetryAfterPausesTheServerForEveryCRD(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	var requests atomic.Int32
+	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.Header().Set("Retry-After", "10")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"result":"ok"}`))
+	})
+	other, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"result":"ok"}`))
+	})
+	pauses := NewPauses()
+	opts := Options{Now: func() time.Time { return now }, Pauses: pauses}
+	webapps := mustNew(t, crd(srv.URL+"/webapps", nil), opts)
+	second := crd(srv.URL+"/databases", nil)
+	second.Name = "database"
+	second.APITypes = &katalog.APITypes{Group: "myorg.io", Version: "v1", Kind: "Database", Plural: "databases"}
+	databases := mustNew(t, second, opts)
+	elsewhere := mustNew(t, crd(other.URL, nil), opts)
+
+	if _, err := webapps.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err == nil {
+		t.Fatal("the 429 was not a failure")
+	}
+	now = now.Add(4 * time.Second)
+	_, err := databases.Reconcile(context.Background(), Request{Key: "default/db", Object: webapp()})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindPaused || ce.RetryAfter != 6*time.Second {
+		t.Fatalf("another CRD's call to the paused server: %v, want paused with the 6s left", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests reached the server during its pause, want 1", n)
+	}
+	if _, err := elsewhere.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err != nil {
+		t.Errorf("a CRD on another server was held: %v", err)
 	}
 }
 

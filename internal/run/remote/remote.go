@@ -51,6 +51,9 @@ type Options struct {
 	// with the exchange: request body, response (the token scrubbed), outcome. The auth
 	// header is never in it. exchange.Recorder.Record fits. Default: nil.
 	Record func(exchange.Exchange)
+	// Pauses, when set, is shared with other Reconcilers, so that an endpoint server's
+	// Retry-After holds every CRD's calls to it. Default: the Reconciler's own.
+	Pauses *Pauses
 }
 
 // Trigger says why a reconcile runs; it is sent as prepared.trigger.
@@ -122,7 +125,7 @@ type Reconciler struct {
 	record           func(exchange.Exchange)
 	now              func() time.Time
 	// paused are the endpoint servers that asked to wait (Retry-After).
-	paused pauses
+	paused *Pauses
 }
 
 // New prepares the Reconciler of a remote CRD: it parses the timeout, exclude paths and
@@ -151,6 +154,10 @@ func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
 		observe:          opts.Observe,
 		record:           opts.Record,
 		now:              opts.Now,
+		paused:           opts.Pauses,
+	}
+	if r.paused == nil {
+		r.paused = NewPauses()
 	}
 	if r.maxBody <= 0 {
 		r.maxBody = DefaultMaxBodyBytes

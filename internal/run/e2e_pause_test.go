@@ -1,0 +1,95 @@
+package run_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// One service often reconciles several CRDs. Its 429 with Retry-After is about the server:
+// while the pause holds, ork sends it no call for any CRD, and the held pass is quiet (a
+// requeue, no failure).
+func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.installCRD("Db", "dbs")
+	kindOf := func(c call) string {
+		obj, _ := c.body["object"].(map[string]any)
+		kind, _ := obj["kind"].(string)
+		return kind
+	}
+	ep := newEndpoint(t, func(c call) response {
+		if kindOf(c) == "App" {
+			return response{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "3600"}, body: []byte("slow down")}
+		}
+		return okWithChildren(c)
+	})
+	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL + "/apps"})
+	f.start(twoCRDKatalog(t, f, ep.srv.URL), nil)
+
+	f.createCR("a", map[string]any{})
+	if c := ep.next(t); kindOf(c) != "App" {
+		t.Fatalf("first call for a %s, want the App", kindOf(c))
+	}
+	dbs := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "dbs"}
+	db := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": f.group + "/v1", "kind": "Db",
+		"metadata": map[string]any{"name": "d"}, "spec": map[string]any{},
+	}}
+	if _, err := f.dyn.Resource(dbs).Namespace(f.ns).Create(t.Context(), db, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the Db's pass held by the server's pause", func() (bool, error) {
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue")) >= 1, nil
+	})
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for _, c := range ep.calls {
+		if kindOf(c) == "Db" {
+			t.Fatalf("a Db call reached the server during the pause it asked for (at %s)", c.at)
+		}
+	}
+	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "error")); n != 0 {
+		t.Errorf("%v failed Db reconciles: a held pass is not a failure", n)
+	}
+}
+
+// twoCRDKatalog extends the fixture's Katalog with a second CRD, Db, on the same server as
+// the App (another path).
+func twoCRDKatalog(t *testing.T, f *fixture, server string) *katalog.Set {
+	t.Helper()
+	raw, err := os.ReadFile(f.katalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i := strings.Index(doc, "    app:\n")
+	if i < 0 {
+		t.Fatalf("no app CRD in the fixture's Katalog:\n%s", doc)
+	}
+	db := strings.NewReplacer(
+		"    app:\n", "    db:\n",
+		"kind: App, plural: apps", "kind: Db, plural: dbs",
+		fmt.Sprintf("%q", server+"/apps"), fmt.Sprintf("%q", server+"/dbs"),
+	).Replace(doc[i:])
+	if !strings.Contains(db, server+"/dbs") || !strings.Contains(db, "plural: dbs") {
+		t.Fatalf("the Db block was not derived:\n%s", db)
+	}
+	if err := os.WriteFile(f.katalog, []byte(strings.TrimRight(doc, "\n")+"\n"+db), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{f.katalog})
+	if err != nil || katalog.HasErrors(findings) {
+		t.Fatalf("two-CRD Katalog does not load: %v %+v", err, findings)
+	}
+	return set
+}
