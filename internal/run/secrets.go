@@ -16,6 +16,9 @@ import (
 // instead of one per call. Not a watch: the generated RBAC for a static name is `get` only.
 const DefaultSecretTTL = 5 * time.Second
 
+// secretReadTimeout bounds one GET of a Secret.
+const secretReadTimeout = 10 * time.Second
+
 // secretCache reads Secret keys with a GET, reused for ttl. Concurrent reads of one Secret
 // share one GET.
 type secretCache struct {
@@ -60,14 +63,7 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 		s.sweep()
 		e = &secretEntry{ready: make(chan struct{})}
 		s.entries[id] = e
-		s.mu.Unlock()
-		e.secret, e.err = s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-		e.expires = s.now().Add(s.ttl)
-		if e.err != nil {
-			e.expires = s.now() // a failure is not remembered: the next call asks again
-		}
-		close(e.ready)
-		return e.secret, e.err
+		go s.read(e, namespace, name)
 	}
 	s.mu.Unlock()
 	select {
@@ -76,6 +72,20 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// read GETs the Secret for every caller waiting on e, under a timeout of its own rather
+// than the context of the caller that happened to start it: one caller giving up must not
+// fail the read for the others.
+func (s *secretCache) read(e *secretEntry, namespace, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), secretReadTimeout)
+	defer cancel()
+	e.secret, e.err = s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	e.expires = s.now().Add(s.ttl)
+	if e.err != nil {
+		e.expires = s.now() // a failure is not remembered: the next call asks again
+	}
+	close(e.ready)
 }
 
 // sweep forgets the Secrets whose TTL passed, at most once per TTL, so that the cache holds
