@@ -128,6 +128,15 @@ func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 	return ep
 }
 
+// checkOverflow fails the test when a request was dropped because too many were unread:
+// a test reading them in order would miss it.
+func (ep *endpoint) checkOverflow(t testing.TB) {
+	t.Helper()
+	if ep.overflowed.Load() {
+		t.Fatalf("more than %d requests arrived unread: the order of arrivals is lost", cap(ep.arrived))
+	}
+}
+
 func (ep *endpoint) setRespond(f func(call) response) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
@@ -138,11 +147,10 @@ func (ep *endpoint) setRespond(f func(call) response) {
 // means ork never called).
 func (ep *endpoint) next(t testing.TB) call {
 	t.Helper()
-	if ep.overflowed.Load() {
-		t.Fatal("more than 1000 requests arrived unread: the order of arrivals is lost")
-	}
+	ep.checkOverflow(t)
 	select {
 	case c := <-ep.arrived:
+		ep.checkOverflow(t) // a request dropped while this one was read
 		return c
 	case <-time.After(30 * time.Second):
 		t.Fatal("no request reached the reconciler within 30s")
@@ -153,13 +161,12 @@ func (ep *endpoint) next(t testing.TB) call {
 // nextMatching skips requests until one satisfies ok.
 func (ep *endpoint) nextMatching(t testing.TB, what string, ok func(call) bool) call {
 	t.Helper()
-	if ep.overflowed.Load() {
-		t.Fatal("more than 1000 requests arrived unread: the order of arrivals is lost")
-	}
+	ep.checkOverflow(t)
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case c := <-ep.arrived:
+			ep.checkOverflow(t)
 			if ok(c) {
 				return c
 			}
