@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", 1, "internal: the operator's MaxConcurrentReconciles")
 	healthAddr := fs.String("health-addr", "", "internal: the operator's health probe address")
 	kubeconfig := fs.String("kubeconfig", "", "internal: the ceiling's cluster")
-	namespace := fs.String("namespace", "", "internal: the ceiling's namespace")
+	namespace := fs.String("namespace", "", "internal: the ceiling's and the operator's namespace")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string) error {
 	case "ceiling":
 		return runCeiling(ctx, *kubeconfig, *namespace, benchGroup, os.Stdin)
 	case "operator":
-		return runOperator(ctx, benchGroup, *workers, *healthAddr)
+		return runOperator(ctx, benchGroup, *namespace, *workers, *healthAddr)
 	}
 	o := options{systems: strings.Split(*systems, ","), idle: *idle, timeout: *timeout, out: *out, profile: *profile}
 	var err error

@@ -44,6 +44,7 @@ func start(cmd *exec.Cmd, logPath string) (*running, error) {
 	cmd.Stdout, cmd.Stderr = log, log
 	r := &running{cmd: cmd, feed: func(string) {}, done: make(chan error, 1), log: log}
 	if err := cmd.Start(); err != nil {
+		log.Close()
 		return nil, err
 	}
 	go func() { r.done <- cmd.Wait(); log.Close() }()
@@ -92,6 +93,7 @@ spec:
 // waitReady waits until the system's /readyz on addr answers 200 (its caches synced), so
 // that no system's start-up is counted in its convergence; it stops the system on failure.
 func (r *running) waitReady(ctx context.Context, name, addr string) error {
+	probe := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
@@ -102,7 +104,11 @@ func (r *running) waitReady(ctx context.Context, name, addr string) error {
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		res, err := http.Get("http://" + addr + "/readyz")
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		res, err := probe.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
