@@ -7,16 +7,16 @@ package finalizer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/orkspace/ork/internal/precondition"
 )
 
 // Name is ork's finalizer (reconcile.remote.finalize).
@@ -61,7 +61,7 @@ func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructure
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		if !apierrors.IsConflict(err) && !uidMismatch(err) {
+		if !precondition.Failed(err) {
 			return nil, fmt.Errorf("%s finalizer %s: %w", verb(present), Name, err)
 		}
 		// Someone wrote the object since it was read: read it again, never drop what they
@@ -114,20 +114,4 @@ func verb(present bool) string {
 		return "add"
 	}
 	return "remove"
-}
-
-// uidMismatch reports the apiserver's refusal of the uid precondition.
-func uidMismatch(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	if det := status.Status().Details; det != nil {
-		for _, cause := range det.Causes {
-			if cause.Field == "metadata.uid" {
-				return true
-			}
-		}
-	}
-	return strings.Contains(status.Status().Message, "metadata.uid")
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
@@ -306,7 +307,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			}
 			return false, out.GetResourceVersion() != live.GetResourceVersion(), nil
 		}
-		if (!apierrors.IsConflict(err) && !uidMismatch(err)) || fieldConflict(err) {
+		if !precondition.Failed(err) || fieldConflict(err) {
 			return false, false, c.applyError(p, err)
 		}
 		if live, err = c.liveChild(ctx, p); err != nil {
@@ -439,7 +440,7 @@ func (c *controller) applyError(p planned, err error) error {
 		pe := failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
 		pe.managers = conflictingManagers(err)
 		return pe
-	case uidMismatch(err):
+	case precondition.UIDMismatch(err):
 		return failed(reasonApplyFailed, "apply %s: the object was deleted and created again while ork wrote it: %v", what, err)
 	case apierrors.IsConflict(err):
 		return failed(reasonApplyFailed, "apply %s: the object changed while ork wrote it (resourceVersion precondition): %v", what, err)

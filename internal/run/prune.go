@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -130,7 +131,7 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 			return false, nil
 		case errors.Is(err, errNotLeader):
 			return false, errNotLeader
-		case !apierrors.IsConflict(err) && !uidMismatch(err):
+		case !precondition.Failed(err):
 			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
 		}
 		// Changed or replaced since the cache saw it: judge the live object.

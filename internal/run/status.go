@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -138,7 +139,7 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
 			return res, nil
 		}
-		if !apierrors.IsConflict(err) && !uidMismatch(err) {
+		if !precondition.Failed(err) {
 			if apierrors.IsNotFound(err) {
 				return res, nil // deleted meanwhile: its delete is queued
 			}
@@ -300,27 +301,10 @@ func rejectedFields(err error) string {
 			}
 		}
 	}
-	if len(out) == 0 && !uidMismatch(err) {
+	if len(out) == 0 && !precondition.UIDMismatch(err) {
 		return status.Status().Message
 	}
 	return strings.Join(out, "; ")
-}
-
-// uidMismatch reports an apiserver refusal of ork's uid precondition: the object was
-// replaced by another incarnation.
-func uidMismatch(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	if det := status.Status().Details; det != nil {
-		for _, cause := range det.Causes {
-			if cause.Field == "metadata.uid" {
-				return true
-			}
-		}
-	}
-	return strings.Contains(status.Status().Message, "uid mismatch") || strings.Contains(status.Status().Message, "metadata.uid")
 }
 
 // truncate cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
