@@ -38,7 +38,7 @@ help:
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
-	@echo 'make bench      ork against the apiserver limit at N=1000,2000 (BENCH_N=...): docs/benchmarks.md'
+	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=...): docs/benchmarks.md'
 
 demo:
 	@hack/demo.sh
