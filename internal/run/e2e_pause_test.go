@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,10 @@ func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
 	if c := ep.next(t); kindOf(c) != "App" {
 		t.Fatalf("first call for a %s, want the App", kindOf(c))
 	}
+	// The pause is set once ork has read the 429, which ends the App's pass as a failure.
+	f.eventually("the App's 429 read", func() (bool, error) {
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")) >= 1, nil
+	})
 	dbs := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "dbs"}
 	db := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": f.group + "/v1", "kind": "Db",
@@ -52,14 +57,22 @@ func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
 		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue")) >= 1, nil
 	})
 	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	for _, c := range ep.calls {
+	calls := slices.Clone(ep.calls)
+	ep.mu.Unlock()
+	for _, c := range calls {
 		if kindOf(c) == "Db" {
 			t.Fatalf("a Db call reached the server during the pause it asked for (at %s)", c.at)
 		}
 	}
 	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "error")); n != 0 {
 		t.Errorf("%v failed Db reconciles: a held pass is not a failure", n)
+	}
+	got, err := f.dyn.Resource(dbs).Namespace(f.ns).Get(t.Context(), "d", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := readyCondition(got); c != nil {
+		t.Errorf("a held pass wrote the Db's Ready condition %v: it is quiet", c)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
 )
@@ -281,4 +282,62 @@ func TestSecretCacheForgetsExpiredSecrets(t *testing.T) {
 	if len(c.entries) != 1 {
 		t.Errorf("%d Secrets held after their TTL passed, want only the one just read", len(c.entries))
 	}
+}
+
+// A pass held by the endpoint's pause sent nothing: the next pass carries the trigger the
+// endpoint has not seen yet (a create stays a create), and waits for the pause to end —
+// not cut short by --backoff-max (it would only be held again) — spread a little, so that
+// the keys held together do not all call at the instant the pause ends.
+func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
+	var delays []time.Duration
+	q := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
+		workqueue.DefaultTypedControllerRateLimiter[string]()), added: func(d time.Duration) { delays = append(delays, d) }}
+	defer q.ShutDown()
+	c := &controller{e: &Engine{opts: Options{BackoffMax: 5 * time.Second}}, ledger: newLedger(), queue: q}
+	pause := 2 * time.Minute
+	for range 20 {
+		c.ledger.note("ns/a", TriggerCreate)
+		trigger, _, _ := c.ledger.begin("ns/a", time.Now())
+		c.schedule("ns/a", trigger, decision{action: actionRetryAfter, after: pause, quiet: true})
+		c.ledger.end("ns/a", time.Now(), false)
+		if got, _, _ := c.ledger.begin("ns/a", time.Now()); got != TriggerCreate {
+			t.Fatalf("after a held pass the trigger is %q, want create: the endpoint never saw it", got)
+		}
+		c.ledger.end("ns/a", time.Now(), false)
+	}
+	distinct := map[time.Duration]bool{}
+	for _, d := range delays {
+		if d < pause || d > pause+pause/4+time.Second {
+			t.Fatalf("held pass requeued after %s, want between the pause (%s) and a quarter more", d, pause)
+		}
+		distinct[d] = true
+	}
+	if len(distinct) < 2 {
+		t.Errorf("20 held passes all requeued after %v: not spread", delays)
+	}
+
+	// The key that got the 429 itself: a failure, retried after the pause but never later
+	// than --backoff-max, as a requeue.
+	delays = nil
+	c.ledger.note("ns/b", TriggerCreate)
+	trigger, _, _ := c.ledger.begin("ns/b", time.Now())
+	c.schedule("ns/b", trigger, decision{action: actionRetryAfter, after: pause})
+	c.ledger.end("ns/b", time.Now(), false)
+	if len(delays) != 1 || delays[0] != 5*time.Second {
+		t.Errorf("the throttled key requeued after %v, want --backoff-max (5s)", delays)
+	}
+	if got, _, _ := c.ledger.begin("ns/b", time.Now()); got != TriggerRequeue {
+		t.Errorf("the throttled key's next trigger is %q, want requeue", got)
+	}
+}
+
+// recordingQueue records the delay of every AddAfter.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	added func(time.Duration)
+}
+
+func (q *recordingQueue) AddAfter(key string, d time.Duration) {
+	q.added(d)
+	q.TypedRateLimitingInterface.AddAfter(key, d)
 }

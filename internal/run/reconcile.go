@@ -142,7 +142,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	if c.e.dry.oneShot() {
 		c.queue.Forget(key) // one pass each, whatever its outcome
 	} else {
-		c.schedule(key, d)
+		c.schedule(key, in.trigger, d)
 		c.armFinalizeDeadline(in, d)
 		if d.action == actionDone && !in.gone {
 			c.scheduleResync(key)
@@ -259,7 +259,7 @@ func (c *controller) observe(in input, d decision, start time.Time) {
 
 // schedule queues the key again as the decision asks. Every add is noted in the ledger
 // first, so the pass it starts knows its trigger.
-func (c *controller) schedule(key string, d decision) {
+func (c *controller) schedule(key string, trigger Trigger, d decision) {
 	switch d.action {
 	case actionDone:
 		c.queue.Forget(key)
@@ -274,6 +274,14 @@ func (c *controller) schedule(key string, d decision) {
 			c.queue.AddRateLimited(key)
 		}
 	case actionRetryAfter:
+		if d.quiet {
+			// Held by the server's pause, nothing sent: the endpoint has not seen this
+			// trigger yet. Wait for the pause to end (remote bounds it), spread by up to a
+			// quarter more so that the keys held together do not all call at once.
+			c.ledger.note(key, trigger)
+			c.queue.AddAfter(key, d.after+rand.N(d.after/4+time.Second))
+			return
+		}
 		c.ledger.note(key, TriggerRequeue)
 		// The endpoint picks the pause, but never longer than ork's own backoff ceiling.
 		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))

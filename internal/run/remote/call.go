@@ -48,6 +48,13 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 	if err != nil {
 		return nil, exchange.Exchange{}, callErr(KindRender, err, "render endpoint: %v", err)
 	}
+	// Before anything else is read (the CA, the token): a held call sends nothing, so it
+	// needs nothing, and cannot fail for want of it.
+	if wait := r.paused.remaining(endpoint, r.now()); wait > 0 {
+		// Another key's answer asked this server to wait: nothing is sent until then.
+		return nil, exchange.Exchange{}, &CallError{Kind: KindPaused, RetryAfter: wait,
+			Message: fmt.Sprintf("POST %s: not sent: the endpoint asked to wait (Retry-After) for %s more", redactURL(endpoint), wait.Round(time.Millisecond))}
+	}
 	client, err := r.client(ctx, req.Object)
 	if err != nil {
 		return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
@@ -57,11 +64,6 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 		if header, token, err = r.authHeader(ctx, req.Object); err != nil {
 			return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
 		}
-	}
-	if wait := r.paused.remaining(endpoint, r.now()); wait > 0 {
-		// Another key's answer asked this server to wait: nothing is sent until then.
-		return nil, exchange.Exchange{}, &CallError{Kind: KindPaused, RetryAfter: wait,
-			Message: fmt.Sprintf("POST %s: not sent: the endpoint asked to wait (Retry-After) for %s more", redactURL(endpoint), wait.Round(time.Millisecond))}
 	}
 	x := exchange.Exchange{Key: req.Key, Trigger: string(req.Trigger), Attempt: req.Attempt, URL: redactURL(endpoint), Request: body}
 	res, err := r.post(parent, ctx, client, endpoint, body, header, token, &x)
@@ -223,7 +225,7 @@ func (r *Reconciler) statusErr(u *url.URL, resp *http.Response, token string) (*
 	}
 	ce := &CallError{Kind: KindHTTPStatus, StatusCode: resp.StatusCode, Message: msg}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		ce.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), r.now())
+		ce.RetryAfter = min(parseRetryAfter(resp.Header.Get("Retry-After"), r.now()), maxPause)
 	}
 	return ce, head
 }

@@ -37,6 +37,13 @@ func (p *Pauses) pause(u *url.URL, now time.Time, d time.Duration) {
 	if until.After(p.until[serverOf(u)]) {
 		p.until[serverOf(u)] = until
 	}
+	// Forget the pauses that ended, so that a templated endpoint (a host per CR) does not
+	// leave one entry per server for the life of the engine.
+	for server, t := range p.until {
+		if !now.Before(t) {
+			delete(p.until, server)
+		}
+	}
 }
 
 // remaining is how long the server still asked to wait; 0 when it did not, or no longer.

@@ -143,3 +143,35 @@ func serveOneThenClose(c net.Conn) {
 	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	_, _ = br.ReadString('\n') // the next request on this connection: closed unanswered
 }
+
+// A call held by the server's pause reads no Secret: nothing is sent, so the token is not
+// needed, and a failing Secret read must not turn a quiet hold into an auth failure. A
+// Retry-After beyond the longest pause is reported as that pause.
+func TestHeldCallReadsNoSecret(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "86400")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	sec := newSecrets("orkestra-system/tok/token", "s3cr3t")
+	r := mustNew(t, crd(srv.URL, func(rem *katalog.Remote) {
+		rem.Auth = &katalog.Auth{SecretRef: &katalog.SecretKeyRef{Name: "tok", Key: "token"}}
+	}), Options{Secrets: sec, Now: func() time.Time { return now }})
+	_, err := r.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.RetryAfter != maxPause {
+		t.Fatalf("a day's Retry-After: %v, want one of %s (the longest pause)", err, maxPause)
+	}
+	sec.mu.Lock()
+	reads := len(sec.reads)
+	sec.mu.Unlock()
+	_, err = r.Reconcile(context.Background(), Request{Key: "default/b", Object: webapp()})
+	if !errors.As(err, &ce) || ce.Kind != KindPaused {
+		t.Fatalf("during the pause: %v, want a held call", err)
+	}
+	sec.mu.Lock()
+	defer sec.mu.Unlock()
+	if len(sec.reads) != reads {
+		t.Errorf("a held call read Secrets %v, want none", sec.reads[reads:])
+	}
+}
