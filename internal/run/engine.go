@@ -132,6 +132,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// No Secret read outlives the run (after the drain: defers run in reverse).
+	defer e.secrets.close()
 	srv, err := e.startServers()
 	if err != nil {
 		return err

@@ -16,8 +16,9 @@ import (
 // instead of one per call. Not a watch: the generated RBAC for a static name is `get` only.
 const DefaultSecretTTL = 5 * time.Second
 
-// secretReadTimeout bounds one GET of a Secret.
-const secretReadTimeout = 10 * time.Second
+// secretReadTimeout bounds one GET of a Secret; as long as the longest default call timeout,
+// so that a slow apiserver fails the call as late as it would have anyway.
+const secretReadTimeout = 30 * time.Second
 
 // secretCache reads Secret keys with a GET, reused for ttl. Concurrent reads of one Secret
 // share one GET.
@@ -25,6 +26,11 @@ type secretCache struct {
 	kube kubernetes.Interface
 	ttl  time.Duration
 	now  func() time.Time
+
+	// life ends the reads in flight when the engine stops (close); reads counts them.
+	life  context.Context
+	end   context.CancelFunc
+	reads sync.WaitGroup
 
 	mu        sync.Mutex
 	entries   map[string]*secretEntry
@@ -40,7 +46,14 @@ type secretEntry struct {
 }
 
 func newSecretCache(kube kubernetes.Interface, ttl time.Duration) *secretCache {
-	return &secretCache{kube: kube, ttl: ttl, now: time.Now, entries: map[string]*secretEntry{}}
+	life, end := context.WithCancel(context.Background())
+	return &secretCache{kube: kube, ttl: ttl, now: time.Now, life: life, end: end, entries: map[string]*secretEntry{}}
+}
+
+// close ends the reads in flight and waits for them: nothing outlives the engine's run.
+func (s *secretCache) close() {
+	s.end()
+	s.reads.Wait()
 }
 
 func (s *secretCache) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
@@ -63,7 +76,7 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 		s.sweep()
 		e = &secretEntry{ready: make(chan struct{})}
 		s.entries[id] = e
-		go s.read(e, namespace, name)
+		s.reads.Go(func() { s.read(e, namespace, name) })
 	}
 	s.mu.Unlock()
 	select {
@@ -74,11 +87,11 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 	}
 }
 
-// read GETs the Secret for every caller waiting on e, under a timeout of its own rather
-// than the context of the caller that happened to start it: one caller giving up must not
-// fail the read for the others.
+// read GETs the Secret for every caller waiting on e, under a timeout of its own and the
+// engine's life rather than the context of the caller that happened to start it: one caller
+// giving up must not fail the read for the others.
 func (s *secretCache) read(e *secretEntry, namespace, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), secretReadTimeout)
+	ctx, cancel := context.WithTimeout(s.life, secretReadTimeout)
 	defer cancel()
 	e.secret, e.err = s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	e.expires = s.now().Add(s.ttl)
