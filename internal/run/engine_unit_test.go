@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/runplan"
 )
 
 func TestLedgerKeepsTheStrongestTrigger(t *testing.T) {
@@ -340,4 +341,20 @@ type recordingQueue struct {
 func (q *recordingQueue) AddAfter(key string, d time.Duration) {
 	q.added(d)
 	q.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+// A dry-run pass held by the endpoint's pause sent nothing: its plan says not called.
+func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
+	var plans []runplan.CR
+	dry := newDryRunner(Options{DryRun: true, OnPlan: func(p runplan.CR) { plans = append(plans, p) }}, 1)
+	crd := &katalog.CRD{Name: "app", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: &katalog.Remote{}}}}
+	c := &controller{e: &Engine{dry: dry}, crd: crd}
+	cr := &unstructured.Unstructured{}
+	cr.SetNamespace("ns")
+	cr.SetName("a")
+	c.emitPlan(input{key: "ns/a", cr: cr, trigger: TriggerCreate},
+		decision{action: actionRetryAfter, quiet: true, reason: "RemoteThrottled", message: "not sent"})
+	if len(plans) != 1 || plans[0].Called {
+		t.Errorf("plans %+v, want one that says not called", plans)
+	}
 }
