@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,15 +19,7 @@ import (
 // that got it: nothing is sent until it ends, and each key is told how long is left.
 func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	var requests atomic.Int32
-	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
-		if requests.Add(1) == 1 {
-			w.Header().Set("Retry-After", "10")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		_, _ = w.Write([]byte(`{"result":"ok"}`))
-	})
+	srv, requests := throttledOnce(t)
 	r := mustNew(t, crd(srv.URL, nil), Options{Now: func() time.Time { return now }})
 	obj := func(name string) map[string]any {
 		o := webapp()
@@ -59,15 +52,7 @@ func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
 // too; a CRD on another server is not held.
 func TestRetryAfterPausesTheServerForEveryCRD(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	var requests atomic.Int32
-	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
-		if requests.Add(1) == 1 {
-			w.Header().Set("Retry-After", "10")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		_, _ = w.Write([]byte(`{"result":"ok"}`))
-	})
+	srv, requests := throttledOnce(t)
 	other, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"result":"ok"}`))
 	})
@@ -95,6 +80,21 @@ func TestRetryAfterPausesTheServerForEveryCRD(t *testing.T) {
 	if _, err := elsewhere.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err != nil {
 		t.Errorf("a CRD on another server was held: %v", err)
 	}
+}
+
+// throttledOnce is an endpoint that answers its first request 429 with Retry-After: 10 and
+// every later one ok; it counts the requests.
+func throttledOnce(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var requests atomic.Int32
+	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.Header().Set("Retry-After", "10")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"result":"ok"}`))
+	})
+	return srv, &requests
 }
 
 // A server that closes an idle keep-alive connection as the next request arrives on it (as
