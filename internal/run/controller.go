@@ -244,8 +244,8 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
 	var ownDelete bool
 	if deleted {
-		ownDelete = c.e.writes.own(ev, false) // ork pruned it: asked for, no news
-		c.e.writes.forget(ev)                 // whoever owned it: the record must not outlive the object
+		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news
+		c.e.writes.forget(ev)                // whoever owned it: the record must not outlive the object
 	}
 	key, ok := c.ownerKey(u)
 	if !ok {

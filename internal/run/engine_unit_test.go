@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -209,7 +210,8 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 	if level, _, _ := unstructured.NestedString(got.Object, "data", "level"); level != "edited-by-user" {
 		t.Errorf("data.level = %q after a create-only pass, want the user's edit kept", level)
 	}
-	for _, a := range dyn.Actions() {
+	// Applies go through the metadata client: both clients are checked.
+	for _, a := range append(dyn.Actions(), meta.Actions()...) {
 		if v := a.GetVerb(); v != "create" && v != "get" {
 			t.Errorf("create-only pass sent a %q: only a create is allowed", v)
 		}
@@ -356,5 +358,45 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 		decision{action: actionRetryAfter, quiet: true, reason: "RemoteThrottled", message: "not sent"})
 	if len(plans) != 1 || plans[0].Called {
 		t.Errorf("plans %+v, want one that says not called", plans)
+	}
+}
+
+// A child deleted while ork's watch was down comes back, after the relist, as a tombstone
+// carrying the last object ork saw, often the very version ork wrote. That is someone
+// else's delete, not an echo of ork's write: the owner is queued so that the child is
+// created again. Only ork's own prune is its own delete.
+func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
+	c := &controller{
+		e:      &Engine{writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}},
+		crd:    &katalog.CRD{Name: "app"},
+		gvk:    gvk,
+		ledger: newLedger(),
+		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+	}
+	defer c.queue.ShutDown()
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	child := &unstructured.Unstructured{}
+	child.SetNamespace("ns")
+	child.SetName("web")
+	child.SetUID("child-uid")
+	child.SetResourceVersion("42")
+	child.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(
+		&metav1.ObjectMeta{Name: "a", UID: "cr-uid"}, gvk)})
+	c.e.writes.wrote(refOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
+
+	c.onChild(gr, nil, cache.DeletedFinalStateUnknown{Key: "ns/web", Obj: child}, true)
+	if c.queue.Len() != 1 {
+		t.Fatalf("a child deleted during a watch gap queued %d keys, want its owner", c.queue.Len())
+	}
+
+	// ork's own prune of the same child is no news.
+	c.e.writes.wrote(refOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
+	c.e.writes.pruning(refOf(gr, child), "child-uid")
+	key, _ := c.queue.Get()
+	c.queue.Done(key)
+	c.onChild(gr, nil, child, true)
+	if c.queue.Len() != 0 {
+		t.Errorf("ork's own prune queued the owner")
 	}
 }

@@ -138,6 +138,15 @@ func (b *writeBook) unchanged(ref childRef, digest [sha256.Size]byte, cachedRV s
 // own reports whether a child event is ork's own write coming back. With upTo, any version
 // not newer than the state ork's last write left counts too: when the reconciler never sees
 // the children, a change that ork's later write already followed needs no new call.
+// ownDelete reports whether a child's delete is ork's own prune. A write ork made says
+// nothing about a delete: after a relist, a delete ork's watch missed arrives as a tombstone
+// carrying the last object seen, often the very version ork wrote.
+func (b *writeBook) ownDelete(ev childEvent) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ev.uid != "" && b.pruned[ev.ref] == ev.uid
+}
+
 func (b *writeBook) own(ev childEvent, upTo bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
