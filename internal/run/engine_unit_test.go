@@ -400,3 +400,28 @@ func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 		t.Errorf("ork's own prune queued the owner")
 	}
 }
+
+// A child ork created in one pass and the next pass no longer lists is pruned even when the
+// child cache has not seen it yet (the two passes came within the event's latency): its add
+// event, when it arrives, is ork's own write and queues nothing, so this pass is the only
+// one that would prune it.
+func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
+		cache.Indexers{ownerIndex: ownerUIDIndex})
+	c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: inf}}}
+	cr := &unstructured.Unstructured{}
+	cr.SetName("a")
+	cr.SetUID("cr-uid")
+	made := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "ns", ResourceVersion: "7"}}
+	kept := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "8"}}
+	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns", ResourceVersion: "9"}}
+	c.e.writes.wrote(refOf(gvr.GroupResource(), made), [32]byte{1}, "cr-uid", nil, made)
+	c.e.writes.wrote(refOf(gvr.GroupResource(), kept), [32]byte{2}, "cr-uid", nil, kept)
+	c.e.writes.wrote(refOf(gvr.GroupResource(), other), [32]byte{3}, "another-cr", nil, other)
+
+	cands := c.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
+	if len(cands) != 1 || cands[0].ref.name != "old" || cands[0].gvr != gvr {
+		t.Fatalf("candidates %+v, want only the child ork wrote for this CR and no longer keeps", cands)
+	}
+}

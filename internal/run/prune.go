@@ -84,6 +84,25 @@ func (c *controller) pruneCandidates(cr *unstructured.Unstructured, kept map[chi
 			}
 		}
 	}
+	// Children ork wrote for cr that the cache has not seen yet (the pass before created
+	// them moments ago): read live by pruneOne. Their add event, ork's own write, queues
+	// nothing, so only this pass would prune them.
+	seen := map[childRef]bool{}
+	for _, cand := range out {
+		seen[cand.ref] = true
+	}
+	for _, ref := range c.e.writes.writtenFor(cr.GetUID()) {
+		if kept[ref] || seen[ref] {
+			continue
+		}
+		for _, ch := range c.children {
+			if ch.gvr.GroupResource() == ref.gr {
+				if _, cached, _ := ch.informer.GetIndexer().GetByKey(ref.key()); !cached {
+					out = append(out, pruneCandidate{gvr: ch.gvr, ref: ref})
+				}
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b pruneCandidate) int {
 		return cmp.Or(cmp.Compare(a.ref.gr.String(), b.ref.gr.String()),
 			cmp.Compare(a.ref.namespace, b.ref.namespace), cmp.Compare(a.ref.name, b.ref.name))
@@ -102,6 +121,12 @@ func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
 // gone already). ork's delete is noted first, so that its event costs no call.
 func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
 	live := cand.obj
+	if live == nil { // not cached yet
+		var err error
+		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref); err != nil {
+			return false, err
+		}
+	}
 	for range childWriteAttempts {
 		if live == nil || !prunable(cr, live) {
 			return false, nil

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,6 +18,14 @@ import (
 type childRef struct {
 	gr              schema.GroupResource
 	namespace, name string
+}
+
+// key is the child's informer cache key.
+func (r childRef) key() string {
+	if r.namespace == "" {
+		return r.name
+	}
+	return r.namespace + "/" + r.name
 }
 
 func refOf(gr schema.GroupResource, u metav1.Object) childRef {
@@ -54,10 +63,14 @@ type writeBook struct {
 	// pruned is the uid of each child ork is deleting (prune): every event of that object
 	// until it is gone is ork's own delete coming back.
 	pruned map[childRef]types.UID
+	// byOwner indexes writes by the CR that wrote them, for prune: a child written just
+	// before may not be in the child cache yet.
+	byOwner map[types.UID]map[childRef]bool
 }
 
 func newWriteBook() *writeBook {
-	return &writeBook{writes: map[childRef]childWrite{}, pruned: map[childRef]types.UID{}}
+	return &writeBook{writes: map[childRef]childWrite{}, pruned: map[childRef]types.UID{},
+		byOwner: map[types.UID]map[childRef]bool{}}
 }
 
 // pruning notes that ork is about to delete the object uid at ref; before the request, so
@@ -73,7 +86,7 @@ func (b *writeBook) pruning(ref childRef, uid types.UID) {
 func (b *writeBook) prunedDone(ref childRef) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.writes, ref)
+	b.drop(ref)
 }
 
 // relisted withdraws any note of pruning of ref: the reconciler wants it again, so its
@@ -99,11 +112,40 @@ func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UI
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.writes[ref]
+	if w.owner != owner {
+		b.unindex(ref, w.owner)
+		if b.byOwner[owner] == nil {
+			b.byOwner[owner] = map[childRef]bool{}
+		}
+		b.byOwner[owner][ref] = true
+	}
 	w.digest, w.rv, w.owner = digest, after.GetResourceVersion(), owner
 	if before == nil || before.GetResourceVersion() != w.rv {
 		w.made = [2]string{w.rv, w.made[0]}
 	}
 	b.writes[ref] = w
+}
+
+// writtenFor lists the children ork last wrote for owner.
+func (b *writeBook) writtenFor(owner types.UID) []childRef {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Collect(maps.Keys(b.byOwner[owner]))
+}
+
+// drop forgets ork's write of ref. b.mu is held.
+func (b *writeBook) drop(ref childRef) {
+	b.unindex(ref, b.writes[ref].owner)
+	delete(b.writes, ref)
+}
+
+func (b *writeBook) unindex(ref childRef, owner types.UID) {
+	if refs := b.byOwner[owner]; refs != nil {
+		delete(refs, ref)
+		if len(refs) == 0 {
+			delete(b.byOwner, owner)
+		}
+	}
 }
 
 func (b *writeBook) get(ref childRef) (childWrite, bool) {
@@ -119,7 +161,7 @@ func (b *writeBook) forget(ev childEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w, ok := b.writes[ev.ref]; ok && compareRV(w.rv, ev.rv) <= 0 {
-		delete(b.writes, ev.ref)
+		b.drop(ev.ref)
 	}
 	if ev.uid != "" && b.pruned[ev.ref] == ev.uid {
 		delete(b.pruned, ev.ref)
