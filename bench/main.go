@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string) error {
 	idle := fs.Duration("idle", 30*time.Second, "how long to watch ork idle after convergence")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on one convergence")
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
+	orkBin := fs.String("ork", "", "measure this ork binary instead of building ./cmd/ork (e.g. an older commit's, for a before/after)")
 	profile := fs.Duration("profile", 0, "take ork's CPU profile for this long from the first create (ork-cpu-<N>.pprof; go tool pprof)")
 	mode := fs.String("mode", "", "internal: ceiling or operator")
 	workers := fs.Int("workers", 1, "internal: the operator's MaxConcurrentReconciles")
@@ -84,9 +85,11 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	bin, err := buildOrk(ctx, o.out)
-	if err != nil {
-		return err
+	bin := *orkBin
+	if bin == "" {
+		if bin, err = buildOrk(ctx, o.out); err != nil {
+			return err
+		}
 	}
 	if len(o.memory) > 0 {
 		return measureMemory(ctx, bin, o)
