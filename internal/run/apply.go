@@ -238,7 +238,7 @@ func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 	if cached != nil && (p.createOnly || controlledBy(cr, cached)) {
 		return cached, nil
 	}
-	live, err := c.liveChild(ctx, p)
+	live, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if !precondition.Failed(err) || fieldConflict(err) {
 			return false, false, c.applyError(p, err)
 		}
-		if live, err = c.liveChild(ctx, p); err != nil {
+		if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
 			return false, false, err
 		}
 	}
@@ -337,7 +337,7 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		case !apierrors.IsAlreadyExists(err):
 			return false, false, c.applyError(p, err)
 		}
-		if live, err = c.liveChild(ctx, p); err != nil || live == nil {
+		if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil || live == nil {
 			return false, false, err
 		}
 	}
@@ -413,18 +413,6 @@ func (c *controller) cachedChild(p planned) metav1.Object {
 		return m
 	}
 	return nil
-}
-
-// liveChild reads the child's metadata from the apiserver; nil when absent.
-func (c *controller) liveChild(ctx context.Context, p planned) (metav1.Object, error) {
-	u, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, failed(reasonApplyFailed, "read %s/%s: %v", p.gvr.Resource, p.obj.GetName(), err)
-	}
-	return u, nil
 }
 
 // applyError says what a failed write was: a field another manager owns (forceConflict

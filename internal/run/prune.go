@@ -123,7 +123,7 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 	live := cand.obj
 	if live == nil { // not cached yet
 		var err error
-		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref); err != nil {
+		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
 			return false, err
 		}
 	}
@@ -160,21 +160,22 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
 		}
 		// Changed or replaced since the cache saw it: judge the live object.
-		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref); err != nil {
+		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
 			return false, err
 		}
 	}
 	return false, failed(reasonPruneFailed, "prune %s/%s: the object kept changing under %d deletes", cand.gvr.Resource, cand.ref.name, childWriteAttempts)
 }
 
-// readChildMeta reads a child's metadata from the apiserver; nil when absent.
-func (c *controller) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef) (metav1.Object, error) {
+// readChildMeta reads a child's metadata from the apiserver; nil when absent. A failure
+// is reported under reason (the apply's or the prune's).
+func (c *controller) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef, reason string) (metav1.Object, error) {
 	u, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, failed(reasonPruneFailed, "read %s/%s: %v", gvr.Resource, ref.name, err)
+		return nil, failed(reason, "read %s/%s: %v", gvr.Resource, ref.name, err)
 	}
 	return u, nil
 }
