@@ -127,6 +127,23 @@ func certPool(pem []byte) (*x509.CertPool, error) {
 // (as kubeconfig's certificate-authority does): the endpoint is trusted through that CA
 // only. Redirects are not followed: net/http would turn the POST into a GET without body.
 func newClient(roots *x509.CertPool, insecure bool) *http.Client {
+	return newClientWith(roots, insecure, h2Health{readIdle: h2ReadIdleTimeout, ping: h2PingTimeout})
+}
+
+// HTTP/2 health check, as client-go sets it for the apiserver: a connection that reads no
+// frame for h2ReadIdleTimeout is pinged, and closed when no answer comes within
+// h2PingTimeout. Without it a connection that dies silently (a NAT or load balancer that
+// dropped it, a frozen peer) holds every call multiplexed on it until the CRD's timeout, and
+// the next calls pick the same dead connection.
+const (
+	h2ReadIdleTimeout = 30 * time.Second
+	h2PingTimeout     = 15 * time.Second
+)
+
+// h2Health are the HTTP/2 health-check timings of a client.
+type h2Health struct{ readIdle, ping time.Duration }
+
+func newClientWith(roots *x509.CertPool, insecure bool, h2 h2Health) *http.Client {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy:             http.ProxyFromEnvironment,
@@ -145,6 +162,7 @@ func newClient(roots *x509.CertPool, insecure bool) *http.Client {
 			MinVersion:         tls.VersionTLS12,
 		},
 	}
+	tr.HTTP2 = &http.HTTP2Config{SendPingTimeout: h2.readIdle, PingTimeout: h2.ping}
 	return &http.Client{
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
