@@ -16,10 +16,10 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 )
 
-// One service often reconciles several CRDs. Its 429 with Retry-After is about the server:
-// while the pause holds, ork sends it no call for any CRD, and the held pass is quiet (a
-// requeue, no failure).
-func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
+// One service often reconciles several CRDs at one endpoint. Its 429 with Retry-After is
+// about the endpoint: while the pause holds, ork sends it no call for any CRD, and the held
+// pass is quiet (a requeue, no failure).
+func TestRetryAfterHoldsEveryCRDOfTheEndpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.installCRD("Db", "dbs")
@@ -35,7 +35,7 @@ func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
 		return okWithChildren(c)
 	})
 	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL + "/apps"})
-	f.start(twoCRDKatalog(t, f, ep.srv.URL), nil)
+	f.start(twoCRDKatalog(t, f, ep.srv.URL, "/apps"), nil)
 
 	f.createCR("a", map[string]any{})
 	if c := ep.next(t); kindOf(c) != "App" {
@@ -53,7 +53,7 @@ func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
 	if _, err := f.dyn.Resource(dbs).Namespace(f.ns).Create(t.Context(), db, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the Db's pass held by the server's pause", func() (bool, error) {
+	f.eventually("the Db's pass held by the endpoint's pause", func() (bool, error) {
 		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue")) >= 1, nil
 	})
 	ep.mu.Lock()
@@ -77,8 +77,8 @@ func TestRetryAfterHoldsEveryCRDOfTheServer(t *testing.T) {
 }
 
 // twoCRDKatalog extends the fixture's Katalog with a second CRD, Db, on the same server as
-// the App (another path).
-func twoCRDKatalog(t *testing.T, f *fixture, server string) *katalog.Set {
+// the App, at dbPath.
+func twoCRDKatalog(t *testing.T, f *fixture, server, dbPath string) *katalog.Set {
 	t.Helper()
 	raw, err := os.ReadFile(f.katalog)
 	if err != nil {
@@ -92,9 +92,9 @@ func twoCRDKatalog(t *testing.T, f *fixture, server string) *katalog.Set {
 	db := strings.NewReplacer(
 		"    app:\n", "    db:\n",
 		"kind: App, plural: apps", "kind: Db, plural: dbs",
-		fmt.Sprintf("%q", server+"/apps"), fmt.Sprintf("%q", server+"/dbs"),
+		fmt.Sprintf("%q", server+"/apps"), fmt.Sprintf("%q", server+dbPath),
 	).Replace(doc[i:])
-	if !strings.Contains(db, server+"/dbs") || !strings.Contains(db, "plural: dbs") {
+	if !strings.Contains(db, server+dbPath) || !strings.Contains(db, "plural: dbs") {
 		t.Fatalf("the Db block was not derived:\n%s", db)
 	}
 	if err := os.WriteFile(f.katalog, []byte(strings.TrimRight(doc, "\n")+"\n"+db), 0o600); err != nil {

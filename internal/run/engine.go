@@ -50,7 +50,7 @@ type Engine struct {
 	childLocks childLocks
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
-	// pauses are the endpoint servers that asked to wait (Retry-After), shared by every
+	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
 	// dry is the dry run (DryRun); nil when ork writes for real.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 )
 
-// A 429 with Retry-After silences the endpoint's server for every key, not only the one
+// A 429 with Retry-After silences the endpoint for every key, not only the one
 // that got it: nothing is sent until it ends, and each key is told how long is left.
 func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -47,22 +48,37 @@ func TestRetryAfterPausesTheWholeEndpoint(t *testing.T) {
 	}
 }
 
-// One service often reconciles several CRDs. Its Retry-After is about the server, so with
-// shared Pauses a 429 answered to one CRD's call holds the other CRD's calls to that server
-// too; a CRD on another server is not held.
-func TestRetryAfterPausesTheServerForEveryCRD(t *testing.T) {
+// One service often reconciles several CRDs at one endpoint. Its Retry-After is about the
+// endpoint, so with shared Pauses a 429 answered to one CRD's call holds the other CRD's
+// calls to it too (written with the scheme's default port, it is the same endpoint); a CRD at
+// another path of the same server, or on another server, is not held.
+func TestRetryAfterPausesTheEndpointForEveryCRD(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	srv, requests := throttledOnce(t)
+	var requests, otherPath atomic.Int32
+	srv, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/reconcile" {
+			otherPath.Add(1)
+			_, _ = w.Write([]byte(`{"result":"ok"}`))
+			return
+		}
+		if requests.Add(1) == 1 {
+			w.Header().Set("Retry-After", "10")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"result":"ok"}`))
+	})
 	other, _ := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"result":"ok"}`))
 	})
 	pauses := NewPauses()
 	opts := Options{Now: func() time.Time { return now }, Pauses: pauses}
-	webapps := mustNew(t, crd(srv.URL+"/webapps", nil), opts)
-	second := crd(srv.URL+"/databases", nil)
+	webapps := mustNew(t, crd(srv.URL+"/reconcile", nil), opts)
+	second := crd(srv.URL+"/./reconcile", nil)
 	second.Name = "database"
 	second.APITypes = &katalog.APITypes{Group: "myorg.io", Version: "v1", Kind: "Database", Plural: "databases"}
 	databases := mustNew(t, second, opts)
+	anotherPath := mustNew(t, crd(srv.URL+"/other", nil), opts)
 	elsewhere := mustNew(t, crd(other.URL, nil), opts)
 
 	if _, err := webapps.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err == nil {
@@ -72,13 +88,49 @@ func TestRetryAfterPausesTheServerForEveryCRD(t *testing.T) {
 	_, err := databases.Reconcile(context.Background(), Request{Key: "default/db", Object: webapp()})
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Kind != KindPaused || ce.RetryAfter != 6*time.Second {
-		t.Fatalf("another CRD's call to the paused server: %v, want paused with the 6s left", err)
+		t.Fatalf("another CRD's call to the paused endpoint: %v, want paused with the 6s left", err)
 	}
 	if n := requests.Load(); n != 1 {
-		t.Errorf("%d requests reached the server during its pause, want 1", n)
+		t.Errorf("%d requests reached the endpoint during its pause, want 1", n)
+	}
+	if _, err := anotherPath.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err != nil {
+		t.Errorf("another path of the paused endpoint's server was held: %v", err)
+	}
+	if n := otherPath.Load(); n != 1 {
+		t.Errorf("%d requests reached the other path, want 1", n)
 	}
 	if _, err := elsewhere.Reconcile(context.Background(), Request{Key: "default/a", Object: webapp()}); err != nil {
 		t.Errorf("a CRD on another server was held: %v", err)
+	}
+}
+
+// The pause's key names one endpoint however its URL is written.
+func TestPauseKeyIsTheEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://h/reconcile", "http://h:80/reconcile", true},
+		{"https://h/reconcile", "https://H:443/reconcile", true},
+		{"http://h/a/../reconcile", "http://h/reconcile", true},
+		{"http://h", "http://h/", true},
+		{"http://h/reconcile?x=1", "http://h/reconcile", true},
+		{"http://h/reconcile", "http://h/other", false},
+		{"http://h:8080/reconcile", "http://h/reconcile", false},
+		{"http://h/reconcile", "https://h/reconcile", false},
+		{"http://h/reconcile", "http://g/reconcile", false},
+	} {
+		a, err := url.Parse(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := url.Parse(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := endpointOf(a) == endpointOf(b); got != tc.same {
+			t.Errorf("%s and %s: same endpoint %v (%s, %s), want %v", tc.a, tc.b, got, endpointOf(a), endpointOf(b), tc.same)
+		}
 	}
 }
 

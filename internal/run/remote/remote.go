@@ -51,7 +51,7 @@ type Options struct {
 	// with the exchange: request body, response (the token scrubbed), outcome. The auth
 	// header is never in it. exchange.Recorder.Record fits. Default: nil.
 	Record func(exchange.Exchange)
-	// Pauses, when set, is shared with other Reconcilers, so that an endpoint server's
+	// Pauses, when set, is shared with other Reconcilers, so that an endpoint's
 	// Retry-After holds every CRD's calls to it. Default: the Reconciler's own.
 	Pauses *Pauses
 }
@@ -124,7 +124,7 @@ type Reconciler struct {
 	observe          func(string, time.Duration)
 	record           func(exchange.Exchange)
 	now              func() time.Time
-	// paused are the endpoint servers that asked to wait (Retry-After).
+	// paused are the endpoints that asked to wait (Retry-After).
 	paused *Pauses
 }
 
