@@ -42,11 +42,13 @@ func Has(obj metav1.Object) bool { return slices.Contains(obj.GetFinalizers(), N
 // Set puts ork's finalizer on obj (present) or takes it off, through client (the resource
 // interface of obj's type and namespace). It returns the object as the write left it, obj
 // itself when there was nothing to do, or nil when obj is gone or was replaced by another
-// object of the same name.
+// object of the same name. An add to an object found being deleted is not sent (the
+// apiserver forbids new finalizers then): the object is returned as read, without ork's
+// finalizer, for the caller to see the delete.
 func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, present bool, opts Options) (*unstructured.Unstructured, error) {
 	cur := obj
 	for range attempts {
-		if Has(cur) == present {
+		if Has(cur) == present || (present && cur.GetDeletionTimestamp() != nil) {
 			return cur, nil
 		}
 		if opts.BeforeWrite != nil {

@@ -95,14 +95,22 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 	if out == nil {
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "deleted meanwhile"}, nil
 	}
-	_, _ = stripManagedFields(out)
-	if out != in.cr {
-		action := runplan.RemoveFinalizer
-		if present {
-			action = runplan.AddFinalizer
-		}
-		c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
+	if out == in.cr {
+		// Nothing was written; in.cr may be the informer's cached object, which is shared
+		// and never mutated (it already has no managedFields).
+		return nil, nil
 	}
+	_, _ = stripManagedFields(out)
+	if present && !finalizer.Has(out) {
+		// Deleted between the read and the add (the apiserver forbids new finalizers then):
+		// the delete's own pass comes with its update event.
+		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "being deleted meanwhile"}, nil
+	}
+	action := runplan.RemoveFinalizer
+	if present {
+		action = runplan.AddFinalizer
+	}
+	c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
 	in.cr, in.written = out, true
 	return nil, nil
 }
