@@ -202,7 +202,6 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	return rep, nil
 }
 
-
 func key(cr *unstructured.Unstructured) string {
 	if cr.GetNamespace() == "" {
 		return cr.GetName()
