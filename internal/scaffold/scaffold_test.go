@@ -43,7 +43,7 @@ func TestEveryFlavourValidates(t *testing.T) {
 	for _, o := range []Options{
 		{},
 		{Remote: RemoteGo},
-		{Remote: RemotePython, Kind: "Database", Group: "data.myorg.io", Name: "db"},
+		{Remote: RemotePython, Kind: "Database", Group: "data.myorg.io", Name: "db", Namespace: "team-a"},
 	} {
 		t.Run(string(o.Complete().Remote), func(t *testing.T) {
 			dir := write(t, o)
@@ -104,8 +104,8 @@ func TestPythonReconcilerTestPasses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3 -m unittest in the generated reconciler: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "Ran 7 tests") || !strings.Contains(string(out), "\nOK") {
-		t.Errorf("want 7 tests, all passing:\n%s", out)
+	if !strings.Contains(string(out), "Ran 14 tests") || !strings.Contains(string(out), "\nOK") {
+		t.Errorf("want 14 tests, all passing:\n%s", out)
 	}
 }
 
@@ -150,6 +150,55 @@ func TestWriteRefusesToOverwriteUnlessForced(t *testing.T) {
 	}
 }
 
+// A README.md of the user's own is extended: ork init's section is appended below it, and
+// --force replaces that section alone.
+func TestWriteExtendsAnExistingREADME(t *testing.T) {
+	files, err := Files(Options{Remote: RemoteGo}.Complete())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	const mine = "# My project\n\nmy notes\n"
+	if err := os.WriteFile(readme, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, files, false); err != nil {
+		t.Fatalf("a README of the user's own must not stop ork init: %v", err)
+	}
+	got, _ := os.ReadFile(readme)
+	if !strings.HasPrefix(string(got), mine+"\n"+SectionStart+"\n") || !strings.HasSuffix(string(got), SectionEnd+"\n") {
+		t.Fatalf("want the user's text, a blank line, then ork init's section:\n%s", got)
+	}
+
+	// Again: the section exists, so the README is refused like every other file.
+	var exists *ExistsError
+	if _, err := Write(dir, files, false); !errors.As(err, &exists) || !slices.Contains(exists.Paths, readme) {
+		t.Fatalf("want the README with ork init's section refused without --force, got %v", err)
+	}
+	// --force with other options: the section is replaced, the user's text kept, nothing doubled.
+	edited := strings.Replace(string(got), SectionEnd, "\nmore notes, after the section\n"+SectionEnd, 1) + "trailing notes\n"
+	if err := os.WriteFile(readme, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err = Files(Options{Remote: RemotePython, Namespace: "team-a"}.Complete())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, files, true); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(readme)
+	for _, want := range []string{mine, "python3 reconciler.py", "--namespace team-a", "trailing notes\n"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("README lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(string(got), SectionStart) != 1 || strings.Contains(string(got), "more notes") || strings.Contains(string(got), "go run .") {
+		t.Errorf("--force must replace ork init's section, and only it:\n%s", got)
+	}
+}
+
 func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options
@@ -163,6 +212,11 @@ func TestOptions(t *testing.T) {
 		{Options{Group: "Example.com"}, `group "Example.com"`},
 		{Options{Name: "Web_App"}, `name "Web_App": want lowercase letters`},
 		{Options{Remote: "ruby"}, `remote "ruby": want go, python or none`},
+		{Options{Namespace: "Team_A"}, `namespace "Team_A": want lowercase letters`},
+		{Options{Name: "1db", Remote: RemoteGo}, `the reconciler's Service would be "1db-operator-reconciler", which is no DNS-1035 label`},
+		{Options{Name: "1db"}, ""}, // no Service without a remote reconciler
+		{Options{Name: strings.Repeat("a", 44), Remote: RemotePython}, "which is no DNS-1035 label"},
+		{Options{Name: strings.Repeat("a", 43), Remote: RemotePython}, ""},
 	} {
 		err := tc.o.Complete().Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
