@@ -112,6 +112,9 @@ func nextSteps(opts initOptions) string {
 		return steps + fmt.Sprintf("  ork simulate -f %s\n  ork run --install-crds -f %s\n  kubectl apply -f %s\nin a cluster: see %s\n",
 			k, k, filepath.Join(opts.dir, "cr.yaml"), filepath.Join(opts.dir, "README.md"))
 	}
+	if opts.gen.Namespace != scaffold.DefaultNamespace {
+		steps += fmt.Sprintf("  kubectl create namespace %s\n", opts.gen.Namespace)
+	}
 	return steps + fmt.Sprintf("  kubectl apply -f %s\n  ork run --install-crds --namespace %s -f %s --endpoint %s=http://%s/reconcile\n  kubectl apply -f %s\nin a cluster: see %s\n",
 		filepath.Join(opts.dir, "secret.yaml"), opts.gen.Namespace, k, opts.gen.Name, local,
 		filepath.Join(opts.dir, "cr.yaml"), filepath.Join(opts.dir, "README.md"))
