@@ -33,6 +33,21 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 	// A group of its own: the CRD stays in the shared apiserver after the test.
 	o := Options{Remote: RemoteGo, Group: "local-e2e.example.com", Namespace: ns}
 	dir := write(t, o)
+	// The commands below are the README's, on a free port instead of 8088.
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"(cd reconciler && go test ./... && RECONCILER_TOKEN=change-me go run . -addr 127.0.0.1:8088)",
+		"kubectl apply -f secret.yaml",
+		"ork run --install-crds --namespace " + ns + " -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile",
+		"kubectl apply -f cr.yaml",
+	} {
+		if !strings.Contains(string(readme), "\n"+line+"\n") {
+			t.Errorf("README.md lacks the line %q", line)
+		}
+	}
 
 	build := func(out, pkgDir string, args ...string) {
 		cmd := exec.CommandContext(t.Context(), "go", append([]string{"build", "-o", out}, args...)...)
