@@ -65,7 +65,9 @@ func startReconciler(t *testing.T, flavour, dir string) string {
 		cmd = exec.Command(python, filepath.Join(dir, "reconciler.py"))
 	}
 	addr := freeAddr(t)
-	cmd.Env = append(os.Environ(), "RECONCILER_ADDR="+addr, "RECONCILER_TOKEN_FILE="+token, "RECONCILER_TOKEN=")
+	_, port, _ := net.SplitHostPort(addr)
+	// The address deploy/reconciler.yaml gives, :PORT: every interface, as a pod needs.
+	cmd.Env = append(os.Environ(), "RECONCILER_ADDR=:"+port, "RECONCILER_TOKEN_FILE="+token, "RECONCILER_TOKEN=")
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -88,6 +90,7 @@ func startReconciler(t *testing.T, flavour, dir string) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				reachableOutsideLoopback(t, port)
 				return "http://" + addr + "/reconcile"
 			}
 		}
@@ -111,4 +114,32 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+}
+
+// reachableOutsideLoopback checks /healthz on port through this host's first non-loopback
+// IPv4 address, where it has one: the Service and the kubelet's probes reach a pod there.
+func reachableOutsideLoopback(t *testing.T, port string) {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.To4() == nil || ipn.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		url := "http://" + net.JoinHostPort(ipn.IP.String(), port) + "/healthz"
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("the reconciler listens on loopback only: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", url, resp.Status)
+		}
+		t.Logf("reachable at %s", url)
+		return
+	}
+	t.Log("no non-loopback IPv4 address here: listening on every interface not checked")
 }
