@@ -4,7 +4,9 @@
 # module hack/k8s-tools into $ORK_K8S_CACHE (default ~/.cache/ork/k8s/<version>); `make test`
 # builds them first when missing (about 15 minutes cold, seconds when present). The chart tests
 # of `ork bundle --helm` run helm, built the same way from hack/helm-tools into $ORK_HELM_CACHE
-# (default ~/.cache/ork/helm/<version>; about 8 minutes cold on 2 cores).
+# (default ~/.cache/ork/helm/<version>; about 8 minutes cold on 2 cores). The image test of
+# `ork init`'s Go reconciler runs ko, likewise from hack/ko-tools into $ORK_KO_CACHE (default
+# ~/.cache/ork/ko/<version>; about 15 minutes cold on busy 2 cores).
 
 SHELL := bash
 GO ?= go
@@ -26,15 +28,16 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo build k8s-bin helm-bin image-check check-cc test test-unit lint bench
+.PHONY: help demo build k8s-bin helm-bin ko-bin image-check check-cc test test-unit lint bench
 
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
 	@echo 'make build      bin/ork with version ldflags'
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
 	@echo 'make helm-bin   helm for the chart tests of ork bundle --helm (hack/build-tool.sh helm)'
+	@echo 'make ko-bin     ko for the image test of ork init'"'"'s Go reconciler (hack/build-tool.sh ko)'
 	@echo 'make image-check  build the release image with ko onto a stand-in base and inspect it (hack/image-check.sh)'
-	@echo 'make test       check-cc, k8s-bin, helm-bin, then every test (unit + integration) with $(TEST_FLAGS)'
+	@echo 'make test       check-cc, k8s-bin, helm-bin, ko-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
@@ -51,6 +54,9 @@ k8s-bin:
 
 helm-bin:
 	@hack/build-tool.sh helm >/dev/null
+
+ko-bin:
+	@hack/build-tool.sh ko >/dev/null
 
 image-check:
 	@hack/image-check.sh
@@ -70,7 +76,7 @@ check-cc:
 	  fi; \
 	fi
 
-test: check-cc k8s-bin helm-bin
+test: check-cc k8s-bin helm-bin ko-bin
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 test-unit:

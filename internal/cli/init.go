@@ -21,15 +21,21 @@ func newInitCmd(env *Env) *cobra.Command {
 		Use:   "init [DIR]",
 		Short: "Write a new operator's Katalog, CRD, sample custom resource and, with --remote, a reconciler",
 		Long: `Write a working starting point into DIR (default: the current directory): katalog.yaml, the
-CRD (crd.yaml) and a sample custom resource (cr.yaml). Without --remote the Katalog uses the
-declarative reconciler (a Deployment and a Service per custom resource; try ork simulate).
---remote go or --remote python adds reconciler/, an HTTP reconciler that uses only the
-language's standard library, with its own test (go test ./... or python3 -m unittest), and
-secret.yaml, the token ork sends it. The Katalog passes ork validate as written, and its first
+CRD (crd.yaml), a sample custom resource (cr.yaml) and README.md (how to run it, on your machine
+and in a cluster). Without --remote the Katalog uses the declarative reconciler (a Deployment
+and a Service per custom resource; try ork simulate). --remote go or --remote python adds
+reconciler/, an HTTP reconciler that uses only the language's standard library, with its own
+test (go test ./... or python3 -m unittest) and its Dockerfile (a distroless, non-root image
+pinned by digest); deploy/reconciler.yaml, its Deployment and Service in --namespace (restricted
+Pod Security, probes, the token Secret mounted as a file that it re-reads at every request);
+and secret.yaml, the token ork sends it. The Katalog's endpoint is that Service
+(http://NAME-operator-reconciler.NAMESPACE.svc:8088/reconcile); ork run --endpoint points it at
+a reconciler on your machine instead. The Katalog passes ork validate as written, and its first
 line points editors at the Katalog schema. Existing files are never overwritten unless --force:
-ork init checks them all first and writes nothing when one exists (exit 1).`,
+ork init checks them all first and writes nothing when one exists (exit 1). An existing
+README.md is extended, not overwritten.`,
 		Example: `  ork init my-operator
-  ork init my-operator --remote go --kind Database --group data.myorg.io
+  ork init my-operator --remote go --kind Database --group data.myorg.io --namespace data
   ork validate -f my-operator/katalog.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -50,6 +56,7 @@ ork init checks them all first and writes nothing when one exists (exit 1).`,
 	f.String("name", "", "the CRD's name in the Katalog (default: the kind in lower case)")
 	f.String("group", scaffold.DefaultGroup, "the custom resource's API group")
 	f.String("kind", scaffold.DefaultKind, "the custom resource's kind (CamelCase)")
+	f.String("namespace", scaffold.DefaultNamespace, "with --remote: the namespace of the reconciler's Deployment, Service and token Secret")
 	f.Bool("force", false, "overwrite files that exist")
 	return cmd
 }
@@ -58,7 +65,7 @@ func completeInit(env *Env, args []string) (initOptions, error) {
 	cfg := env.Config()
 	opts := initOptions{dir: ".", force: cfg.Bool("force"), gen: scaffold.Options{
 		Kind: cfg.String("kind"), Group: cfg.String("group"), Name: cfg.String("name"),
-		Remote: scaffold.Remote(cfg.String("remote")),
+		Remote: scaffold.Remote(cfg.String("remote")), Namespace: cfg.String("namespace"),
 	}.Complete()}
 	if len(args) == 1 {
 		opts.dir = args[0]
@@ -89,20 +96,26 @@ func runInit(env *Env, opts initOptions) error {
 	return err
 }
 
-// nextSteps are the commands that take the new operator from files to a running one.
+// nextSteps are the commands that take the new operator from files to a running one, on
+// this machine; README.md has the way into a cluster.
 func nextSteps(opts initOptions) string {
 	k := filepath.Join(opts.dir, "katalog.yaml")
 	rec := filepath.Join(opts.dir, "reconciler")
 	steps := fmt.Sprintf("  ork validate -f %s\n", k)
+	local := fmt.Sprintf("127.0.0.1:%d", scaffold.Port)
 	switch opts.gen.Remote {
 	case scaffold.RemoteGo:
-		steps += fmt.Sprintf("  (cd %s && go test ./... && RECONCILER_TOKEN=change-me go run . -addr 127.0.0.1:8088)\n", rec)
+		steps += fmt.Sprintf("  (cd %s && go test ./... && RECONCILER_TOKEN=change-me go run . -addr %s)\n", rec, local)
 	case scaffold.RemotePython:
-		steps += fmt.Sprintf("  (cd %s && python3 -m unittest && RECONCILER_TOKEN=change-me python3 reconciler.py --addr 127.0.0.1:8088)\n", rec)
+		steps += fmt.Sprintf("  (cd %s && python3 -m unittest && RECONCILER_TOKEN=change-me python3 reconciler.py --addr %s)\n", rec, local)
 	default:
-		return steps + fmt.Sprintf("  ork simulate -f %s\n  ork run --install-crds -f %s\n  kubectl apply -f %s\n",
-			k, k, filepath.Join(opts.dir, "cr.yaml"))
+		return steps + fmt.Sprintf("  ork simulate -f %s\n  ork run --install-crds -f %s\n  kubectl apply -f %s\nin a cluster: see %s\n",
+			k, k, filepath.Join(opts.dir, "cr.yaml"), filepath.Join(opts.dir, "README.md"))
 	}
-	return steps + fmt.Sprintf("  kubectl apply -f %s\n  ork run --install-crds --namespace default -f %s\n  kubectl apply -f %s\n",
-		filepath.Join(opts.dir, "secret.yaml"), k, filepath.Join(opts.dir, "cr.yaml"))
+	if opts.gen.Namespace != scaffold.DefaultNamespace {
+		steps += fmt.Sprintf("  kubectl create namespace %s\n", opts.gen.Namespace)
+	}
+	return steps + fmt.Sprintf("  kubectl apply -f %s\n  ork run --install-crds --namespace %s -f %s --endpoint %s=http://%s/reconcile\n  kubectl apply -f %s\nin a cluster: see %s\n",
+		filepath.Join(opts.dir, "secret.yaml"), opts.gen.Namespace, k, opts.gen.Name, local,
+		filepath.Join(opts.dir, "cr.yaml"), filepath.Join(opts.dir, "README.md"))
 }

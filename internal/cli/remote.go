@@ -120,6 +120,12 @@ func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error
 
 // remoteCRD is the CRD --crd names, else the Katalog's only remote CRD.
 func remoteCRD(set *katalog.Set, name string) (*katalog.CRD, error) {
+	return remoteCRDOf(set, name, "--crd")
+}
+
+// remoteCRDOf is the remote CRD name names, else the Katalog's only remote CRD; errors
+// name flag, the option the name came from.
+func remoteCRDOf(set *katalog.Set, name, flag string) (*katalog.CRD, error) {
 	var remotes []string
 	for _, c := range set.CRDs {
 		if c.IsRemote() {
@@ -133,19 +139,19 @@ func remoteCRD(set *katalog.Set, name string) (*katalog.CRD, error) {
 		case 1:
 			return set.CRD(remotes[0]), nil
 		}
-		return nil, usageError("--crd: the Katalog has %d remote CRDs (%s): name one", len(remotes), strings.Join(remotes, ", "))
+		return nil, usageError("%s: the Katalog has %d remote CRDs (%s): name one", flag, len(remotes), strings.Join(remotes, ", "))
 	}
 	c := set.CRD(name)
 	switch {
 	case c == nil && len(remotes) > 0:
 		if near := suggest.Nearest(name, remotes); near != "" {
-			return nil, usageError("--crd: no CRD %q in the Katalog (did you mean %q?)", name, near)
+			return nil, usageError("%s: no CRD %q in the Katalog (did you mean %q?)", flag, name, near)
 		}
-		return nil, usageError("--crd: no CRD %q in the Katalog (remote CRDs: %s)", name, strings.Join(remotes, ", "))
+		return nil, usageError("%s: no CRD %q in the Katalog (remote CRDs: %s)", flag, name, strings.Join(remotes, ", "))
 	case c == nil:
-		return nil, usageError("--crd: no CRD %q in the Katalog, which has no remote CRD", name)
+		return nil, usageError("%s: no CRD %q in the Katalog, which has no remote CRD", flag, name)
 	case !c.IsRemote():
-		return nil, usageError("--crd: CRD %q has no reconcile.remote (it uses the declarative reconciler: try ork simulate)", name)
+		return nil, usageError("%s: CRD %q has no reconcile.remote (it uses the declarative reconciler: try ork simulate)", flag, name)
 	}
 	return c, nil
 }

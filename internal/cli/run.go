@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 
 type runOptions struct {
 	files      []string
+	endpoints  []string
 	kubeconfig string
 	context    string
 	qps        float32
@@ -39,6 +42,8 @@ func newRunCmd(env *Env) *cobra.Command {
 config). For a CRD with reconcile.remote, ork POSTs a PreparedRequest to the endpoint after every
 watch event and applies the RemoteReconcileResult; other CRDs use the declarative reconciler.
 SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.
+--endpoint CRD=URL calls URL instead of the CRD's endpoint for this run only (the Katalog is not
+changed): a reconciler started on this machine while the Katalog names its in-cluster Service.
 
 --dry-run runs the same loop against the live cluster with every write a server-side dry run
 (applies, status, prune, finalizers) and prints, per custom resource, what would change: objects
@@ -48,7 +53,8 @@ reconciler is called for real, with prepared.dryRun: true; custom resources bein
 shown, not called, unless --include-deletes.`,
 		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
   ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect
-  ork run -f katalog.yaml --dry-run -o json`,
+  ork run -f katalog.yaml --dry-run -o json
+  ork run -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRun(env)
@@ -60,6 +66,7 @@ shown, not called, unless --include-deletes.`,
 	}
 	addKatalogFlag(cmd)
 	f := cmd.Flags()
+	f.StringArray("endpoint", nil, "CRD=URL: call this URL instead of the CRD's reconcile.remote.endpoint, for this run only (repeatable; URL alone when the Katalog has one remote CRD)")
 	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	f.String("context", "", "kubeconfig context to use (default the current context)")
 	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system)")
@@ -101,6 +108,7 @@ func completeRun(env *Env) (runOptions, error) {
 	}
 	opts := runOptions{
 		files:      cfg.StringSlice("filename"),
+		endpoints:  cfg.StringSlice("endpoint"),
 		kubeconfig: cfg.String("kubeconfig"),
 		context:    cfg.String("context"),
 		engine: run.Options{
@@ -194,6 +202,14 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	if err != nil {
 		return err
 	}
+	overrides, err := endpointOverrides(set, opts.endpoints)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		opts.engine.Logger.Info("endpoint overridden for this run", "crd", name, "endpoint", redactURL(overrides[name]))
+	}
+	set = set.WithEndpoints(overrides)
 	// The cluster comes second: a broken Katalog is reported even without one.
 	rc, err := restConfig(opts.kubeconfig, opts.context)
 	if err != nil {

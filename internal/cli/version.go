@@ -13,7 +13,11 @@ func newVersionCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print ork's version, commit and build date",
-		Args:  noArgs,
+		Long: `Print ork's version, commit and build date. A release build carries them from the linker; a
+binary from ` + "`go install github.com/orkspace/ork/cmd/ork@vX.Y.Z`" + ` reports that module version, and
+one built from a checkout the commit and its time. -o json and -o yaml add goVersion (the Go
+toolchain that built ork) and platform (GOOS/GOARCH).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := outputFormat(env.Config(), output.Text, output.JSON, output.YAML)
 			if err != nil {

@@ -105,7 +105,7 @@ func Rules() []RuleInfo {
 		{RuleDuplicateManagedResource, SeverityError, "No managedResources entry repeats a group and plural.", false},
 		{RuleSecretRef, SeverityError, "A secretRef has a valid name and key (and namespace); auth has a secretRef.", true},
 		{RuleAuthHeader, SeverityError, "auth.header is a valid HTTP header name.", true},
-		{RuleTokenOverHTTP, SeverityWarning, "An auth token is not sent over plain http to another host than this one.", false},
+		{RuleTokenOverHTTP, SeverityWarning, "An auth token is not sent over plain http to another host than this one or an in-cluster Service (*.svc, *.svc.cluster.local; a mesh's mTLS encrypts that hop).", false},
 		{RuleTLSCA, SeverityError, "tls sets caFile or caSecretRef, not both.", true},
 		{RuleCAFile, SeverityError, "tls.caFile is a readable PEM certificate bundle.", false},
 		{RuleInsecureSkipVerify, SeverityWarning, "tls.insecureSkipVerify is off.", false},

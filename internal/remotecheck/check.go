@@ -132,7 +132,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	case opts.CR == nil:
 		return Report{}, fmt.Errorf("no custom resource to send")
 	}
-	c := withEndpoint(crd, opts.Endpoint)
+	c := crd.WithEndpoint(opts.Endpoint)
 	rec, err := remote.New(c, remote.Options{Secrets: opts.Secrets})
 	if err != nil {
 		return Report{}, fmt.Errorf("remote reconciler: %w", err)
@@ -200,18 +200,6 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		rep.Violations = []Violation{}
 	}
 	return rep, nil
-}
-
-// withEndpoint is crd with its endpoint replaced, on copies: the Katalog is not changed.
-func withEndpoint(crd *katalog.CRD, endpoint string) *katalog.CRD {
-	if endpoint == "" {
-		return crd
-	}
-	c := *crd
-	rem := *crd.OperatorBox.Reconcile.Remote
-	rem.Endpoint = endpoint
-	c.OperatorBox.Reconcile.Remote = &rem
-	return &c
 }
 
 func key(cr *unstructured.Unstructured) string {

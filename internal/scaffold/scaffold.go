@@ -1,6 +1,7 @@
 // Package scaffold writes the starting point of a new operator for `ork init`: a Katalog,
-// its CRD and a sample custom resource, and for a remote reconciler a standard-library
-// reconciler (Go or Python) with its own test.
+// its CRD, a sample custom resource and a README, and for a remote reconciler a
+// standard-library reconciler (Go or Python) with its own test, its Dockerfile and the
+// manifests that run it in a cluster (deploy/reconciler.yaml).
 package scaffold
 
 import (
@@ -37,19 +38,28 @@ type Options struct {
 	Name string
 	// Remote is the reconciler to write; default none (the declarative reconciler).
 	Remote Remote
+	// Namespace is where the remote reconciler and its token Secret go; default default.
+	Namespace string
 }
 
 // Defaults of Options.
 const (
-	DefaultKind  = "WebApp"
-	DefaultGroup = "example.com"
+	DefaultKind      = "WebApp"
+	DefaultGroup     = "example.com"
+	DefaultNamespace = "default"
 )
+
+// Port is the remote reconciler's port, in the container and on its Service.
+const Port = 8088
 
 // File is one file to write, at Path (slash-separated) below the target directory.
 type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
+	// Section: Data goes into an existing file between SectionStart and SectionEnd (appended
+	// when the file has none), so that `ork init` in a directory with a README extends it.
+	Section bool
 }
 
 //go:embed templates/*.tmpl
@@ -71,6 +81,9 @@ func (o Options) Complete() Options {
 	if o.Remote == "" {
 		o.Remote = RemoteNone
 	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
 	return o
 }
 
@@ -85,6 +98,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("name %q: want lowercase letters, digits and '-', e.g. webapp", o.Name)
 	case len(validation.IsDNS1123Label(plural(o.Kind))) > 0:
 		return fmt.Errorf("kind %q: its plural %q is no valid resource name (at most 63 characters)", o.Kind, plural(o.Kind))
+	case len(validation.IsDNS1123Label(o.Namespace)) > 0:
+		return fmt.Errorf("namespace %q: want lowercase letters, digits and '-', e.g. default", o.Namespace)
+	case o.Remote != RemoteNone && len(validation.IsDNS1035Label(appName(o.Name))) > 0:
+		return fmt.Errorf("name %q: the reconciler's Service would be %q, which is no DNS-1035 label "+
+			"(a letter first, at most 63 characters)", o.Name, appName(o.Name))
 	}
 	switch o.Remote {
 	case RemoteNone, RemoteGo, RemotePython:
@@ -98,12 +116,27 @@ type data struct {
 	Kind, Group, Name, Plural, Singular, SecretName, SchemaURL string
 	// Remote is "" for the declarative reconciler, else go or python.
 	Remote string
+	// Operator is the Katalog's metadata.name; AppName the reconciler's Deployment and
+	// Service, Operator-reconciler; Namespace theirs and the token Secret's.
+	Operator, AppName, Namespace string
+	// Endpoint is the Katalog's endpoint: the reconciler's Service in the cluster.
+	Endpoint string
+	Port     int
 }
+
+// operatorName is the Katalog's metadata.name for the CRD named name.
+func operatorName(name string) string { return name + "-operator" }
+
+// appName is the reconciler's Deployment and Service: the Katalog's metadata.name plus
+// -reconciler.
+func appName(name string) string { return operatorName(name) + "-reconciler" }
 
 // Files renders the files for o (completed and valid), in the order they should be listed.
 func Files(o Options) ([]File, error) {
 	d := data{Kind: o.Kind, Group: o.Group, Name: o.Name, Plural: plural(o.Kind),
-		Singular: strings.ToLower(o.Kind), SecretName: o.Name + "-reconciler-token", SchemaURL: katalogschema.ID}
+		Singular: strings.ToLower(o.Kind), SecretName: o.Name + "-reconciler-token", SchemaURL: katalogschema.ID,
+		Operator: operatorName(o.Name), AppName: appName(o.Name), Namespace: o.Namespace, Port: Port}
+	d.Endpoint = fmt.Sprintf("http://%s.%s.svc:%d/reconcile", d.AppName, d.Namespace, Port)
 	if o.Remote != RemoteNone {
 		d.Remote = string(o.Remote)
 	}
@@ -117,19 +150,24 @@ func Files(o Options) ([]File, error) {
 		entries = append(entries, entry{"secret.yaml", "secret.yaml", 0o644},
 			entry{"reconciler/go.mod", "go.mod", 0o644},
 			entry{"reconciler/main.go", "main.go", 0o644},
-			entry{"reconciler/main_test.go", "main_test.go", 0o644})
+			entry{"reconciler/main_test.go", "main_test.go", 0o644},
+			entry{"reconciler/Dockerfile", "Dockerfile.go", 0o644},
+			entry{"deploy/reconciler.yaml", "reconciler.yaml", 0o644})
 	case RemotePython:
 		entries = append(entries, entry{"secret.yaml", "secret.yaml", 0o644},
 			entry{"reconciler/reconciler.py", "reconciler.py", 0o755},
-			entry{"reconciler/test_reconciler.py", "test_reconciler.py", 0o644})
+			entry{"reconciler/test_reconciler.py", "test_reconciler.py", 0o644},
+			entry{"reconciler/Dockerfile", "Dockerfile.python", 0o644},
+			entry{"deploy/reconciler.yaml", "reconciler.yaml", 0o644})
 	}
+	entries = append(entries, entry{"README.md", "README.md", 0o644})
 	files := make([]File, 0, len(entries))
 	for _, e := range entries {
 		b, err := render(e.tmpl, d)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: e.path, Data: b, Mode: e.mode})
+		files = append(files, File{Path: e.path, Data: b, Mode: e.mode, Section: e.path == "README.md"})
 	}
 	return files, nil
 }

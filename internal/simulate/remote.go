@@ -51,14 +51,7 @@ type remoteCRD struct {
 }
 
 func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
-	crd := c
-	if o.Endpoint != "" {
-		cp := *c
-		rem := *c.OperatorBox.Reconcile.Remote
-		rem.Endpoint = o.Endpoint
-		cp.OperatorBox.Reconcile.Remote = &rem
-		crd = &cp
-	}
+	crd := c.WithEndpoint(o.Endpoint)
 	var secrets remote.SecretSource = manifest.NewSecrets("the CR file or --secrets", slices.Concat(seed, o.Secrets)...)
 	if o.Placeholder {
 		secrets = placeholder{}

@@ -39,7 +39,10 @@ func (k *checker) remote() {
 }
 
 // tokenOverHTTP warns when the auth token would cross a network in clear text: an http
-// endpoint on another host than loopback (a template cannot be judged).
+// endpoint on another host than loopback or an in-cluster Service (a template cannot be
+// judged). A Service name keeps the token inside the cluster's pod network, where ork and
+// the reconciler both run; encrypting that network is the mesh's job (mTLS), not the
+// Katalog's, so `ork init`'s in-cluster endpoint validates clean.
 func (k *checker) tokenOverHTTP(r *katalog.Remote) {
 	if r.Auth == nil || render.IsTemplate(r.Endpoint) {
 		return
@@ -48,12 +51,20 @@ func (k *checker) tokenOverHTTP(r *katalog.Remote) {
 	if err != nil || u.Scheme != "http" {
 		return
 	}
-	if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
+	if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() || inClusterService(h) {
 		return
 	}
 	k.warnAt(katalog.RuleTokenOverHTTP, remotePath+".endpoint",
 		fmt.Sprintf("the auth token is sent in clear text to %s over plain http", u.Host),
-		"serve the reconciler over https (tls.caFile or tls.caSecretRef for a private CA), or keep it on the same pod or a mesh that encrypts")
+		"serve the reconciler over https (tls.caFile or tls.caSecretRef for a private CA), or in the cluster "+
+			"through its Service, NAME.NAMESPACE.svc (with a mesh's mTLS where the pod network must be encrypted)")
+}
+
+// inClusterService says whether host is a Service's cluster DNS name: NAME.NAMESPACE.svc,
+// or the same under the default cluster domain.
+func inClusterService(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return strings.HasSuffix(h, ".svc") || strings.HasSuffix(h, ".svc.cluster.local")
 }
 
 // endpoint checks that the endpoint is an absolute http(s) URL, or a template that parses.

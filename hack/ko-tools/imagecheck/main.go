@@ -1,6 +1,8 @@
 // Command imagecheck builds ork's release image with ko, as the kos section of
 // .goreleaser.yaml configures it, and checks what ko made: an image per release platform,
 // its user (non-root), its entrypoint (ork) and a static ork binary of that platform.
+// With -reconciler DIR it does the same for the Go reconciler `ork init --remote go` wrote
+// into DIR, onto the runtime base and user of DIR/Dockerfile.
 //
 // This machine pulls no images, so the base is a stand-in generated here: an empty image
 // per platform, put in ko's cache (KOCACHE) under the release base's repository and its
@@ -62,8 +64,13 @@ func main() {
 	repo := flag.String("repo", ".", "the ork repository")
 	ko := flag.String("ko", "ko", "the ko binary")
 	work := flag.String("work", "", "a scratch directory")
+	reconciler := flag.String("reconciler", "", "check the Go reconciler in this directory (ork init --remote go) instead of ork")
 	flag.Parse()
-	if err := run(*repo, *ko, *work); err != nil {
+	check := func() error { return run(*repo, *ko, *work) }
+	if *reconciler != "" {
+		check = func() error { return runReconciler(*reconciler, *ko, *work) }
+	}
+	if err := check(); err != nil {
 		fmt.Fprintln(os.Stderr, "image-check:", err)
 		os.Exit(1)
 	}
@@ -111,25 +118,42 @@ func run(repo, ko, work string) error {
 	if err := os.WriteFile(filepath.Join(work, ".ko.yaml"), koYAML, 0o644); err != nil {
 		return err
 	}
+	out, err := koBuild(ko, repo, work, k.Main, k.Repositories[0], k.User, base, k.Platforms, k.Bare)
+	if err != nil {
+		return err
+	}
+	return inspect(out, app{name: "ork", user: k.User, runVersion: true}, k.Platforms, work)
+}
+
+// koBuild runs ko build of main in dir with the .ko.yaml in work, writing an OCI layout
+// (returned) instead of pushing.
+func koBuild(ko, dir, work, main, repository, user, base string, platforms []string, bare bool) (string, error) {
 	out := filepath.Join(work, "oci")
 	if strings.ToLower(out) != out {
-		return fmt.Errorf("-work %s: ko names the layout by its path, which must be lowercase", work)
+		return "", fmt.Errorf("-work %s: ko names the layout by its path, which must be lowercase", work)
 	}
-	args := []string{"build", k.Main, "--platform=" + strings.Join(k.Platforms, ","), "--image-user=" + k.User,
+	args := []string{"build", main, "--platform=" + strings.Join(platforms, ","), "--image-user=" + user,
 		"--push=false", "--oci-layout-path=" + out, "--tags=imagecheck", "--sbom=none"}
-	if k.Bare {
+	if bare {
 		args = append(args, "--bare")
 	}
 	cmd := exec.Command(ko, args...)
-	cmd.Dir = repo
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KO_CONFIG_PATH="+work, "KOCACHE="+filepath.Join(work, "kocache"),
-		"KO_DOCKER_REPO="+k.Repositories[0], "GOFLAGS=-mod=readonly")
+		"KO_DOCKER_REPO="+repository, "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "image-check: ko %s (base %s)\n", strings.Join(args, " "), base)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("ko build: %w", err)
+		return "", fmt.Errorf("ko build: %w", err)
 	}
-	return inspect(out, k.User, k.Platforms, work)
+	return out, nil
+}
+
+// app is what an image must run: /ko-app/name as user; runVersion: the host platform's
+// binary is run with `version`, which must print checkVersion.
+type app struct {
+	name, user string
+	runVersion bool
 }
 
 // standInBase writes an index of empty images, one per platform, into ko's cache layout
@@ -177,7 +201,7 @@ func standInBase(cache, baseImage string, platforms []string) (string, error) {
 }
 
 // inspect checks the image index ko wrote.
-func inspect(dir, user string, platforms []string, work string) error {
+func inspect(dir string, a app, platforms []string, work string) error {
 	root, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return err
@@ -208,7 +232,7 @@ func inspect(dir, user string, platforms []string, work string) error {
 		if err != nil {
 			return err
 		}
-		if err := checkImage(img, plat, user, work); err != nil {
+		if err := checkImage(img, plat, a, work); err != nil {
 			return fmt.Errorf("%s: %w", plat, err)
 		}
 	}
@@ -217,11 +241,11 @@ func inspect(dir, user string, platforms []string, work string) error {
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("platforms %v, want %v", got, want)
 	}
-	fmt.Printf("image-check: ok: %s, user %s, entrypoint /ko-app/ork, a static ork in each\n", strings.Join(got, ", "), user)
+	fmt.Printf("image-check: ok: %s, user %s, entrypoint /ko-app/%s, a static %s in each\n", strings.Join(got, ", "), a.user, a.name, a.name)
 	return nil
 }
 
-func checkImage(img v1.Image, plat, user, work string) error {
+func checkImage(img v1.Image, plat string, a app, work string) error {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return err
@@ -230,15 +254,16 @@ func checkImage(img v1.Image, plat, user, work string) error {
 		return fmt.Errorf("config says %s/%s", cf.OS, cf.Architecture)
 	}
 	uid, _, _ := strings.Cut(cf.Config.User, ":")
-	if cf.Config.User != user || uid == "" || uid == "0" || uid == "root" {
-		return fmt.Errorf("user %q, want %q and not root", cf.Config.User, user)
+	if cf.Config.User != a.user || uid == "" || uid == "0" || uid == "root" {
+		return fmt.Errorf("user %q, want %q and not root", cf.Config.User, a.user)
 	}
-	if !slices.Equal(cf.Config.Entrypoint, []string{"/ko-app/ork"}) || len(cf.Config.Cmd) != 0 {
-		// The bundle's Deployment gives only args: the entrypoint must be ork itself.
-		return fmt.Errorf("entrypoint %q cmd %q, want [/ko-app/ork] and no cmd", cf.Config.Entrypoint, cf.Config.Cmd)
+	entry := "/ko-app/" + a.name
+	if !slices.Equal(cf.Config.Entrypoint, []string{entry}) || len(cf.Config.Cmd) != 0 {
+		// A Deployment gives only args: the entrypoint must be the program itself.
+		return fmt.Errorf("entrypoint %q cmd %q, want [%s] and no cmd", cf.Config.Entrypoint, cf.Config.Cmd, entry)
 	}
-	bin := filepath.Join(work, strings.ReplaceAll(plat, "/", "-")+"-ork")
-	if err := extract(img, "ko-app/ork", bin); err != nil {
+	bin := filepath.Join(work, strings.ReplaceAll(plat, "/", "-")+"-"+a.name)
+	if err := extract(img, strings.TrimPrefix(entry, "/"), bin); err != nil {
 		return err
 	}
 	f, err := elf.Open(bin)
@@ -248,14 +273,14 @@ func checkImage(img v1.Image, plat, user, work string) error {
 	defer f.Close()
 	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[cf.Architecture]
 	if f.Machine != machine {
-		return fmt.Errorf("ork is built for %s", f.Machine)
+		return fmt.Errorf("%s is built for %s", a.name, f.Machine)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			return errors.New("ork is dynamically linked, want static")
+			return fmt.Errorf("%s is dynamically linked, want static", a.name)
 		}
 	}
-	if plat == "linux/"+runtime.GOARCH {
+	if a.runVersion && plat == "linux/"+runtime.GOARCH {
 		out, err := exec.Command(bin, "version").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), checkVersion) {
 			return fmt.Errorf("ork version from the image: %v: %s", err, out)
