@@ -86,10 +86,13 @@ func TestRBACGenFlagsReachTheJSONList(t *testing.T) {
 	}
 }
 
-func TestRBACGenRefusesWatchNamespaceWithAClusterScopedCRD(t *testing.T) {
-	code, out, errOut := runOrk(t, "rbac", "gen", "-f", "../rbacgen/testdata/shared-group.katalog.yaml", "--watch-namespace", "a")
-	if code != 2 || out != "" || !strings.Contains(errOut, "crd backup is cluster-scoped") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming the cluster-scoped crd backup", code, out, errOut)
+func TestRBACGenAndBundleRefuseWatchNamespaceWithAClusterScopedCRD(t *testing.T) {
+	for _, cmd := range [][]string{{"rbac", "gen"}, {"bundle", "--image", "registry.example/ork:1"}} {
+		args := append(cmd, "-f", "../rbacgen/testdata/shared-group.katalog.yaml", "--watch-namespace", "a")
+		code, out, errOut := runOrk(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "crd backup is cluster-scoped") {
+			t.Errorf("ork %s: exit %d, stdout %q, stderr %q; want exit 2 naming the cluster-scoped crd backup", cmd[0], code, out, errOut)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package rbacgen
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -168,4 +170,46 @@ func TestWatchNamespacesWarnOfATypeOfUnknownScope(t *testing.T) {
 	}) {
 		t.Errorf("no warning about servicemonitors' scope: %q", res.Warnings)
 	}
+}
+
+func TestWatchNamespacesKeepClusterScopedChildTypesClusterWide(t *testing.T) {
+	path := writeKatalog(t, `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: scoped}
+spec:
+  crds:
+    tenant:
+      apiTypes: {group: t.example.com, version: v1, kind: Tenant, plural: tenants}
+      operatorBox:
+        reconcile:
+          default: false
+          remote:
+            endpoint: "https://t.example.com/reconcile"
+            managedResources: [{group: "", plural: namespaces}, {group: "", plural: configmaps}]
+            auth: {secretRef: {name: token, namespace: "{{ .metadata.namespace }}", key: token}}
+`)
+	res, err := Generate(load(t, path), Options{WatchNamespaces: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !grants(res.ClusterRole.Rules, "namespaces", "create") || grants(res.ClusterRole.Rules, "configmaps", "create") {
+		t.Errorf("want namespaces cluster-wide and configmaps not: %+v", res.ClusterRole.Rules)
+	}
+	if role := roleIn(res, "a"); role == nil || !grants(role.Rules, "configmaps", "create") || grants(role.Rules, "namespaces", "create") {
+		t.Errorf("want configmaps in a's Role and namespaces not: %+v", role)
+	}
+	// A templated namespace: the Secret's name, in every namespace.
+	want := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"token"}, Verbs: []string{"get"}}
+	if !slices.ContainsFunc(res.ClusterRole.Rules, func(r rbacv1.PolicyRule) bool { return cmp.Equal(r, want) }) {
+		t.Errorf("no %+v in the ClusterRole: %+v", want, res.ClusterRole.Rules)
+	}
+}
+
+func writeKatalog(t *testing.T, doc string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "katalog.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
