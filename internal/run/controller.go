@@ -142,9 +142,12 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
 	c.managed[gvr.GroupResource()] = true
-	namespaced, err := c.e.namespaced(gvr)
-	if err != nil {
-		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
+	// The scope matters only under --watch-namespace: the default path asks nothing more.
+	namespaced := true
+	if len(c.e.opts.WatchNamespaces) > 0 {
+		if namespaced, err = c.e.namespaced(gvr); err != nil {
+			return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
+		}
 	}
 	inf := factories.informer(gvr, namespaced)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
