@@ -34,8 +34,10 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 		name  string
 		files []string
 		opts  rbacgen.Options
-		// denied are neighbours of what is granted.
+		// denied are neighbours of what is granted, asked in namespace default.
 		denied []rbacgen.Permission
+		// watchOwn sets WatchNamespaces to the case's own namespace (not default).
+		watchOwn bool
 	}{
 		{
 			name:  "remote example",
@@ -63,6 +65,21 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 				deny("delete", "coordination.k8s.io", "leases", ""),
 				deny("delete", "apiextensions.k8s.io", "customresourcedefinitions", ""),
 				deny("get", "", "secrets", "another-token"),
+			},
+		},
+		{
+			name:     "remote example watching its own namespace only",
+			files:    []string{"../../examples/remote/katalog.yaml"},
+			opts:     rbacgen.Options{LeaderElect: true},
+			watchOwn: true,
+			denied: []rbacgen.Permission{
+				deny("list", "myorg.io", "webapps", ""),
+				deny("patch", "myorg.io", "webapps", "my-webapp"),
+				{Verb: "patch", Group: "myorg.io", Resource: "webapps", Subresource: "status"},
+				deny("create", "apps", "deployments", ""),
+				deny("list", "", "services", ""),
+				deny("create", "", "events", ""),
+				deny("update", "coordination.k8s.io", "leases", ""),
 			},
 		},
 		{
@@ -95,6 +112,9 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 			ns := e.Namespace(t)
 			opts := tt.opts
 			opts.Name, opts.Namespace = ns, ns
+			if tt.watchOwn {
+				opts.WatchNamespaces = []string{ns}
+			}
 			res, err := rbacgen.Generate(set, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -123,6 +143,10 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 			for _, p := range tt.denied {
 				if allowed(t, e.Clientset, ns, ns, "default", p) {
 					t.Errorf("allowed but should be denied: %+v", p)
+				}
+				// Nor cluster-wide, when watching a namespace: nothing namespaced is.
+				if tt.watchOwn && allowed(t, e.Clientset, ns, ns, "", p) {
+					t.Errorf("allowed cluster-wide but should be denied: %+v", p)
 				}
 			}
 			t.Logf("%d permissions allowed, %d neighbours denied", len(perms), len(tt.denied))

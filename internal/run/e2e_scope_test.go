@@ -19,12 +19,13 @@ import (
 func TestWatchNamespaceRunsUnderItsNarrowedRole(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	outside := env.Namespace(t)
+	outside, second := env.Namespace(t), env.Namespace(t)
 	ep := newEndpoint(t, okWithChildren)
 	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, crdFile: f.writeCRD("App", "apps")})
 	name := "ork-" + f.ns
+	watched := []string{f.ns, second}
 	gen := rbacgen.Options{Name: name, Namespace: f.ns, LeaderElect: true, LeaseName: name + "-leader",
-		InstallCRDs: true, WatchNamespaces: []string{f.ns}}
+		InstallCRDs: true, WatchNamespaces: watched}
 	rbac, err := rbacgen.Generate(set, gen)
 	if err != nil {
 		t.Fatal(err)
@@ -49,12 +50,31 @@ func TestWatchNamespaceRunsUnderItsNarrowedRole(t *testing.T) {
 
 	createStray(t, f, outside)
 	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
-		o.LeaderElect, o.LeaseName, o.InstallCRDs, o.WatchNamespaces = true, gen.LeaseName, true, []string{f.ns}
+		o.LeaderElect, o.LeaseName, o.InstallCRDs, o.WatchNamespaces = true, gen.LeaseName, true, watched
 	})
 	f.createCR("web", map[string]any{"replicas": 2})
 	f.waitReady("web", "True")
 	if _, err := f.get(deployments, "web"); err != nil {
 		t.Errorf("child not applied under the narrowed role: %v", err)
+	}
+	// The second watched namespace has caches and a Role of its own.
+	web2 := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": f.gvr.GroupVersion().String(), "kind": "App",
+		"metadata": map[string]any{"name": "web2"}, "spec": map[string]any{"replicas": 1},
+	}}
+	if _, err := f.dyn.Resource(f.gvr).Namespace(second).Create(t.Context(), web2, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("Ready=True on "+second+"/web2", func() (bool, error) {
+		u, err := f.dyn.Resource(f.gvr).Namespace(second).Get(t.Context(), "web2", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := readyCondition(u)
+		return c != nil && c["status"] == "True", nil
+	})
+	if _, err := f.dyn.Resource(deployments).Namespace(second).Get(t.Context(), "web2", metav1.GetOptions{}); err != nil {
+		t.Errorf("child not applied in the second watched namespace: %v", err)
 	}
 	lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), gen.LeaseName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
