@@ -163,3 +163,25 @@ func assertNeverCalled(t *testing.T, f *fixture, ep *endpoint, namespace string)
 		t.Errorf("Events in the unwatched namespace (%v): %+v", err, evs)
 	}
 }
+
+// A cluster-scoped child type has no namespace to narrow to: under --watch-namespace ork
+// still caches it across the cluster (a cache per namespace could not list it) and applies it.
+func TestWatchNamespaceWatchesAClusterScopedChildTypeClusterWide(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	env.InstallCRD(t, f.writeCRDWith("Zone", "zones", crdOptions{cluster: true}))
+	zone := "zone-" + f.ns
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{map[string]any{
+			"apiVersion": f.group + "/v1", "kind": "Zone", "metadata": map[string]any{"name": zone},
+		}}})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{f.group + "/zones"}})
+	f.start(set, nil, func(o *run.Options) { o.WatchNamespaces = []string{f.ns} })
+	f.createCR("web", nil)
+	f.waitReady("web", "True")
+	zones := f.gvr.GroupVersion().WithResource("zones")
+	if _, err := f.dyn.Resource(zones).Get(t.Context(), zone, metav1.GetOptions{}); err != nil {
+		t.Errorf("the cluster-scoped child was not applied: %v", err)
+	}
+}
