@@ -39,6 +39,9 @@ type Options struct {
 	// ShutdownTimeout is passed to `ork run --shutdown-timeout`; the pod's termination grace
 	// period is derived from it. Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// WatchNamespaces are passed to `ork run --watch-namespace` and to rbacgen, which grants
+	// the namespaced types there only; default none: every namespace.
+	WatchNamespaces []string
 	// Version is the ork version that generates the bundle (the default image's tag and the
 	// header); default "dev".
 	Version string
@@ -54,6 +57,7 @@ func (o Options) withDefaults() Options {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
+	o.WatchNamespaces = slices.Compact(slices.Sorted(slices.Values(o.WatchNamespaces)))
 	if o.Image == "" {
 		o.Image = DefaultImage(o.Version)
 	}
@@ -76,7 +80,7 @@ func DefaultImage(v string) string { return ImageRepository + ":" + v }
 // Bundle is the install of ork for one Katalog set.
 type Bundle struct {
 	// Objects in apply order: Namespace, CRDs, ServiceAccount, ClusterRole,
-	// ClusterRoleBinding, ConfigMap, Deployment, Service, PodDisruptionBudget, FlowSchema.
+	// ClusterRoleBinding, Roles and RoleBindings, ConfigMap, Deployment, Service, PodDisruptionBudget, FlowSchema.
 	Objects []*unstructured.Unstructured
 	// Warnings are what the user should review (rbacgen's, an unreleased default image).
 	Warnings []string
@@ -140,7 +144,8 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 // build makes every part; rbacgen gives the ServiceAccount, ClusterRole and binding, so
 // they are exactly `ork rbac gen --leader-elect`'s.
 func build(set *katalog.Set, opts Options) (*parts, []string, error) {
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: opts.Name, Namespace: opts.Namespace, LeaderElect: true})
+	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: opts.Name, Namespace: opts.Namespace, LeaderElect: true,
+		WatchNamespaces: opts.WatchNamespaces})
 	if err != nil {
 		return nil, nil, err
 	}

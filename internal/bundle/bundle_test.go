@@ -120,21 +120,28 @@ func TestApplyOrderAndDisruptionBudget(t *testing.T) {
 		{
 			name: "two replicas by default: a PodDisruptionBudget",
 			want: []string{"Namespace/orkestra-system", "CustomResourceDefinition/webapps.myorg.io", "ServiceAccount/orkestra",
-				"ClusterRole/orkestra", "ClusterRoleBinding/orkestra", "ConfigMap/orkestra", "Deployment/orkestra",
+				"ClusterRole/orkestra", "ClusterRoleBinding/orkestra",
+				// The Secret's Role in default, the Lease's in ork's namespace.
+				"Role/orkestra", "RoleBinding/orkestra", "Role/orkestra", "RoleBinding/orkestra",
+				"ConfigMap/orkestra", "Deployment/orkestra",
 				"Service/orkestra-metrics", "PodDisruptionBudget/orkestra", "FlowSchema/orkestra-leader-election"},
 		},
 		{
 			name: "one replica: no PodDisruptionBudget, it would block every drain",
 			opts: bundle.Options{Replicas: 1},
 			want: []string{"Namespace/orkestra-system", "CustomResourceDefinition/webapps.myorg.io", "ServiceAccount/orkestra",
-				"ClusterRole/orkestra", "ClusterRoleBinding/orkestra", "ConfigMap/orkestra", "Deployment/orkestra",
+				"ClusterRole/orkestra", "ClusterRoleBinding/orkestra",
+				// The Secret's Role in default, the Lease's in ork's namespace.
+				"Role/orkestra", "RoleBinding/orkestra", "Role/orkestra", "RoleBinding/orkestra",
+				"ConfigMap/orkestra", "Deployment/orkestra",
 				"Service/orkestra-metrics", "FlowSchema/orkestra-leader-election"},
 		},
 		{
 			name: "a namespace that always exists is not declared",
 			opts: bundle.Options{Namespace: "kube-system", Name: "ork"},
 			want: []string{"CustomResourceDefinition/webapps.myorg.io", "ServiceAccount/ork",
-				"ClusterRole/ork", "ClusterRoleBinding/ork", "ConfigMap/ork", "Deployment/ork",
+				"ClusterRole/ork", "ClusterRoleBinding/ork", "Role/ork", "RoleBinding/ork", "Role/ork", "RoleBinding/ork",
+				"ConfigMap/ork", "Deployment/ork",
 				"Service/ork-metrics", "PodDisruptionBudget/ork", "FlowSchema/ork-leader-election"},
 		},
 	}
@@ -178,7 +185,7 @@ func TestRBACIsRbacGensLeaderElect(t *testing.T) {
 	var got []map[string]any
 	for _, o := range b.Objects {
 		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			got = append(got, o.Object)
 		}
 	}

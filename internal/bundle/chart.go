@@ -93,7 +93,12 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 			// A PodDisruptionBudget on one replica would block every node drain.
 			text = "{{- if ge (int .Values.replicas) 2 }}\n" + text + "{{- end }}\n"
 		}
-		files[path.Join("templates", strings.ToLower(o.GetKind())+".yaml")] = []byte(text)
+		// Roles and RoleBindings come one per namespace: one file holds them all.
+		name := path.Join("templates", strings.ToLower(o.GetKind())+".yaml")
+		if prev, ok := files[name]; ok {
+			text = string(prev) + "---\n" + text
+		}
+		files[name] = []byte(text)
 	}
 	if files["Chart.yaml"], err = b.chartYAML(); err != nil {
 		return nil, err

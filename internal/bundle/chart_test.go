@@ -146,6 +146,8 @@ func TestChartRendersTheBundle(t *testing.T) {
 		edit func(container map[string]any)
 	}{
 		{name: "remote example, default values", files: []string{remoteExample}},
+		{name: "watch namespaces: a Role in each", files: []string{remoteExample},
+			opts: bundle.Options{WatchNamespaces: []string{"team-a", "team-b"}}},
 		{name: "one replica, no PodDisruptionBudget", files: []string{tlsKatalog},
 			opts: bundle.Options{Name: "db-operator", Replicas: 1, ShutdownTimeout: 2 * 60e9}},
 		{name: "values for image, replicas and extra args", files: []string{remoteExample, "../../examples/website/katalog.yaml"},

@@ -75,5 +75,8 @@ func (b *Bundle) Command() string {
 	if o.ShutdownTimeout != DefaultShutdownTimeout {
 		args = append(args, "--shutdown-timeout", o.ShutdownTimeout.String())
 	}
+	for _, ns := range o.WatchNamespaces {
+		args = append(args, "--watch-namespace", ns)
+	}
 	return strings.Join(args, " ")
 }

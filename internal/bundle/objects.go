@@ -114,7 +114,11 @@ func Args(o Options, katalogKeys []string) []string {
 	for _, k := range katalogKeys {
 		args = append(args, "-f", path.Join(MountPath, k))
 	}
-	return append(args, "--leader-elect", "--lease-name="+o.Name, "--shutdown-timeout="+o.ShutdownTimeout.String())
+	args = append(args, "--leader-elect", "--lease-name="+o.Name, "--shutdown-timeout="+o.ShutdownTimeout.String())
+	for _, ns := range o.WatchNamespaces {
+		args = append(args, "--watch-namespace="+ns)
+	}
+	return args
 }
 
 func deployment(o Options, files podFiles) *appsv1.Deployment {

@@ -347,8 +347,25 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 		Items []json.RawMessage `json:"items"`
 	}
 	var want rbacv1.ClusterRole
-	if err := json.Unmarshal(out, &list); err != nil || len(list.Items) != 3 {
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Items) < 3 {
 		t.Fatalf("ork rbac gen -o json: %v\n%s", err, out)
+	}
+	// And its Roles (the Lease's and the Secret's, in ork's namespace).
+	for _, item := range list.Items[3:] {
+		var role rbacv1.Role
+		if err := json.Unmarshal(item, &role); err != nil {
+			t.Fatal(err)
+		}
+		if role.Kind != "Role" {
+			continue
+		}
+		live, err := env.Clientset.RbacV1().Roles(role.Namespace).Get(t.Context(), role.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(role.Rules, live.Rules); d != "" {
+			t.Errorf("the bundle's Role %s/%s differs from ork rbac gen --leader-elect's (-rbac gen +cluster):\n%s", role.Namespace, role.Name, d)
+		}
 	}
 	if err := json.Unmarshal(list.Items[1], &want); err != nil {
 		t.Fatal(err)

@@ -62,6 +62,7 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
 	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by)")
 	f.Duration("shutdown-timeout", bundle.DefaultShutdownTimeout, "ork run --shutdown-timeout; the pods' termination grace period is derived from it")
+	f.StringArray("watch-namespace", nil, "ork run --watch-namespace: reconcile only the custom resources in this namespace, granted by a Role there (repeatable; default every namespace)")
 	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
 	return cmd
 }
@@ -82,6 +83,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 			Image:           cfg.String("image"),
 			Replicas:        cfg.Int("replicas"),
 			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
+			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 			Version:         version.Get().Version,
 		},
 	}

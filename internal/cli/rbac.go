@@ -32,19 +32,25 @@ func newRBACGenCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "gen [-f katalog.yaml]...",
 		Aliases: []string{"generate"},
-		Short:   "Print a least-privilege ServiceAccount, ClusterRole and ClusterRoleBinding for a Katalog",
-		Long: `Print the ServiceAccount, ClusterRole and ClusterRoleBinding that ork run needs for the given
-Katalogs, as YAML for kubectl apply -f (or a v1 List with -o json). The role grants:
+		Short:   "Print a least-privilege ServiceAccount, roles and bindings for a Katalog",
+		Long: `Print the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings that ork run
+needs for the given Katalogs, as YAML for kubectl apply -f (or a v1 List with -o json). They grant:
   - every managedResources entry: get, list, watch, create, update, patch, delete;
-  - auth.secretRef / tls.caSecretRef: get on that Secret by name (resourceNames), or on any
-    Secret when the name is a template (with a warning);
+  - auth.secretRef / tls.caSecretRef: get on that Secret by name, in a Role in its namespace
+    (--namespace when it names none); by name in every namespace when the namespace is a
+    template; on any Secret when the name is a template (with a warning);
   - each CRD: get, list, watch, update, patch, get, update, patch on its status, and update
     on its finalizers (for blockOwnerDeletion under OwnerReferencesPermissionEnforcement);
   - declarative CRDs: the types their onCreate/onReconcile/onDelete blocks create;
-  - events (create, patch), SelfSubjectAccessReviews (create, for run's preflight),
-    CustomResourceDefinitions (get, create, patch) with --install-crds, and Leases
-    (get, create, update) with --leader-elect.
-The ServiceAccount's namespace must exist. The Katalog is validated first; an invalid one is
+  - events (create, patch), SelfSubjectAccessReviews (create, for run's preflight);
+  - with --install-crds, get, create and patch on the Katalog's CRDs by name (ork installs
+    them by server-side apply, which names the CRD even when it creates it);
+  - with --leader-elect, in a Role in --namespace: Leases get and update by the Lease's name
+    (--lease-name), create (which RBAC cannot limit by name).
+Rights go cluster-wide, except those that concern one namespace. With --watch-namespace, the
+namespaced types (custom resources, children, events) are granted by a Role in each watched
+namespace and not cluster-wide; a cluster-scoped CRD is then an error (exit 2).
+The namespaces must exist. The Katalog is validated first; an invalid one is
 reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
 		Example: `  ork rbac gen -f examples/remote/katalog.yaml > role.yaml && kubectl apply -f role.yaml
   ork rbac gen -f katalog.yaml --leader-elect --namespace ops -o json | jq '.items[1].rules'`,
@@ -60,10 +66,12 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
-	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount, ClusterRole and ClusterRoleBinding")
-	f.String("namespace", rbacgen.DefaultNamespace, "namespace of the ServiceAccount (ork's namespace)")
-	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs")
-	f.Bool("install-crds", false, "grant get/create/patch on CustomResourceDefinitions for ork run --install-crds")
+	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings")
+	f.String("namespace", rbacgen.DefaultNamespace, "ork's namespace: the ServiceAccount's, the Lease's and a secretRef's without one; it does not limit what is granted: see --watch-namespace")
+	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs, in --namespace")
+	f.String("lease-name", "", "the Lease that get/update are limited to: ork run's --lease-name (default --name)")
+	f.Bool("install-crds", false, "grant get/create/patch on the Katalog's CustomResourceDefinitions (by name) for ork run --install-crds")
+	f.StringArray("watch-namespace", nil, "grant the namespaced types in this namespace only, by a Role there, for ork run --watch-namespace (repeatable; default cluster-wide)")
 	return cmd
 }
 
@@ -77,10 +85,12 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 		files:  cfg.StringSlice("filename"),
 		format: format,
 		gen: rbacgen.Options{
-			Name:        cfg.String("name"),
-			Namespace:   cfg.String("namespace"),
-			LeaderElect: cfg.Bool("leader-elect"),
-			InstallCRDs: cfg.Bool("install-crds"),
+			Name:            cfg.String("name"),
+			Namespace:       cfg.String("namespace"),
+			LeaderElect:     cfg.Bool("leader-elect"),
+			LeaseName:       cfg.String("lease-name"),
+			InstallCRDs:     cfg.Bool("install-crds"),
+			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 		},
 	}, nil
 }
@@ -92,7 +102,7 @@ func runRBACGen(env *Env, opts rbacGenOptions) error {
 	}
 	res, err := rbacgen.Generate(set, opts.gen)
 	if err != nil {
-		return usageError("--%v", err) // only --name and --namespace can be invalid
+		return usageError("--%v", err) // only the options can be invalid
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)

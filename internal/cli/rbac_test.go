@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -31,48 +30,69 @@ func TestRBACGenPrintsAppliableYAMLOnStdoutOnly(t *testing.T) {
 		}
 		kinds = append(kinds, meta.Kind)
 	}
-	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding"}; !slices.Equal(kinds, want) {
+	// The Role and binding read the example's static Secret in its namespace.
+	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}; !slices.Equal(kinds, want) {
 		t.Errorf("documents %v, want %v", kinds, want)
 	}
 }
 
 func TestRBACGenFlagsReachTheJSONList(t *testing.T) {
 	code, out, errOut := runOrk(t, "rbac", "gen", "-f", "../../examples/remote/katalog.yaml",
-		"--name", "webapp", "--namespace", "ops", "--leader-elect", "--install-crds", "-o", "json")
+		"--name", "webapp", "--namespace", "ops", "--leader-elect", "--lease-name", "webapp-leader",
+		"--install-crds", "--watch-namespace", "team-a", "-o", "json")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	var list struct {
 		APIVersion, Kind string
-		Items            []json.RawMessage
+		Items            []struct {
+			Kind     string
+			Metadata struct{ Name, Namespace string }
+			Rules    []rbacv1.PolicyRule
+		}
 	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Items) != 3 {
-		t.Fatalf("not a v1 List of 3 items (%v):\n%s", err, out)
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("not JSON (%v):\n%s", err, out)
 	}
 	if list.APIVersion != "v1" || list.Kind != "List" {
 		t.Errorf("apiVersion/kind %s/%s, want v1/List", list.APIVersion, list.Kind)
 	}
-	var sa corev1.ServiceAccount
-	var role rbacv1.ClusterRole
-	if err := json.Unmarshal(list.Items[0], &sa); err != nil {
-		t.Fatal(err)
+	var got []string
+	rules := map[string][]rbacv1.PolicyRule{}
+	for _, it := range list.Items {
+		got = append(got, it.Kind+" "+it.Metadata.Namespace+"/"+it.Metadata.Name)
+		rules[it.Kind+" "+it.Metadata.Namespace] = it.Rules
 	}
-	if err := json.Unmarshal(list.Items[1], &role); err != nil {
-		t.Fatal(err)
+	want := []string{"ServiceAccount ops/webapp", "ClusterRole /webapp", "ClusterRoleBinding /webapp",
+		"Role default/webapp", "RoleBinding default/webapp", "Role ops/webapp", "RoleBinding ops/webapp",
+		"Role team-a/webapp", "RoleBinding team-a/webapp"}
+	if !slices.Equal(got, want) {
+		t.Errorf("objects %q, want %q", got, want)
 	}
-	if sa.Name != "webapp" || sa.Namespace != "ops" || role.Name != "webapp" {
-		t.Errorf("ServiceAccount %s/%s, ClusterRole %s; want ops/webapp and webapp", sa.Namespace, sa.Name, role.Name)
-	}
-	grants := func(group, resource, verb string) bool {
-		return slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
-			return r.APIGroups[0] == group && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+	grants := func(where, resource, verb, name string) bool {
+		return slices.ContainsFunc(rules[where], func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) &&
+				(name == "" && len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, name))
 		})
 	}
-	if !grants("coordination.k8s.io", "leases", "update") {
-		t.Error("--leader-elect: no lease update rule")
+	if !grants("Role ops", "leases", "update", "webapp-leader") {
+		t.Error("--leader-elect --lease-name: no update of the Lease webapp-leader in ops")
 	}
-	if !grants("apiextensions.k8s.io", "customresourcedefinitions", "create") {
-		t.Error("--install-crds: no CRD create rule")
+	if !grants("ClusterRole ", "customresourcedefinitions", "create", "webapps.myorg.io") {
+		t.Error("--install-crds: no create of the CRD webapps.myorg.io by name")
+	}
+	if !grants("Role team-a", "webapps", "watch", "") || grants("ClusterRole ", "webapps", "watch", "") {
+		t.Error("--watch-namespace: webapps not watched in team-a only")
+	}
+}
+
+func TestRBACGenAndBundleRefuseWatchNamespaceWithAClusterScopedCRD(t *testing.T) {
+	for _, cmd := range [][]string{{"rbac", "gen"}, {"bundle", "--image", "registry.example/ork:1"}} {
+		args := append(cmd, "-f", "../rbacgen/testdata/shared-group.katalog.yaml", "--watch-namespace", "a")
+		code, out, errOut := runOrk(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "crd backup is cluster-scoped") {
+			t.Errorf("ork %s: exit %d, stdout %q, stderr %q; want exit 2 naming the cluster-scoped crd backup", cmd[0], code, out, errOut)
+		}
 	}
 }
 

@@ -69,7 +69,8 @@ shown, not called, unless --include-deletes.`,
 	f.StringArray("endpoint", nil, "CRD=URL: call this URL instead of the CRD's reconcile.remote.endpoint, for this run only (repeatable; URL alone when the Katalog has one remote CRD)")
 	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	f.String("context", "", "kubeconfig context to use (default the current context)")
-	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system)")
+	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system); it does not limit what ork watches: see --watch-namespace")
+	f.StringArray("watch-namespace", nil, "reconcile only the custom resources in this namespace, with caches there only (repeatable; default every namespace); RBAC: ork rbac gen --watch-namespace")
 	f.Float32("kube-api-qps", 0, "client-side limit of requests per second to the apiserver; 0: none, the apiserver's API Priority and Fairness paces ork")
 	f.Int("kube-api-burst", 0, "client-side burst to the apiserver, with --kube-api-qps (default 2 x qps)")
 	f.Duration("backoff-base", time.Second, "first retry delay of a failed reconcile (per key, doubling)")
@@ -119,6 +120,7 @@ func completeRun(env *Env) (runOptions, error) {
 			HealthAddr:       cfg.String("health-addr"),
 			MetricsAddr:      cfg.String("metrics-addr"),
 			InstallCRDs:      cfg.Bool("install-crds"),
+			WatchNamespaces:  cfg.StringSlice("watch-namespace"),
 			Profiling:        cfg.Bool("profiling"),
 			DebugDecisions:   cfg.Bool("debug-decisions"),
 			Redact:           cfg.StringSlice("redact"),

@@ -34,8 +34,10 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 		name  string
 		files []string
 		opts  rbacgen.Options
-		// denied are neighbours of what is granted.
+		// denied are neighbours of what is granted, asked in namespace default.
 		denied []rbacgen.Permission
+		// watchOwn sets WatchNamespaces to the case's own namespace (not default).
+		watchOwn bool
 	}{
 		{
 			name:  "remote example",
@@ -63,6 +65,21 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 				deny("delete", "coordination.k8s.io", "leases", ""),
 				deny("delete", "apiextensions.k8s.io", "customresourcedefinitions", ""),
 				deny("get", "", "secrets", "another-token"),
+			},
+		},
+		{
+			name:     "remote example watching its own namespace only",
+			files:    []string{"../../examples/remote/katalog.yaml"},
+			opts:     rbacgen.Options{LeaderElect: true},
+			watchOwn: true,
+			denied: []rbacgen.Permission{
+				deny("list", "myorg.io", "webapps", ""),
+				deny("patch", "myorg.io", "webapps", "my-webapp"),
+				{Verb: "patch", Group: "myorg.io", Resource: "webapps", Subresource: "status"},
+				deny("create", "apps", "deployments", ""),
+				deny("list", "", "services", ""),
+				deny("create", "", "events", ""),
+				deny("update", "coordination.k8s.io", "leases", ""),
 			},
 		},
 		{
@@ -95,6 +112,9 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 			ns := e.Namespace(t)
 			opts := tt.opts
 			opts.Name, opts.Namespace = ns, ns
+			if tt.watchOwn {
+				opts.WatchNamespaces = []string{ns}
+			}
 			res, err := rbacgen.Generate(set, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -108,16 +128,25 @@ func TestGeneratedRoleAllowsExactlyWhatRunNeeds(t *testing.T) {
 			perms := rbacgen.Permissions(set, opts)
 			waitForRBAC(t, e, ns, perms)
 			for _, p := range perms {
-				// Cluster-wide and in one namespace, as the engine uses both.
-				for _, where := range []string{"", "default"} {
-					if !allowed(t, e.Clientset, ns, ns, where, p) {
-						t.Errorf("denied in namespace %q but should be allowed: %+v", where, p)
+				// Cluster-wide and in one namespace, as the engine uses both; a right
+				// narrowed to a namespace there only.
+				where := []string{"", "default"}
+				if p.Namespace != "" {
+					where = []string{p.Namespace}
+				}
+				for _, w := range where {
+					if !allowed(t, e.Clientset, ns, ns, w, p) {
+						t.Errorf("denied in namespace %q but should be allowed: %+v", w, p)
 					}
 				}
 			}
 			for _, p := range tt.denied {
 				if allowed(t, e.Clientset, ns, ns, "default", p) {
 					t.Errorf("allowed but should be denied: %+v", p)
+				}
+				// Nor cluster-wide, when watching a namespace: nothing namespaced is.
+				if tt.watchOwn && allowed(t, e.Clientset, ns, ns, "", p) {
+					t.Errorf("allowed cluster-wide but should be denied: %+v", p)
 				}
 			}
 			t.Logf("%d permissions allowed, %d neighbours denied", len(perms), len(tt.denied))
@@ -173,14 +202,19 @@ func TestServiceAccountWorksUnderTheGeneratedRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Kubectl(t, manifest, "apply", "-f", "-")
-	waitForRBAC(t, e, ns, rbacgen.Permissions(set, rbacgen.Options{}))
+	waitForRBAC(t, e, ns, rbacgen.Permissions(set, rbacgen.Options{Name: ns, Namespace: ns}))
 
 	ctx := t.Context()
 	admin := e.Clientset
-	for _, name := range []string{"my-reconciler-token", "another-token"} {
-		if _, err := admin.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"token": "t"},
-		}, metav1.CreateOptions{}); err != nil {
+	// The example's token is my-reconciler-token in default: the Secrets of that name
+	// elsewhere and of other names there are not ork's.
+	for _, s := range []struct{ namespace, name string }{
+		{"default", "my-reconciler-token"}, {"default", "another-token"}, {ns, "my-reconciler-token"},
+	} {
+		_, err := admin.CoreV1().Secrets(s.namespace).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: s.name}, StringData: map[string]string{"token": "t"},
+		}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +234,7 @@ func TestServiceAccountWorksUnderTheGeneratedRole(t *testing.T) {
 	  "spec":{"selector":{"matchLabels":{"app":"demo"}},"template":{"metadata":{"labels":{"app":"demo"}},
 	  "spec":{"containers":[{"name":"web","image":"registry.invalid/web:1"}]}}}}`)
 	allowed := map[string]error{}
-	_, allowed["get the auth secret"] = sa.CoreV1().Secrets(ns).Get(ctx, "my-reconciler-token", metav1.GetOptions{})
+	_, allowed["get the auth secret"] = sa.CoreV1().Secrets("default").Get(ctx, "my-reconciler-token", metav1.GetOptions{})
 	_, allowed["server-side apply a deployment"] = sa.AppsV1().Deployments(ns).Patch(ctx, "demo", types.ApplyPatchType, deploy,
 		metav1.PatchOptions{FieldManager: "orkestra", Force: &force})
 	_, allowed["list webapps cluster-wide"] = dynamic.NewForConfigOrDie(cfg).Resource(webapps).List(ctx, metav1.ListOptions{})
@@ -212,7 +246,8 @@ func TestServiceAccountWorksUnderTheGeneratedRole(t *testing.T) {
 		}
 	}
 	forbidden := map[string]error{}
-	_, forbidden["get another secret"] = sa.CoreV1().Secrets(ns).Get(ctx, "another-token", metav1.GetOptions{})
+	_, forbidden["get another secret"] = sa.CoreV1().Secrets("default").Get(ctx, "another-token", metav1.GetOptions{})
+	_, forbidden["get the secret's name in another namespace"] = sa.CoreV1().Secrets(ns).Get(ctx, "my-reconciler-token", metav1.GetOptions{})
 	_, forbidden["list pods"] = sa.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	forbidden["delete the webapp"] = saDyn.Delete(ctx, "demo", metav1.DeleteOptions{})
 	for what, err := range forbidden {

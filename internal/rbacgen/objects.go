@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +23,10 @@ type Result struct {
 	ServiceAccount     *corev1.ServiceAccount
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	// Roles and RoleBindings grant, one pair per namespace (sorted), the rights that concern
+	// that namespace only: the Lease, static Secrets, and the watched namespaces' types.
+	Roles        []*rbacv1.Role
+	RoleBindings []*rbacv1.RoleBinding
 	// Warnings name what could not be derived exactly (a templated custom kind, a guessed
 	// plural); the user should review them.
 	Warnings []string
@@ -29,17 +35,24 @@ type Result struct {
 	sources []string
 }
 
-// Generate builds the ServiceAccount, ClusterRole and ClusterRoleBinding for set. Only an
-// invalid Name or Namespace is an error.
+// Generate builds the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings
+// for set. Only invalid options are an error: a bad name or namespace, or --watch-namespace
+// with a cluster-scoped CRD (its objects are in no namespace).
 func Generate(set *katalog.Set, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
-		return nil, fmt.Errorf("name %q: %s", opts.Name, strings.Join(errs, "; "))
+	if err := opts.validate(set); err != nil {
+		return nil, err
 	}
-	if errs := validation.IsDNS1123Label(opts.Namespace); len(errs) > 0 {
-		return nil, fmt.Errorf("namespace %q: %s", opts.Namespace, strings.Join(errs, "; "))
+	all, warnings := collect(set, opts)
+	var perms []Permission
+	byNamespace := map[string][]Permission{}
+	for _, p := range all {
+		if p.Namespace == "" {
+			perms = append(perms, p)
+		} else {
+			byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
+		}
 	}
-	perms, warnings := collect(set, opts)
 	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "ork"}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
@@ -60,6 +73,19 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 		Warnings: warnings,
 		opts:     opts,
 	}
+	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
+		r.Roles = append(r.Roles, &rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
+			Rules:      Rules(byNamespace[ns]),
+		})
+		r.RoleBindings = append(r.RoleBindings, &rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: opts.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: opts.Name, Namespace: opts.Namespace}},
+		})
+	}
 	if set != nil {
 		for _, f := range set.Files {
 			r.sources = append(r.sources, f.Path)
@@ -68,10 +94,47 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 	return r, nil
 }
 
-// Objects are the ServiceAccount, ClusterRole and ClusterRoleBinding, in the order they
-// should be applied.
+// validate checks the options against set.
+func (o Options) validate(set *katalog.Set) error {
+	if errs := validation.IsDNS1123Subdomain(o.Name); len(errs) > 0 {
+		return fmt.Errorf("name %q: %s", o.Name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(o.LeaseName); len(errs) > 0 {
+		return fmt.Errorf("lease-name %q: %s", o.LeaseName, strings.Join(errs, "; "))
+	}
+	for _, ns := range o.WatchNamespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("watch-namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	return CheckWatchScope(set, o.WatchNamespaces)
+}
+
+// CheckWatchScope fails when watch namespaces are given and a CRD of set is cluster-scoped:
+// its objects are in no namespace, so no namespace-scoped watch can see them.
+func CheckWatchScope(set *katalog.Set, watchNamespaces []string) error {
+	if len(watchNamespaces) == 0 || set == nil {
+		return nil
+	}
+	for _, crd := range set.CRDs {
+		if !crd.IsNamespaced() {
+			return fmt.Errorf("watch-namespace: crd %s is cluster-scoped: its custom resources are in no namespace, so a watch limited to namespaces cannot see them (run it in an ork without --watch-namespace)", crd.Name)
+		}
+	}
+	return nil
+}
+
+// Objects are the ServiceAccount, ClusterRole, ClusterRoleBinding, then each namespace's
+// Role and RoleBinding, in the order they should be applied.
 func (r *Result) Objects() []runtime.Object {
-	return []runtime.Object{r.ServiceAccount, r.ClusterRole, r.ClusterRoleBinding}
+	objs := []runtime.Object{r.ServiceAccount, r.ClusterRole, r.ClusterRoleBinding}
+	for i := range r.Roles {
+		objs = append(objs, r.Roles[i], r.RoleBindings[i])
+	}
+	return objs
 }
 
 // YAML is the multi-document YAML that `kubectl apply -f` takes, after a comment header
@@ -125,9 +188,15 @@ func (r *Result) command() string {
 	}
 	if r.opts.LeaderElect {
 		args = append(args, "--leader-elect")
+		if r.opts.LeaseName != r.opts.Name {
+			args = append(args, "--lease-name", r.opts.LeaseName)
+		}
 	}
 	if r.opts.InstallCRDs {
 		args = append(args, "--install-crds")
+	}
+	for _, ns := range r.opts.WatchNamespaces {
+		args = append(args, "--watch-namespace", ns)
 	}
 	return strings.Join(args, " ")
 }

@@ -1,6 +1,8 @@
 // Package rbacgen derives the least-privilege RBAC that `ork run` needs for a Katalog: one
-// ServiceAccount, one ClusterRole and one ClusterRoleBinding, merged and sorted so that the same
-// Katalog always gives byte-identical output.
+// ServiceAccount, one ClusterRole and ClusterRoleBinding for what is cluster-wide, and a Role and
+// RoleBinding in each namespace where rights concern that namespace only (the Lease, a static
+// Secret, the watched namespaces), merged and sorted so that the same Katalog always gives
+// byte-identical output.
 package rbacgen
 
 import (
@@ -27,15 +29,24 @@ const (
 
 // Options tune what is generated.
 type Options struct {
-	// Name of the ServiceAccount, ClusterRole and ClusterRoleBinding; default DefaultName.
+	// Name of the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings;
+	// default DefaultName.
 	Name string
-	// Namespace of the ServiceAccount; default DefaultNamespace.
+	// Namespace is ork's own: the ServiceAccount's, the Lease's and a secretRef's without a
+	// namespace; default DefaultNamespace.
 	Namespace string
-	// LeaderElect adds the Lease verbs `ork run --leader-elect` needs; default false.
+	// LeaderElect adds the Lease verbs `ork run --leader-elect` needs, in Namespace; default
+	// false.
 	LeaderElect bool
-	// InstallCRDs adds create/patch on CustomResourceDefinitions for `ork run --install-crds`;
-	// default false.
+	// LeaseName is the Lease that get and update are limited to (`ork run --lease-name`);
+	// default Name.
+	LeaseName string
+	// InstallCRDs adds get/create/patch on the Katalog's CustomResourceDefinitions (those with
+	// a crdFile, by name) for `ork run --install-crds`; default false.
 	InstallCRDs bool
+	// WatchNamespaces, when set, grants the namespaced types (custom resources, children,
+	// Events) in these namespaces only (`ork run --watch-namespace`); default none: cluster-wide.
+	WatchNamespaces []string
 }
 
 func (o Options) withDefaults() Options {
@@ -45,25 +56,31 @@ func (o Options) withDefaults() Options {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
+	if o.LeaseName == "" {
+		o.LeaseName = o.Name
+	}
+	o.WatchNamespaces = slices.Compact(slices.Sorted(slices.Values(o.WatchNamespaces)))
 	return o
 }
 
 // Permission is one verb on one resource, in the shape of a SubjectAccessReview's
-// ResourceAttributes, so `ork run`'s preflight can check exactly what the ClusterRole grants.
-// An empty Name means any object; namespaces are not part of it (the role is cluster-wide).
+// ResourceAttributes, so `ork run`'s preflight can check exactly what the roles grant.
+// An empty Name means any object; an empty Namespace means every namespace (the ClusterRole),
+// a set one that namespace only (a Role there).
 type Permission struct {
 	Verb        string `json:"verb"`
 	Group       string `json:"group"`
 	Resource    string `json:"resource"`
 	Subresource string `json:"subresource,omitempty"`
 	Name        string `json:"name,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
 }
 
-// Attributes is p as a SubjectAccessReview asks it, cluster-wide; set Namespace to ask
-// about one namespace.
+// Attributes is p as a SubjectAccessReview asks it: in p's namespace, or cluster-wide.
 func (p Permission) Attributes() authorizationv1.ResourceAttributes {
 	return authorizationv1.ResourceAttributes{
 		Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Name: p.Name,
+		Namespace: p.Namespace,
 	}
 }
 
@@ -74,11 +91,10 @@ var (
 	crVerbs     = []string{"get", "list", "watch", "update", "patch"}
 	statusVerbs = []string{"get", "update", "patch"}
 	eventVerbs  = []string{"create", "patch"}
-	leaseVerbs  = []string{"get", "create", "update"}
 	readVerbs   = []string{"get", "list", "watch"}
 )
 
-// Permissions lists every permission the generated ClusterRole grants for set, sorted by
+// Permissions lists every permission the generated roles grant for set, sorted by namespace,
 // group, resource, subresource, name and verb. Entries the Katalog leaves incomplete (a CRD
 // without group or plural, a templated custom kind) are left out: validate the set first.
 func Permissions(set *katalog.Set, opts Options) []Permission {
@@ -90,11 +106,33 @@ func Permissions(set *katalog.Set, opts Options) []Permission {
 type collector struct {
 	perms    map[Permission]struct{}
 	warnings []string
+	// watch are the namespaces namespaced types are granted in; none: cluster-wide.
+	watch []string
+	// scopes knows which types are namespaced.
+	scopes scopes
 }
 
+// add grants verbs cluster-wide.
 func (c *collector) add(group, resource, subresource, name string, verbs ...string) {
+	c.addIn("", group, resource, subresource, name, verbs...)
+}
+
+// addIn grants verbs in one namespace ("" for every namespace).
+func (c *collector) addIn(namespace, group, resource, subresource, name string, verbs ...string) {
 	for _, v := range verbs {
-		c.perms[Permission{Verb: v, Group: group, Resource: resource, Subresource: subresource, Name: name}] = struct{}{}
+		c.perms[Permission{Verb: v, Group: group, Resource: resource, Subresource: subresource, Name: name, Namespace: namespace}] = struct{}{}
+	}
+}
+
+// addWatched grants verbs on a type where ork watches it: in each watched namespace for a
+// namespaced type under --watch-namespace, else cluster-wide.
+func (c *collector) addWatched(group, resource, subresource string, verbs ...string) {
+	if len(c.watch) == 0 || !c.scopes.namespaced(group, resource) {
+		c.add(group, resource, subresource, "", verbs...)
+		return
+	}
+	for _, ns := range c.watch {
+		c.addIn(ns, group, resource, subresource, "", verbs...)
 	}
 }
 
@@ -104,23 +142,25 @@ func (c *collector) warnf(format string, a ...any) {
 
 // collect applies the rules of the seed's RBAC section and SPEC §5.
 func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
-	c := &collector{perms: map[Permission]struct{}{}}
-	// What the engine itself does whatever the Katalog: events on the CRs and the
-	// preflight's SelfSubjectAccessReviews. Discovery needs no grant, so CRDs are touched
-	// only by --install-crds: server-side apply (patch, create when absent) and get while
-	// waiting for Established.
-	c.add("", "events", "", "", eventVerbs...)
-	c.add("events.k8s.io", "events", "", "", eventVerbs...)
+	opts = opts.withDefaults()
+	c := &collector{perms: map[Permission]struct{}{}, watch: opts.WatchNamespaces, scopes: newScopes(set)}
+	// What the engine itself does whatever the Katalog: events on the CRs (in the CR's
+	// namespace) and the preflight's SelfSubjectAccessReviews.
+	c.addWatched("", "events", "", eventVerbs...)
+	c.addWatched("events.k8s.io", "events", "", eventVerbs...)
 	c.add("authorization.k8s.io", "selfsubjectaccessreviews", "", "", "create")
-	if opts.InstallCRDs {
-		c.add("apiextensions.k8s.io", "customresourcedefinitions", "", "", "get", "create", "patch")
+	if opts.InstallCRDs && set != nil {
+		c.installCRDs(set)
 	}
 	if opts.LeaderElect {
-		c.add("coordination.k8s.io", "leases", "", "", leaseVerbs...)
+		// client-go's LeaseLock gets and updates the Lease by name, and creates it by a POST,
+		// whose name RBAC does not see: create cannot be limited to one name.
+		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", opts.LeaseName, "get", "update")
+		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "create")
 	}
 	if set != nil {
 		for _, crd := range set.CRDs {
-			c.crd(set, crd)
+			c.crd(set, crd, opts.Namespace)
 		}
 	}
 	ps := make([]Permission, 0, len(c.perms))
@@ -131,29 +171,41 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 	return ps, c.warnings
 }
 
-func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
+// installCRDs grants what --install-crds does with each crdFile, by name. Discovery needs no
+// grant. ork installs a CRD by server-side apply, a PATCH carrying the name: when the CRD
+// does not exist yet, the apiserver also authorises a create, of that same name (so even the
+// create is limited by resourceNames); get polls until it is Established.
+func (c *collector) installCRDs(set *katalog.Set) {
+	for _, crd := range set.CRDs {
+		if crd.Manifest != nil && crd.Manifest.Name != "" {
+			c.add("apiextensions.k8s.io", "customresourcedefinitions", "", crd.Manifest.Name, "get", "create", "patch")
+		}
+	}
+}
+
+func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string) {
 	at := "crds." + crd.Name
 	if crd.APITypes == nil || crd.APITypes.Plural == "" {
 		c.warnf("%s: no apiTypes.plural (nor a crdFile to infer it from): its custom resources are not covered", at)
 	} else {
 		// update/patch also carry reconcile.remote.finalize's finalizer writes (and ork
 		// finalizers release's); prune's deletes are managedResources' delete.
-		c.add(crd.APITypes.Group, crd.APITypes.Plural, "", "", crVerbs...)
-		c.add(crd.APITypes.Group, crd.APITypes.Plural, "status", "", statusVerbs...)
+		c.addWatched(crd.APITypes.Group, crd.APITypes.Plural, "", crVerbs...)
+		c.addWatched(crd.APITypes.Group, crd.APITypes.Plural, "status", statusVerbs...)
 		// Children carry blockOwnerDeletion; clusters with the OwnerReferencesPermission-
 		// Enforcement admission plugin (OpenShift's default) allow that only to who may
 		// update the owner's finalizers.
-		c.add(crd.APITypes.Group, crd.APITypes.Plural, "finalizers", "", "update")
+		c.addWatched(crd.APITypes.Group, crd.APITypes.Plural, "finalizers", "update")
 	}
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		for _, m := range r.ManagedResources {
-			c.add(m.Group, m.Plural, "", "", manageVerbs...)
+			c.managed(at, m.Group, m.Plural)
 		}
 		if r.Auth != nil {
-			c.secret(at+".operatorBox.reconcile.remote.auth.secretRef", r.Auth.SecretRef)
+			c.secret(at+".operatorBox.reconcile.remote.auth.secretRef", r.Auth.SecretRef, orkNamespace)
 		}
 		if r.TLS != nil {
-			c.secret(at+".operatorBox.reconcile.remote.tls.caSecretRef", r.TLS.CASecretRef)
+			c.secret(at+".operatorBox.reconcile.remote.tls.caSecretRef", r.TLS.CASecretRef, orkNamespace)
 		}
 	}
 	if !crd.OperatorBox.Reconcile.DefaultEnabled() {
@@ -170,9 +222,11 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD) {
 	}
 }
 
-// secret grants reading one Secret: scoped to its name when static, any Secret when the
-// name is a template, since it is only known per custom resource.
-func (c *collector) secret(at string, ref *katalog.SecretKeyRef) {
+// secret grants reading one Secret: when its name and namespace are static, that Secret only,
+// in its namespace (ork's own when the reference gives none); with a templated namespace, that
+// name in every namespace; with a templated name, any Secret in the cluster, since the name
+// is only known per custom resource.
+func (c *collector) secret(at string, ref *katalog.SecretKeyRef, orkNamespace string) {
 	if ref == nil || ref.Name == "" {
 		return
 	}
@@ -181,7 +235,25 @@ func (c *collector) secret(at string, ref *katalog.SecretKeyRef) {
 		c.add("", "secrets", "", "", "get")
 		return
 	}
-	c.add("", "secrets", "", ref.Name, "get")
+	if render.IsTemplate(ref.Namespace) {
+		// The name is known, its namespace only per custom resource: that name, anywhere.
+		c.add("", "secrets", "", ref.Name, "get")
+		return
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = orkNamespace
+	}
+	c.addIn(ns, "", "secrets", "", ref.Name, "get")
+}
+
+// managed grants what ork does with a managedResources type: where it watches it.
+func (c *collector) managed(at, group, plural string) {
+	if len(c.watch) > 0 && !c.scopes.known(group, plural) {
+		c.warnf("%s: the scope of %s is not known to ork (not a built-in type nor a CRD of this Katalog): taken as namespaced, granted in the watched namespaces only; if it is cluster-scoped, ork's cache of it cannot sync",
+			at, schema.GroupResource{Group: group, Resource: plural})
+	}
+	c.addWatched(group, plural, "", manageVerbs...)
 }
 
 // declared grants what the declarative reconciler does with one block's objects.
@@ -192,7 +264,7 @@ func (c *collector) declared(set *katalog.Set, at, block string, entries []map[s
 		return
 	}
 	if t.Type != resources.Custom {
-		c.add(t.GVK.Group, t.Plural, "", "", manageVerbs...)
+		c.managed(at, t.GVK.Group, t.Plural)
 		return
 	}
 	for i, fields := range entries {
@@ -212,7 +284,7 @@ func (c *collector) declared(set *katalog.Set, at, block string, entries []map[s
 			c.warnf("%s[%d]: plural of %s %s guessed as %q (it is not a CRD of this Katalog); check it",
 				at, i, apiVersion, kind, plural)
 		}
-		c.add(gv.Group, plural, "", "", manageVerbs...)
+		c.managed(fmt.Sprintf("%s[%d]", at, i), gv.Group, plural)
 	}
 }
 
@@ -230,6 +302,7 @@ func pluralOf(set *katalog.Set, group, kind string) (plural string, known bool) 
 
 func comparePermissions(a, b Permission) int {
 	return cmp.Or(
+		strings.Compare(a.Namespace, b.Namespace),
 		strings.Compare(a.Group, b.Group),
 		strings.Compare(a.Resource, b.Resource),
 		strings.Compare(a.Subresource, b.Subresource),

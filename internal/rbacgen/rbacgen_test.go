@@ -48,6 +48,8 @@ func TestGenerateMatchesGolden(t *testing.T) {
 		{"website.golden.yaml", []string{"../../examples/website/katalog.yaml"}, Options{}},
 		{"custom.golden.yaml", []string{"testdata/custom.katalog.yaml"}, Options{}},
 		{"two-files.golden.yaml", []string{remoteExample, "../../examples/website/katalog.yaml"}, Options{}},
+		{"remote-watch-namespaces.golden.yaml", []string{remoteExample}, Options{LeaderElect: true, InstallCRDs: true,
+			Namespace: "ops", LeaseName: "webapp-leader", WatchNamespaces: []string{"team-b", "team-a", "team-b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -108,11 +110,12 @@ func TestPermissionsScopeSecretsByName(t *testing.T) {
 			secrets = append(secrets, p)
 		}
 	}
+	// The static ones name no namespace: ork's own, in a Role there.
 	want := []Permission{
 		{Verb: "get", Resource: "secrets"},
-		{Verb: "get", Resource: "secrets", Name: "b-ca"},
-		{Verb: "get", Resource: "secrets", Name: "token-a"},
-		{Verb: "get", Resource: "secrets", Name: "token-b"},
+		{Verb: "get", Resource: "secrets", Name: "b-ca", Namespace: DefaultNamespace},
+		{Verb: "get", Resource: "secrets", Name: "token-a", Namespace: DefaultNamespace},
+		{Verb: "get", Resource: "secrets", Name: "token-b", Namespace: DefaultNamespace},
 	}
 	if diff := cmp.Diff(want, secrets); diff != "" {
 		t.Errorf("secret permissions (-want +got):\n%s", diff)
@@ -121,9 +124,9 @@ func TestPermissionsScopeSecretsByName(t *testing.T) {
 
 func TestPermissionsFollowOptions(t *testing.T) {
 	set := load(t, remoteExample)
-	lease := Permission{Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}
-	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
-	crdGet := Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	lease := Permission{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: DefaultNamespace}
+	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "webapps.myorg.io"}
+	crdGet := Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "webapps.myorg.io"}
 	ssar := Permission{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}
 	tests := []struct {
 		name    string
@@ -155,19 +158,25 @@ func TestPermissionsFollowOptions(t *testing.T) {
 func TestRulesGrantExactlyThePermissions(t *testing.T) {
 	set := load(t, "testdata/custom.katalog.yaml", "testdata/secrets.katalog.yaml", "testdata/shared-group.katalog.yaml")
 	perms := Permissions(set, Options{LeaderElect: true, InstallCRDs: true})
-	// Expanding the merged rules back must give the same set: merging neither lost nor
-	// widened anything.
+	// Expanding the merged rules of each namespace back must give the same set: merging
+	// neither lost nor widened anything.
+	byNamespace := map[string][]Permission{}
+	for _, p := range perms {
+		byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
+	}
 	var back []Permission
-	for _, r := range Rules(perms) {
-		for _, res := range r.Resources {
-			resource, sub, _ := strings.Cut(res, "/")
-			names := r.ResourceNames
-			if len(names) == 0 {
-				names = []string{""}
-			}
-			for _, n := range names {
-				for _, v := range r.Verbs {
-					back = append(back, Permission{Verb: v, Group: r.APIGroups[0], Resource: resource, Subresource: sub, Name: n})
+	for ns, ps := range byNamespace {
+		for _, r := range Rules(ps) {
+			for _, res := range r.Resources {
+				resource, sub, _ := strings.Cut(res, "/")
+				names := r.ResourceNames
+				if len(names) == 0 {
+					names = []string{""}
+				}
+				for _, n := range names {
+					for _, v := range r.Verbs {
+						back = append(back, Permission{Verb: v, Group: r.APIGroups[0], Resource: resource, Subresource: sub, Name: n, Namespace: ns})
+					}
 				}
 			}
 		}
@@ -179,7 +188,7 @@ func TestRulesGrantExactlyThePermissions(t *testing.T) {
 }
 
 func TestGenerateRejectsBadNames(t *testing.T) {
-	for _, opts := range []Options{{Name: "Not_Valid"}, {Namespace: "a.b"}} {
+	for _, opts := range []Options{{Name: "Not_Valid"}, {Namespace: "a.b"}, {LeaseName: "No"}, {WatchNamespaces: []string{"ok", "a.b"}}} {
 		if _, err := Generate(&katalog.Set{}, opts); err == nil {
 			t.Errorf("Generate(%+v): want an error", opts)
 		}

@@ -174,6 +174,11 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 	if namespaced && obj.GetNamespace() == "" {
 		return planned{}, fmt.Errorf("%s %q: namespaced, but the cluster-scoped owner gives no namespace (set one)", gvk.Kind, obj.GetName())
 	}
+	// Under --watch-namespace ork neither caches nor may write outside the watched set.
+	if namespaced && !c.e.watches(obj.GetNamespace()) {
+		return planned{}, fmt.Errorf("%s %q: namespace %s is not watched (--watch-namespace %s): ork can neither see nor write a child there",
+			gvk.Kind, obj.GetName(), obj.GetNamespace(), strings.Join(c.e.opts.WatchNamespaces, ","))
+	}
 	// An ownerReference cannot cross namespaces, nor point from cluster scope into one; a
 	// cluster-scoped CR may own children in any namespace (SPEC §3).
 	ownable := cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace()

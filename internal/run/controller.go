@@ -32,7 +32,7 @@ type controller struct {
 	crd      *katalog.CRD
 	gvr      schema.GroupVersionResource
 	gvk      schema.GroupVersionKind
-	informer cache.SharedIndexInformer
+	informer scopedInformer
 	children []child
 	// managed is the set of group/resources the reconciler may return.
 	managed map[schema.GroupResource]bool
@@ -58,7 +58,7 @@ type controller struct {
 type child struct {
 	gvr      schema.GroupVersionResource
 	typeKey  string
-	informer cache.SharedIndexInformer
+	informer scopedInformer
 }
 
 func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {
@@ -107,8 +107,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		}
 	}
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
-	c.informer = dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	crInformer := func(namespace string) cache.SharedIndexInformer {
+		return dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, namespace, 0,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	}
+	if c.informer, err = e.watchScope(gvr, crInformer); err != nil {
+		return nil, err
+	}
 	if err := c.informer.SetTransform(stripManagedFields); err != nil {
 		return nil, fmt.Errorf("informer transform: %w", err)
 	}
@@ -137,7 +142,14 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
 	c.managed[gvr.GroupResource()] = true
-	inf := factories.informer(gvr)
+	// The scope matters only under --watch-namespace: the default path asks nothing more.
+	namespaced := true
+	if len(c.e.opts.WatchNamespaces) > 0 {
+		if namespaced, err = c.e.namespaced(gvr); err != nil {
+			return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
+		}
+	}
+	inf := factories.informer(gvr, namespaced)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
 		_ = inf.SetTransform(stripManagedFields)

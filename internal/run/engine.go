@@ -19,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -69,6 +70,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
+	}
+	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
+		return nil, err
 	}
 	if opts.Identity == "" {
 		opts.Identity = defaultIdentity()

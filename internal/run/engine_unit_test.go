@@ -409,7 +409,7 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
 		cache.Indexers{ownerIndex: ownerUIDIndex})
-	c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: inf}}}
+	c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
 	cr := &unstructured.Unstructured{}
 	cr.SetName("a")
 	cr.SetUID("cr-uid")

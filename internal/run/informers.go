@@ -20,6 +20,9 @@ import (
 type childInformers struct {
 	full     dynamicinformer.DynamicSharedInformerFactory
 	metadata metadatainformer.SharedInformerFactory
+	// watched are the factories of each watched namespace (--watch-namespace), for the
+	// namespaced types; none when ork watches every namespace.
+	watched []namespaceFactories
 	// needFull are the types some remote reconciler receives as prepared.children.
 	needFull map[schema.GroupResource]bool
 }
@@ -27,12 +30,26 @@ type childInformers struct {
 // childSelector selects what ork applied: every object it writes carries the label.
 var childSelector = ManagedByLabel + "=" + ManagedByValue
 
-func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *katalog.Set) childInformers {
+// namespaceFactories are the child informer factories of one watched namespace.
+type namespaceFactories struct {
+	namespace string
+	full      dynamicinformer.DynamicSharedInformerFactory
+	metadata  metadatainformer.SharedInformerFactory
+}
+
+func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *katalog.Set, watch []string) childInformers {
 	onlyOrks := func(o *metav1.ListOptions) { o.LabelSelector = childSelector }
 	ci := childInformers{
 		full:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, onlyOrks),
 		metadata: metadatainformer.NewFilteredSharedInformerFactory(meta, 0, metav1.NamespaceAll, onlyOrks),
 		needFull: map[schema.GroupResource]bool{},
+	}
+	for _, ns := range watch {
+		ci.watched = append(ci.watched, namespaceFactories{
+			namespace: ns,
+			full:      dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, onlyOrks),
+			metadata:  metadatainformer.NewFilteredSharedInformerFactory(meta, 0, ns, onlyOrks),
+		})
 	}
 	for _, crd := range set.CRDs {
 		r := crd.OperatorBox.Reconcile.Remote
@@ -46,20 +63,41 @@ func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *kata
 	return ci
 }
 
-func (ci childInformers) informer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-	if ci.needFull[gvr.GroupResource()] {
-		return ci.full.ForResource(gvr).Informer()
+// informer is the shared informer on gvr: over every namespace, or, under
+// --watch-namespace, one per watched namespace for a namespaced type.
+func (ci childInformers) informer(gvr schema.GroupVersionResource, namespaced bool) scopedInformer {
+	pick := func(full dynamicinformer.DynamicSharedInformerFactory, meta metadatainformer.SharedInformerFactory) cache.SharedIndexInformer {
+		if ci.needFull[gvr.GroupResource()] {
+			return full.ForResource(gvr).Informer()
+		}
+		return meta.ForResource(gvr).Informer()
 	}
-	return ci.metadata.ForResource(gvr).Informer()
+	if !namespaced || len(ci.watched) == 0 {
+		return allNamespaces(pick(ci.full, ci.metadata))
+	}
+	var s scopedInformer
+	for _, f := range ci.watched {
+		s.namespaces = append(s.namespaces, f.namespace)
+		s.informers = append(s.informers, pick(f.full, f.metadata))
+	}
+	return s
 }
 
 func (ci childInformers) start(stop <-chan struct{}) {
 	ci.full.Start(stop)
 	ci.metadata.Start(stop)
+	for _, f := range ci.watched {
+		f.full.Start(stop)
+		f.metadata.Start(stop)
+	}
 }
 
 // shutdown waits for the informers start began (after their stop channel closed).
 func (ci childInformers) shutdown() {
 	ci.full.Shutdown()
 	ci.metadata.Shutdown()
+	for _, f := range ci.watched {
+		f.full.Shutdown()
+		f.metadata.Shutdown()
+	}
 }

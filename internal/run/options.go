@@ -5,6 +5,7 @@ package run
 
 import (
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
@@ -42,6 +43,10 @@ type Options struct {
 	Profiling bool
 	// InstallCRDs applies each crdFile at start and waits until it is Established.
 	InstallCRDs bool
+	// WatchNamespaces, when set, limits ork to the custom resources in these namespaces: their
+	// informers, and those of namespaced child types, are per namespace, and a child outside
+	// them is refused. Default none: every namespace.
+	WatchNamespaces []string
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
 	LeaderElect bool
 	// LeaseName defaults to "orkestra".
@@ -106,6 +111,7 @@ func (o *Options) defaults() {
 	if o.Namespace == "" {
 		o.Namespace = "orkestra-system"
 	}
+	o.WatchNamespaces = slices.Compact(slices.Sorted(slices.Values(o.WatchNamespaces)))
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = time.Second
 	}

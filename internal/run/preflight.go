@@ -30,15 +30,23 @@ func (e *MissingPermissionsError) Error() string {
 		if p.Name != "" {
 			fmt.Fprintf(&b, " name=%s", p.Name)
 		}
+		if p.Namespace != "" {
+			fmt.Fprintf(&b, " namespace=%s", p.Namespace)
+		}
 	}
 	b.WriteString("\n(hint: apply the output of `ork rbac gen` and run ork as its ServiceAccount)")
 	return b.String()
 }
 
 // preflight asks the apiserver, with SelfSubjectAccessReviews, for every permission the
-// generated RBAC would grant, and fails with the full list of what is missing.
+// generated RBAC would grant, each in its namespace (the Lease and static Secrets in theirs,
+// the namespaced types in each watched namespace), and fails with the full list of what is
+// missing.
 func (e *Engine) preflight(ctx context.Context) error {
-	perms := rbacgen.Permissions(e.set, rbacgen.Options{LeaderElect: e.opts.LeaderElect, InstallCRDs: e.opts.InstallCRDs})
+	perms := rbacgen.Permissions(e.set, rbacgen.Options{
+		Namespace: e.opts.Namespace, LeaderElect: e.opts.LeaderElect, LeaseName: e.opts.LeaseName,
+		InstallCRDs: e.opts.InstallCRDs, WatchNamespaces: e.opts.WatchNamespaces,
+	})
 	done := e.step("preflight: checking %d permissions with SelfSubjectAccessReviews", len(perms))
 	err := e.reviewAll(ctx, perms)
 	done(err)
