@@ -29,7 +29,9 @@ func newValidateCmd(env *Env) *cobra.Command {
 		Long: `Check one or more Katalog files. Every finding is reported in one run, sorted by file and
 line. Exit code 0: valid (warnings allowed), 1: invalid, 2: usage error or unreadable file.
 Output formats for CI, with the same exit codes:
-  -o json    {"valid", "findings": [{"severity", "file", "line", "column", "path", "message", "hint"}]}
+  -o json    {"valid", "findings": [{"rule", "severity", "file", "line", "column", "path",
+             "message", "hint"}]}; rule is the check's stable id (docs/katalog.md#rules). An
+             unreadable file is a finding too (rule unreadable-file, line 0), still exit 2
   -o github  one ::error or ::warning workflow command per finding: GitHub Actions annotates
              the pull request at each file, line and column
   -o sarif   a SARIF 2.1.0 log for code-scanning dashboards; each check has a stable rule id
@@ -61,12 +63,31 @@ func completeValidate(env *Env) (validateOptions, error) {
 }
 
 func runValidate(env *Env, opts validateOptions) error {
-	set, findings, err := loadKatalog(opts.files)
-	if err != nil {
-		return err
+	set, findings, loadErr := loadKatalog(opts.files)
+	if loadErr != nil {
+		// A CI step reading -o json|sarif|junit|github still gets its format, the unreadable
+		// file as a finding among the others'; the exit code stays 2 and stderr says why.
+		if opts.format == output.Text || set == nil {
+			return loadErr
+		}
 	}
 	findings = append(findings, validate.Katalog(set)...)
 	katalog.SortFindings(findings)
+	if err := printFindings(env, opts, findings); err != nil {
+		return err
+	}
+	if loadErr != nil {
+		return loadErr
+	}
+	if katalog.HasErrors(findings) {
+		return &ExitError{Code: ExitFailed}
+	}
+	return nil
+}
+
+// printFindings prints the findings in opts.format on stdout.
+func printFindings(env *Env, opts validateOptions, findings []katalog.Finding) error {
+	var err error
 	switch opts.format {
 	case output.JSON:
 		err = output.FindingsJSON(env.Streams.Out, findings)
@@ -83,27 +104,23 @@ func runValidate(env *Env, opts validateOptions) error {
 	default:
 		err = output.Findings(env.Streams.Out, env.Style(), findings)
 	}
-	if err != nil {
-		return err
-	}
-	if katalog.HasErrors(findings) {
-		return &ExitError{Code: ExitFailed}
-	}
-	return nil
+	return err
 }
 
-// loadKatalog is the one way commands read Katalogs; an unreadable file is exit 2.
+// loadKatalog is the one way commands read Katalogs; an unreadable file is exit 2. With that
+// error it still returns what the readable files gave, the unreadable one as a finding.
 func loadKatalog(files []string) (*katalog.Set, []katalog.Finding, error) {
 	set, findings, err := katalog.Load(files)
 	if errors.Is(err, katalog.ErrUnreadable) {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("load katalog: %w", err)}
+		return set, findings, &ExitError{Code: ExitUsage, Err: fmt.Errorf("load katalog: %w", err)}
 	}
 	return set, findings, err
 }
 
 // loadValidKatalog loads and validates the Katalogs for a command that acts on them. On an
 // error finding it prints every finding to stderr (stdout stays clean for `> role.yaml` and
-// `| kubectl apply`) and fails with exit 1; warnings are not printed.
+// `| kubectl apply`), as log records under --log-format json, and fails with exit 1;
+// warnings are not printed when there is no error.
 func loadValidKatalog(env *Env, files []string) (*katalog.Set, error) {
 	set, findings, err := loadKatalog(files)
 	if err != nil {
@@ -114,6 +131,14 @@ func loadValidKatalog(env *Env, files []string) (*katalog.Set, error) {
 		return set, nil
 	}
 	katalog.SortFindings(findings)
+	if env.jsonLogs() {
+		logger, err := env.Logger()
+		if err != nil {
+			return nil, err
+		}
+		errs := output.FindingsLog(logger, findings)
+		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("invalid katalog: %d error(s)", errs)}
+	}
 	if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
 		return nil, err
 	}

@@ -40,22 +40,34 @@ func (s *Set) CRD(name string) *CRD {
 var ErrUnreadable = errors.New("unreadable file")
 
 // Load reads and decodes the Katalog files. Structural problems (syntax, unknown fields,
-// wrong types, crdFile issues) come back as findings with positions; only a file that
-// cannot be read is an error (wrapping ErrUnreadable).
+// wrong types, crdFile issues) come back as findings with positions. A file that cannot be
+// read is an error (wrapping ErrUnreadable, the first such file's), and also a finding of
+// RuleUnreadable, so that machine-readable reports can carry it; the other files are still
+// decoded.
 func Load(paths []string) (*Set, []Finding, error) {
 	if len(paths) == 0 {
 		paths = []string{DefaultFile}
 	}
 	sources := make([]Source, 0, len(paths))
+	var unreadable []Finding
+	var firstErr error
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: %w", ErrUnreadable, err)
+			}
+			// No position: the file has none to give.
+			unreadable = append(unreadable, Finding{Rule: RuleUnreadable, Severity: SeverityError, File: p,
+				Message: "cannot read the file: " + err.Error(), Hint: "check the -f path and the file's permissions"})
+			continue
 		}
 		sources = append(sources, Source{Path: p, Data: data})
 	}
 	set, findings := Decode(sources...)
-	return set, findings, nil
+	findings = append(findings, unreadable...)
+	SortFindings(findings)
+	return set, findings, firstErr
 }
 
 // Source is a Katalog's bytes and the path they are reported under.

@@ -1,6 +1,7 @@
 package katalog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,9 +132,25 @@ func TestDuplicateCRDAcrossFiles(t *testing.T) {
 	}
 }
 
-func TestUnreadableFileIsAnError(t *testing.T) {
-	_, _, err := Load([]string{filepath.Join(t.TempDir(), "missing.yaml")})
-	if err == nil || !strings.Contains(err.Error(), "unreadable file") {
+// An unreadable file is an error and a finding; the readable files are still decoded, so
+// that a machine-readable report can hold everything.
+func TestUnreadableFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	doc := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    web:\n      apiTypes: {group: g, version: v1, kind: W, plural: ws}\n"
+	if err := os.WriteFile(good, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	set, findings, err := Load([]string{missing, good})
+	if !errors.Is(err, ErrUnreadable) {
 		t.Fatalf("err = %v, want ErrUnreadable", err)
+	}
+	if set == nil || set.CRD("web") == nil {
+		t.Errorf("the readable file was not decoded: %+v", set)
+	}
+	if len(findings) != 1 || findings[0].Rule != RuleUnreadable || findings[0].File != missing ||
+		findings[0].Severity != SeverityError || !strings.Contains(findings[0].Message, "no such file") {
+		t.Errorf("findings = %+v, want one unreadable-file error for %s", findings, missing)
 	}
 }

@@ -11,6 +11,7 @@ type Rule string
 
 // The rules of the loader (this package) and of internal/validate.
 const (
+	RuleUnreadable        Rule = "unreadable-file"
 	RuleYAMLSyntax        Rule = "yaml-syntax"
 	RuleEmptyFile         Rule = "empty-file"
 	RuleMultipleDocuments Rule = "multiple-documents"
@@ -71,6 +72,7 @@ type RuleInfo struct {
 // Rules returns every rule, sorted by ID.
 func Rules() []RuleInfo {
 	rs := []RuleInfo{
+		{RuleUnreadable, SeverityError, "Every -f file can be read (ork validate exits 2, not 1, when one cannot).", false},
 		{RuleYAMLSyntax, SeverityError, "The file is valid YAML.", true},
 		{RuleEmptyFile, SeverityError, "The file holds a Katalog, not nothing.", true},
 		{RuleMultipleDocuments, SeverityError, "A file holds one Katalog: one YAML document.", false},
