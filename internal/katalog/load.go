@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -123,11 +121,9 @@ func (s *Set) addCRDs(f *File) []Finding {
 	return findings
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // decodeFile parses one file; it returns nil when nothing usable could be decoded.
 func decodeFile(path string, data []byte) (*File, []Finding) {
-	f := &File{Path: path, positions: map[string]Pos{}}
+	f := &File{Path: path, positions: map[string]Pos{}, meant: map[string]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -135,12 +131,7 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 			return nil, []Finding{f.Finding(RuleEmptyFile, SeverityError, "", "file is empty",
 				"start from examples/remote/katalog.yaml")}
 		}
-		line := 1
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return nil, []Finding{{Rule: RuleYAMLSyntax, Severity: SeverityError, File: path, Line: line, Column: 1,
-			Message: "YAML syntax error: " + err.Error(), Hint: "fix the YAML syntax at this line"}}
+		return nil, []Finding{syntaxFinding(path, data, err)}
 	}
 	var findings []Finding
 	for {
@@ -156,12 +147,15 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 			break
 		}
 	}
-	indexPositions(&root, "", f.positions)
-	unquotedTemplates(f, &root, "", &findings)
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
+	if nk, ok := notAKatalog(f, doc); ok {
+		return nil, []Finding{nk}
+	}
+	indexPositions(&root, "", f.positions)
+	unquotedTemplates(f, &root, "", &findings)
 	if !checkStructure(f, doc, reflect.TypeFor[Katalog](), "", &findings) {
 		return nil, findings
 	}

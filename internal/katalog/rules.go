@@ -15,6 +15,8 @@ const (
 	RuleYAMLSyntax        Rule = "yaml-syntax"
 	RuleEmptyFile         Rule = "empty-file"
 	RuleMultipleDocuments Rule = "multiple-documents"
+	RuleDuplicateKey      Rule = "duplicate-key"
+	RuleNotAKatalog       Rule = "not-a-katalog"
 	RuleDecode            Rule = "decode"
 	RuleUnknownField      Rule = "unknown-field"
 	RuleWrongType         Rule = "wrong-type"
@@ -76,6 +78,8 @@ func Rules() []RuleInfo {
 		{RuleYAMLSyntax, SeverityError, "The file is valid YAML.", true},
 		{RuleEmptyFile, SeverityError, "The file holds a Katalog, not nothing.", true},
 		{RuleMultipleDocuments, SeverityError, "A file holds one Katalog: one YAML document.", false},
+		{RuleDuplicateKey, SeverityError, "No mapping repeats a key.", false},
+		{RuleNotAKatalog, SeverityError, "A -f file is a Katalog, not another Kubernetes manifest (a CRD, a custom resource).", true},
 		{RuleDecode, SeverityError, "The Katalog decodes (an internal check: a finding here is a bug in ork).", false},
 		{RuleUnknownField, SeverityError, "Every field is a known Katalog field, spelt in camelCase.", true},
 		{RuleWrongType, SeverityError, "Every value has its field's type (string, boolean, integer, list, mapping).", true},

@@ -4,6 +4,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -28,8 +29,23 @@ func Katalog(set *katalog.Set) []katalog.Finding {
 		k.statusSubresource()
 		out = append(out, k.out...)
 	}
+	out = withoutCascades(set, out)
 	katalog.SortFindings(out)
 	return out
+}
+
+// withoutCascades drops the findings about a field that is absent because it was misspelt:
+// the loader's unknown-field finding names it already ("did you mean `endpoint`?"), and
+// "endpoint is required" beside it would send the reader after a second problem.
+func withoutCascades(set *katalog.Set, fs []katalog.Finding) []katalog.Finding {
+	files := map[string]*katalog.File{}
+	for _, f := range set.Files {
+		files[f.Path] = f
+	}
+	return slices.DeleteFunc(fs, func(fd katalog.Finding) bool {
+		f := files[fd.File]
+		return f != nil && fd.Path != "" && f.Misspelt(fd.Path)
+	})
 }
 
 // checker collects the findings of one CRD; rest paths are relative to the CRD's node
