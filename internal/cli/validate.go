@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orkspace/ork/internal/apiresources"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/validate"
@@ -20,6 +22,8 @@ func validateFormats() []output.Format {
 type validateOptions struct {
 	files  []string
 	format output.Format
+	// validate holds --api-resources.
+	validate validate.Options
 }
 
 func newValidateCmd(env *Env) *cobra.Command {
@@ -35,7 +39,11 @@ Output formats for CI, with the same exit codes:
   -o github  one ::error or ::warning workflow command per finding: GitHub Actions annotates
              the pull request at each file, line and column
   -o sarif   a SARIF 2.1.0 log for code-scanning dashboards; each check has a stable rule id
-  -o junit   a JUnit XML report: a test suite per file, a failed test case per error`,
+  -o junit   a JUnit XML report: a test suite per file, a failed test case per error
+Every managedResources entry is checked against the API resources of Kubernetes 1.37: a
+misspelt plural or group of a built-in type is an error with a did-you-mean (ork rbac gen and
+ork run refuse it too); a group that is neither built in nor declared by a CRD of the -f files
+is a warning, unless --api-resources FILE (kubectl api-resources -o wide) lists it.`,
 		Example: `  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings
   ork validate -f katalog.yaml -o github            # in a GitHub Actions step
@@ -51,15 +59,28 @@ Output formats for CI, with the same exit codes:
 	}
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.Text, validateFormats()...)
+	cmd.Flags().String("api-resources", "", "the output of kubectl api-resources -o wide: API groups the cluster serves beyond Kubernetes' own and the Katalog's CRDs, for managedResources")
 	return cmd
 }
 
 func completeValidate(env *Env) (validateOptions, error) {
-	format, err := outputFormat(env.Config(), validateFormats()...)
+	cfg := env.Config()
+	format, err := outputFormat(cfg, validateFormats()...)
 	if err != nil {
 		return validateOptions{}, err
 	}
-	return validateOptions{files: env.Config().StringSlice("filename"), format: format}, nil
+	opts := validateOptions{files: cfg.StringSlice("filename"), format: format}
+	if p := cfg.String("api-resources"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return validateOptions{}, usageError("--api-resources: %v", err)
+		}
+		defer f.Close()
+		if opts.validate.APIResources, err = apiresources.ParseKubectl(f); err != nil {
+			return validateOptions{}, usageError("--api-resources %s: %v", p, err)
+		}
+	}
+	return opts, nil
 }
 
 func runValidate(env *Env, opts validateOptions) error {
@@ -71,7 +92,7 @@ func runValidate(env *Env, opts validateOptions) error {
 			return loadErr
 		}
 	}
-	findings = append(findings, validate.Katalog(set)...)
+	findings = append(findings, validate.KatalogWith(set, opts.validate)...)
 	katalog.SortFindings(findings)
 	if err := printFindings(env, opts, findings); err != nil {
 		return err

@@ -13,13 +13,17 @@ import (
 
 // Katalog runs every semantic rule over set and returns all findings, sorted. Structural
 // findings from katalog.Load are not repeated here.
-func Katalog(set *katalog.Set) []katalog.Finding {
+func Katalog(set *katalog.Set) []katalog.Finding { return KatalogWith(set, Options{}) }
+
+// KatalogWith is Katalog with opts.
+func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 	var out []katalog.Finding
 	for _, f := range set.Files {
 		out = append(out, checkFile(f)...)
 	}
+	api := newAPITypes(set, opts)
 	for _, c := range set.CRDs {
-		k := &checker{crd: c, schema: c.Schema()}
+		k := &checker{crd: c, schema: c.Schema(), api: api}
 		k.out = append(k.out, remoteRequiresDefaultOff(c)...)
 		k.apiTypes()
 		k.crFiles()
@@ -54,6 +58,7 @@ type checker struct {
 	crd *katalog.CRD
 	// schema is the CRD's OpenAPI schema from crdFile, nil when unknown.
 	schema *apiextensionsv1.JSONSchemaProps
+	api    apiTypes
 	out    []katalog.Finding
 }
 

@@ -9,6 +9,8 @@ import (
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
 
+	"github.com/orkspace/ork/internal/apiresources"
+
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/validate"
 )
@@ -160,5 +162,29 @@ func TestEveryFindingNamesItsRule(t *testing.T) {
 		if !seen[r.ID] && r.ID != katalog.RuleDecode && r.ID != katalog.RuleUnreadable {
 			t.Errorf("rule %s has no case in %s/invalid", r.ID, testdata)
 		}
+	}
+}
+
+// A group listed with --api-resources (kubectl api-resources -o wide) is known: the
+// unknown-api-group warning goes; a misspelt built-in type stays an error.
+func TestAPIResourcesDeclareGroups(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "invalid"))
+	set, findings, err := katalog.Load([]string{"managed-unknown-group-warning.yaml"})
+	if err != nil || len(findings) > 0 {
+		t.Fatalf("load: %v %v", err, findings)
+	}
+	listed := &apiresources.Table{Resources: []apiresources.Resource{{Group: "example.com", Versions: []string{"v1"}, Plural: "widgets", Kind: "Widget", Namespaced: true}}}
+	if fs := validate.KatalogWith(set, validate.Options{APIResources: listed}); len(fs) > 0 {
+		t.Errorf("with example.com listed, want no findings, got:\n%s", format(fs))
+	}
+	if fs := validate.Katalog(set); len(fs) != 1 || fs[0].Rule != katalog.RuleUnknownAPIGroup {
+		t.Errorf("without it, want the unknown-api-group warning, got:\n%s", format(fs))
+	}
+	set, _, err = katalog.Load([]string{"managed-builtin-misspelt.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := validate.KatalogWith(set, validate.Options{APIResources: listed}); len(fs) != 6 {
+		t.Errorf("want the 6 errors of the golden, got:\n%s", format(fs))
 	}
 }
