@@ -62,6 +62,40 @@ func (t *Table) Lookup(group, plural string) (Resource, bool) {
 	return Resource{}, false
 }
 
+// LookupKind returns the resource of group whose kind is kind; ok is false when there is none.
+func (t *Table) LookupKind(group, kind string) (Resource, bool) {
+	for _, r := range t.Resources {
+		if r.Group == group && r.Kind == kind {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// Kinds returns the kinds of group, sorted.
+func (t *Table) Kinds(group string) []string {
+	var ks []string
+	for _, r := range t.Resources {
+		if r.Group == group && !slices.Contains(ks, r.Kind) {
+			ks = append(ks, r.Kind)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// GroupsOfKind returns the groups that have kind, sorted.
+func (t *Table) GroupsOfKind(kind string) []string {
+	var gs []string
+	for _, r := range t.Resources {
+		if r.Kind == kind && !slices.Contains(gs, r.Group) {
+			gs = append(gs, r.Group)
+		}
+	}
+	slices.Sort(gs)
+	return gs
+}
+
 // HasGroup reports whether the table holds any resource of group.
 func (t *Table) HasGroup(group string) bool {
 	return slices.ContainsFunc(t.Resources, func(r Resource) bool { return r.Group == group })

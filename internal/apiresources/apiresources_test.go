@@ -1,6 +1,7 @@
 package apiresources_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,15 @@ func TestBuiltinKnowsTheCommonTypes(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"apps"}, b.GroupsOf("deployments")); d != "" {
 		t.Errorf("GroupsOf(deployments) (-want +got):\n%s", d)
+	}
+	if r, ok := b.LookupKind("batch", "CronJob"); !ok || r.Plural != "cronjobs" {
+		t.Errorf("LookupKind(batch, CronJob) = %+v, %v", r, ok)
+	}
+	if d := cmp.Diff([]string{"apps"}, b.GroupsOfKind("StatefulSet")); d != "" {
+		t.Errorf("GroupsOfKind(StatefulSet) (-want +got):\n%s", d)
+	}
+	if ks := b.Kinds("apps"); !slices.Contains(ks, "Deployment") || slices.Contains(ks, "Service") {
+		t.Errorf("Kinds(apps) = %v", ks)
 	}
 }
 

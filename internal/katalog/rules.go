@@ -49,6 +49,7 @@ const (
 	RuleDuplicateManagedResource Rule = "duplicate-managed-resource"
 	RuleManagedResourceType      Rule = "managed-resource-type"
 	RuleUnknownAPIGroup          Rule = "unknown-api-group"
+	RuleCustomKind               Rule = "custom-kind"
 	RuleSecretRef                Rule = "secret-ref"
 	RuleAuthHeader               Rule = "auth-header"
 	RuleTokenOverHTTP            Rule = "token-over-http"
@@ -112,7 +113,8 @@ func Rules() []RuleInfo {
 		{RuleManagedResourcePlural, SeverityError, "Every managedResources entry names a plural.", true},
 		{RuleDuplicateManagedResource, SeverityError, "No managedResources entry repeats a group and plural.", false},
 		{RuleManagedResourceType, SeverityError, "A managedResources entry of a built-in API group names one of its resources (and a served version), and no near-miss of a built-in group.", false},
-		{RuleUnknownAPIGroup, SeverityWarning, "A managedResources group is built into Kubernetes, declared by a CRD of the -f files, or listed with --api-resources.", false},
+		{RuleUnknownAPIGroup, SeverityWarning, "A managedResources group, or a custom entry's, is built into Kubernetes, declared by a CRD of the -f files, or listed with --api-resources.", false},
+		{RuleCustomKind, SeverityError, "A custom declarative entry of a built-in API group names one of its kinds in a served version, and no near-miss of a built-in group.", false},
 		{RuleSecretRef, SeverityError, "A secretRef has a valid name and key (and namespace); auth has a secretRef.", true},
 		{RuleAuthHeader, SeverityError, "auth.header is a valid HTTP header name.", true},
 		{RuleTokenOverHTTP, SeverityWarning, "An auth token is not sent over plain http to another host than this one.", false},

@@ -90,7 +90,16 @@ func (k *checker) managedType(api apiTypes, entry string, i int, m katalog.Manag
 // nearGroup is the built-in group the user probably meant for plural: "app" for apps, and
 // "core" or "v1" for the core group "".
 func nearGroup(t *apiresources.Table, group, plural string) *string {
-	candidates := t.GroupsOf(plural)
+	return nearest(group, t.GroupsOf(plural))
+}
+
+// nearGroupOfKind is nearGroup for a kind.
+func nearGroupOfKind(t *apiresources.Table, group, kind string) *string {
+	return nearest(group, t.GroupsOfKind(kind))
+}
+
+// nearest is the candidate group nearest to group; nil when none is near.
+func nearest(group string, candidates []string) *string {
 	if (group == "core" || group == "v1") && slices.Contains(candidates, "") {
 		core := ""
 		return &core
@@ -107,4 +116,60 @@ func groupName(g string) string {
 		return `the core group ""`
 	}
 	return fmt.Sprintf("group %q", g)
+}
+
+// customKind checks the literal apiVersion and kind of a declarative custom entry the way
+// managedType checks a managedResources entry: a kind or version a built-in group lacks is
+// an error (the apply would fail on every reconcile), a group nobody declares a warning.
+func (k *checker) customKind(api apiTypes, at string, e map[string]any) {
+	apiVersion, _ := e["apiVersion"].(string)
+	kind, _ := e["kind"].(string)
+	if apiVersion == "" || kind == "" || hasTemplate(apiVersion) || hasTemplate(kind) {
+		return // missing ones are the entry check's; templated ones are known at reconcile time
+	}
+	g, v, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		g, v = "", apiVersion
+	}
+	release := api.builtin.Release()
+	if api.builtin.HasGroup(g) {
+		r, found := api.builtin.LookupKind(g, kind)
+		switch {
+		case !found:
+			hint := fmt.Sprintf("the kinds of %s: %s", groupName(g), strings.Join(api.builtin.Kinds(g), ", "))
+			if others := api.builtin.GroupsOfKind(kind); len(others) > 0 {
+				hint = fmt.Sprintf("%s is in %s: did you mean apiVersion %s?", kind, groupName(others[0]), apiVersionOf(api.builtin, others[0], kind))
+			} else if near := suggest.Nearest(kind, api.builtin.Kinds(g)); near != "" {
+				hint = fmt.Sprintf("did you mean kind %s?", near)
+			}
+			k.errorAt(katalog.RuleCustomKind, at+".kind", fmt.Sprintf("custom entry: %s has no kind %q in %s", groupName(g), kind, release), hint)
+		case !slices.Contains(r.Versions, v):
+			k.errorAt(katalog.RuleCustomKind, at+".apiVersion", fmt.Sprintf("custom entry: %s %s is not served by %s", apiVersion, kind, release),
+				fmt.Sprintf("served versions: %s", strings.Join(r.Versions, ", ")))
+		}
+		return
+	}
+	if api.declares(g, "") {
+		return
+	}
+	if near := nearGroupOfKind(api.builtin, g, kind); near != nil {
+		k.errorAt(katalog.RuleCustomKind, at+".apiVersion", fmt.Sprintf("custom entry: %q is no API group of %s", g, release),
+			fmt.Sprintf("did you mean apiVersion %s?", apiVersionOf(api.builtin, *near, kind)))
+		return
+	}
+	k.warnAt(katalog.RuleUnknownAPIGroup, at+".apiVersion", fmt.Sprintf("custom entry: group %q is neither an API group of %s nor declared by a CRD of the -f files (apiTypes or crdFile)", g, release),
+		"ork run needs the cluster to serve it: if a CRD installed apart from this Katalog does, pass ork validate --api-resources FILE (the output of kubectl api-resources -o wide)")
+}
+
+// apiVersionOf is the preferred apiVersion of kind in group: "apps/v1", "v1".
+func apiVersionOf(t *apiresources.Table, group, kind string) string {
+	r, _ := t.LookupKind(group, kind)
+	v := ""
+	if len(r.Versions) > 0 {
+		v = r.Versions[0]
+	}
+	if group == "" {
+		return v
+	}
+	return group + "/" + v
 }
