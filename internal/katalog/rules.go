@@ -32,6 +32,7 @@ const (
 	RuleAPITypes                 Rule = "api-types"
 	RuleLowercasePlural          Rule = "lowercase-plural"
 	RuleCRFile                   Rule = "cr-file"
+	RuleCRSchema                 Rule = "cr-schema"
 	RuleWorkers                  Rule = "workers"
 	RuleDuration                 Rule = "duration"
 	RuleNothingReconciles        Rule = "nothing-reconciles"
@@ -97,6 +98,7 @@ func Rules() []RuleInfo {
 		{RuleAPITypes, SeverityError, "A CRD has apiTypes with group, version, kind and plural, or a crdFile.", true},
 		{RuleLowercasePlural, SeverityError, "A plural (resource name) is lowercase.", true},
 		{RuleCRFile, SeverityError, "Every crFiles entry is a readable file.", false},
+		{RuleCRSchema, SeverityError, "Every sample custom resource in crFiles is one the apiserver would create: valid against its crdFile's schema, defaults applied, no unknown field, a valid name (CEL rules are not evaluated).", false},
 		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
 		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout and remote.finalizeTimeout are positive Go durations.", true},
 		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},

@@ -27,6 +27,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.out = append(k.out, remoteRequiresDefaultOff(c)...)
 		k.apiTypes()
 		k.crFiles()
+		k.crSchemas()
 		k.reconcile()
 		k.remote()
 		k.declarative()
