@@ -41,6 +41,7 @@ const (
 	RuleProtocol                 Rule = "protocol"
 	RuleTemplateSyntax           Rule = "template-syntax"
 	RuleTemplateField            Rule = "template-field"
+	RuleTemplateSampleField      Rule = "template-sample-field"
 	RuleExcludePath              Rule = "exclude-path"
 	RuleChildrenExcludeUnused    Rule = "children-exclude-unused"
 	RulePruneWithoutChildren     Rule = "prune-without-children"
@@ -107,6 +108,7 @@ func Rules() []RuleInfo {
 		{RuleProtocol, SeverityError, "remote.protocol is http.", true},
 		{RuleTemplateSyntax, SeverityError, "Every template parses with ork's function set.", false},
 		{RuleTemplateField, SeverityWarning, "A template reads only .spec and .status fields the crdFile's schema defines.", false},
+		{RuleTemplateSampleField, SeverityWarning, "A template reads only fields the sample custom resources of crFiles have (or an optional one with index or default).", false},
 		{RuleExcludePath, SeverityError, "Every payload exclude entry is a dot-path.", true},
 		{RuleChildrenExcludeUnused, SeverityWarning, "payload.children.exclude is used only with payload.children.enabled.", false},
 		{RulePruneWithoutChildren, SeverityWarning, "remote.prune is used with payload.children.enabled, so that the reconciler sees what it owns.", false},

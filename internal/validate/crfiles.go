@@ -53,7 +53,11 @@ func (k *checker) crSchemas() {
 				}
 				validators[version] = v
 			}
-			for _, pr := range v.Validate(d.Object) {
+			problems := v.Validate(d.Object)
+			if len(problems) == 0 {
+				k.addSample(fmt.Sprintf("%s (%s)", name, path), d.Object)
+			}
+			for _, pr := range problems {
 				pos := d.Pos(pr.Field)
 				k.out = append(k.out, katalog.Finding{Rule: katalog.RuleCRSchema, Severity: katalog.SeverityError, File: path,
 					Line: pos.Line, Column: pos.Column, Path: pr.Field, Message: fmt.Sprintf("%s: %s", name, pr.Message),

@@ -31,6 +31,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.reconcile()
 		k.remote()
 		k.declarative()
+		k.sampleTemplates()
 		k.statusSubresource()
 		out = append(out, k.out...)
 	}
@@ -60,7 +61,10 @@ type checker struct {
 	// schema is the CRD's OpenAPI schema from crdFile, nil when unknown.
 	schema *apiextensionsv1.JSONSchemaProps
 	api    apiTypes
-	out    []katalog.Finding
+	// samples are the custom resources of crFiles; tmpls the templates that parse.
+	samples []sample
+	tmpls   []tmpl
+	out     []katalog.Finding
 }
 
 func (k *checker) errorAt(rule katalog.Rule, rest, msg, hint string) {
