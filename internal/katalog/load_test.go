@@ -2,6 +2,7 @@ package katalog
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,5 +206,21 @@ func TestNotAKatalog(t *testing.T) {
 				t.Errorf("findings = %+v, want only %q at line 2", findings, tt.want)
 			}
 		})
+	}
+}
+
+// A YAML syntax error stands at the offending token, also deep in a long file, where the
+// parser's own message names the enclosing block's line.
+func TestSyntaxErrorAtTheOffendingToken(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    crd%d:\n      apiTypes: {group: g, version: v1, kind: K, plural: ks}\n", i)
+	}
+	b.WriteString("    bad:\n      crFiles: [a.yaml]\n     apiTypes: {group: g}\n") // one space short
+	_, findings := Decode(Source{Path: "long.yaml", Data: []byte(b.String())})
+	if len(findings) != 1 || findings[0].Rule != RuleYAMLSyntax || findings[0].Line != 2007 || findings[0].Column != 6 ||
+		findings[0].Message != "YAML syntax error: did not find expected key" {
+		t.Fatalf("findings = %+v, want one yaml-syntax at 2007:6", findings)
 	}
 }

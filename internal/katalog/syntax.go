@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -39,25 +40,29 @@ func syntaxFinding(path string, data []byte, err error) Finding {
 }
 
 // tokenPos is the 1-based line and column at which a prefix of data first fails to parse
-// with problem; 0, 0 when none does (then the problem needs the whole file to show).
+// with problem; 0, 0 when none does (then the problem needs the whole file to show). Once
+// a prefix holds the offending token, every longer one fails there too, so the line is
+// found by binary search: a few parses, not one per line.
 func tokenPos(data []byte, problem string) (line, col int) {
 	lines := bytes.SplitAfter(data, []byte("\n"))
+	ends := make([]int, len(lines))
 	end := 0
 	for i, l := range lines {
-		start := end
 		end += len(l)
-		if !failsWith(data[:end], problem) {
-			continue
-		}
-		// The line is found; the column is the shortest part of it that fails too.
-		for c := 1; c <= len(l); c++ {
-			if failsWith(data[:start+c], problem) {
-				return i + 1, len([]rune(string(l[:c])))
-			}
-		}
-		return i + 1, 1
+		ends[i] = end
 	}
-	return 0, 0
+	i := sort.Search(len(lines), func(i int) bool { return failsWith(data[:ends[i]], problem) })
+	if i == len(lines) {
+		return 0, 0
+	}
+	// The line is found; the column is the shortest part of it that fails too.
+	start := ends[i] - len(lines[i])
+	for c := 1; c <= len(lines[i]); c++ {
+		if failsWith(data[:start+c], problem) {
+			return i + 1, len([]rune(string(lines[i][:c])))
+		}
+	}
+	return i + 1, 1
 }
 
 // failsWith reports whether the first YAML document of data fails to parse with problem.
