@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -114,8 +116,9 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // findingsJSON checks that stdout is the `ork validate -o json` contract:
-// {"valid":bool,"findings":[{"severity","file","line","column","path","message","hint"}]},
-// every key present with its JSON type, and valid true exactly when no finding is an error.
+// {"valid":bool,"findings":[{"rule","severity","file","line","column","path","message","hint"}]},
+// every key present with its JSON type, every rule one of docs/katalog.md#rules, and valid
+// true exactly when no finding is an error.
 func findingsJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: findingsjson")
@@ -130,9 +133,12 @@ func findingsJSON(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("findings[%d] is %T, want an object", i, raw)
 		}
 		checkKeys(ts, "findings["+strconv.Itoa(i)+"]", f, map[string]string{
-			"severity": "string", "file": "string", "line": "number", "column": "number",
+			"rule": "string", "severity": "string", "file": "string", "line": "number", "column": "number",
 			"path": "string", "message": "string", "hint": "string",
 		})
+		if _, ok := katalog.Rule(f["rule"].(string)).Info(); !ok {
+			ts.Fatalf("findings[%d].rule %q is no rule of katalog.Rules()", i, f["rule"])
+		}
 		switch f["severity"] {
 		case "error":
 			errs++

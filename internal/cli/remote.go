@@ -49,7 +49,12 @@ with its own children makes ork loop. Every request carries prepared.dryRun: tru
 The CR is --cr, else the CRD's first crFiles entry; Secrets for auth.secretRef and
 tls.caSecretRef are taken from the CR file and --secrets. The endpoint is the Katalog's
 unless --endpoint is given. --crd may be left out when the Katalog has one remote CRD.
-Exit code 0: conformant (warnings allowed), 1: violations, 2: usage error.`,
+Every violation of an answer is reported, also beside one that ork's decoder stops at.
+Exit code 0: conformant (warnings allowed); 1: the contract is violated (an HTTP status other
+than 200, a 401 included, counts); 2: nothing could be checked: no request got an HTTP answer
+(nothing listens, every call timed out, the Secret of auth.secretRef is missing), or a
+Katalog, --cr or --secrets file is missing, or another usage error. The report is printed
+(-o json included) whatever the exit code, but for usage errors.`,
 		Example: `  ork remote check -f examples/remote/katalog.yaml --secrets examples/remote/secret.yaml
   ork remote check -f katalog.yaml --crd webapp --cr my-app.yaml --endpoint http://127.0.0.1:8088/reconcile -o json`,
 		Args: noArgs,
@@ -112,7 +117,11 @@ func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error
 	if err != nil {
 		return err
 	}
-	if !rep.Conformant {
+	switch {
+	case !rep.Answered:
+		// Nothing was checked: a CI step must not read this as "the reconciler is broken".
+		return &ExitError{Code: ExitUsage}
+	case !rep.Conformant:
 		return &ExitError{Code: ExitFailed}
 	}
 	return nil
@@ -252,7 +261,10 @@ func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) erro
 		fmt.Fprintf(&b, "  %s\n", st.Dim("not sent: "+strings.Join(rep.NotSent, "; ")))
 	}
 	summary := st.OK("conformant")
-	if !rep.Conformant {
+	switch {
+	case !rep.Answered:
+		summary = st.Error("not checked (no request got an HTTP answer)")
+	case !rep.Conformant:
 		summary = st.Error("not conformant")
 	}
 	fmt.Fprintf(&b, "%s: %s, %s, %s\n", summary, plural(len(rep.Requests), "request"), plural(errs, "violation"), plural(warns, "warning"))

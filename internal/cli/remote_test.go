@@ -30,8 +30,31 @@ func endpoint(t *testing.T, body string) string {
 
 const goodAnswer = `{"result":"ok","resources":[{"type":"deployment","fields":{"name":"my-webapp","image":"nginx:1.27"}}]}`
 
+// status answers every request with code and body.
+func status(t *testing.T, code int, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/reconcile"
+}
+
+// closed is the URL of a server that no longer listens.
+func closed(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return srv.URL + "/reconcile"
+}
+
 func TestRemoteCheckExitCodes(t *testing.T) {
 	good, bad := endpoint(t, goodAnswer), endpoint(t, `{"result":"done"}`)
+	unauthorized, gone := status(t, http.StatusUnauthorized, "no token"), closed(t)
+	// An undeclared full object beside an unknown result: both reported.
+	twoFaults := endpoint(t, `{"result":"done","resources":[{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once"}}]}`)
 	tests := []struct {
 		name     string
 		args     []string
@@ -45,6 +68,18 @@ func TestRemoteCheckExitCodes(t *testing.T) {
 		{"violations", []string{"--secrets", exampleSecret, "--endpoint", bad}, 1,
 			[]string{`  create  200`, `InvalidRemoteResult`, `error $.result [decoder] unknown result "done" (want "ok", "requeue" or "error")`,
 				`hint: answer "ok", "requeue" or "error"`, "the same 1 violation as create", "not conformant: 3 requests, 3 violations, 0 warnings"}, "", false},
+		{"a 401 violates the contract", []string{"--secrets", exampleSecret, "--endpoint", unauthorized}, 1,
+			[]string{"  create  401", "error [http] POST " + unauthorized + ": HTTP 401 Unauthorized", "not conformant: 3 requests, 3 violations, 0 warnings"}, "", false},
+		{"every violation of an answer", []string{"--secrets", exampleSecret, "--endpoint", twoFaults}, 1,
+			[]string{`error $.result [decoder] unknown result "done"`,
+				`error $.resources[0] [managedResources] resources[0]: Job "once": type jobs.batch is not declared in managedResources`,
+				"the same 2 violations as create", "not conformant: 3 requests, 6 violations, 0 warnings"}, "", false},
+		{"nothing listens", []string{"--secrets", exampleSecret, "--endpoint", gone}, 2,
+			[]string{"error [http] POST " + gone + ": dial tcp", "not sent: update; resync", "not checked (no request got an HTTP answer): 1 request, 1 violation, 0 warnings"}, "", false},
+		{"no Secret for auth", []string{"--endpoint", good}, 2,
+			[]string{`error [request] read auth secret default/my-reconciler-token key "token": no Secret`, "not checked (no request got an HTTP answer)"}, "", false},
+		{"no CR file", []string{"--cr", "nope.yaml"}, 2, nil, "--cr: open nope.yaml", true},
+		{"no Katalog file", []string{"-f", "nope.yaml"}, 2, nil, "load katalog: unreadable file: open nope.yaml", true},
 		{"no CR kind in --cr", []string{"--cr", exampleSecret}, 2, nil, "--cr: " + exampleSecret + " holds no WebApp to send", true},
 		{"unknown CRD", []string{"--crd", "webap"}, 2, nil, `--crd: no CRD "webap" in the Katalog (did you mean "webapp"?)`, true},
 		{"missing secrets file", []string{"--secrets", "nope.yaml"}, 2, nil, "--secrets: open nope.yaml", true},
@@ -81,8 +116,24 @@ func TestRemoteCheckJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("stdout is not the report: %v\n%s", err, out)
 	}
-	if !rep.Conformant || len(rep.Requests) != 7 || len(rep.Violations) != 1 || rep.Violations[0].Severity != remotecheck.Warning {
+	if !rep.Conformant || !rep.Answered || len(rep.Requests) != 7 || len(rep.Violations) != 1 || rep.Violations[0].Severity != remotecheck.Warning {
 		t.Errorf("report: conformant %v, %d requests, violations %+v", rep.Conformant, len(rep.Requests), rep.Violations)
+	}
+}
+
+// -o json carries the report whatever the exit code: answered false when nothing answered.
+func TestRemoteCheckJSONUnanswered(t *testing.T) {
+	code, out, errOut := runOrk(t, "remote", "check", "-f", exampleKatalog, "--secrets", exampleSecret,
+		"--endpoint", closed(t), "-o", "json")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, errOut)
+	}
+	var rep remotecheck.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not the report: %v\n%s", err, out)
+	}
+	if rep.Answered || rep.Conformant || len(rep.Violations) != 1 || rep.Violations[0].Check != remotecheck.CheckHTTP {
+		t.Errorf("report: answered %v, conformant %v, violations %+v", rep.Answered, rep.Conformant, rep.Violations)
 	}
 }
 

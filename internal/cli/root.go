@@ -110,9 +110,18 @@ func Main(ctx context.Context, args []string, streams output.Streams) int {
 	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command"):
 		code = ExitUsage
 	}
+	if env.jsonLogs() {
+		// A log collector reading --log-format json gets the last word as one more record.
+		slog.New(slog.NewJSONHandler(streams.ErrOut, nil)).Error(err.Error(), "exitCode", code)
+		return code
+	}
 	fmt.Fprintf(streams.ErrOut, "%s %v\n", errStyle(env).Error("error:"), err)
 	return code
 }
+
+// jsonLogs reports whether stderr is for machines: --log-format json was resolved (a flag
+// error comes before the settings are, and stays text).
+func (e *Env) jsonLogs() bool { return e.cfg != nil && e.cfg.String("log-format") == "json" }
 
 // errStyle styles stderr even when the config never got resolved (a flag error).
 func errStyle(env *Env) output.Style {

@@ -19,6 +19,11 @@ import (
 // remoteNote is the seed's line for a skipped remote CRD; byte-exact, a contract.
 const remoteNote = "note: remote reconciler — skipping (dispatches to an external endpoint at runtime)"
 
+// simulateFormats are the -o values of ork simulate.
+func simulateFormats() []output.Format {
+	return []output.Format{output.Text, output.YAML, output.JSON, output.Plan}
+}
+
 type simulateOptions struct {
 	files  []string
 	format output.Format
@@ -41,7 +46,12 @@ CRD's crFiles (or --cr), the reconciler runs in cycles against an in-memory clus
 every object of the CR file, until two cycles in a row change nothing (steady state) or
 --cycles is reached. The summary lists each cycle's changes (+ create, ~ update), identical
 cycles collapsed, and what deleting the CR would remove (- delete). -o yaml|json prints the
-objects the cluster would hold, ready for kubectl apply --dry-run=server -f -.
+objects the cluster would hold, ready for kubectl apply --dry-run=server -f - (notes of skipped
+CRDs go to stderr, and with -o yaml also to stdout as # comments). -o plan prints the plan as
+JSON for CI assertions: {"steady", "crds": [{"name", "skipped", "crs": [{"file", "namespace",
+"name", "ref", "cycles": [{"n", "changes": [{"op": "create|update|delete", "ref"}]}],
+"steady", "steadyAt", "onDelete", "error"}]}]}; steady is true when every simulated CR reached
+steady state. Every format has the same exit codes.
 Remote CRDs print a note and are skipped, unless --remote is given: then each cycle calls the
 endpoint (--endpoint to override) with the request ork run would send, children and status
 of earlier cycles included, and applies the answer with ork run's checks; Secrets for
@@ -66,7 +76,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 		},
 	}
 	addKatalogFlag(cmd)
-	addOutputFlag(cmd, output.Text, output.Text, output.YAML, output.JSON)
+	addOutputFlag(cmd, output.Text, simulateFormats()...)
 	f := cmd.Flags()
 	f.String("crd", "", "simulate only this CRD (its name in the Katalog)")
 	f.String("cr", "", "custom resource file to use instead of the CRDs' crFiles")
@@ -82,7 +92,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 
 func completeSimulate(env *Env) (simulateOptions, error) {
 	cfg := env.Config()
-	format, err := outputFormat(cfg, output.Text, output.YAML, output.JSON)
+	format, err := outputFormat(cfg, simulateFormats()...)
 	if err != nil {
 		return simulateOptions{}, err
 	}
@@ -143,11 +153,22 @@ func runSimulate(cmd *cobra.Command, env *Env, opts simulateOptions) error {
 	}
 	switch opts.format {
 	case output.YAML, output.JSON:
-		// stdout stays pure YAML/JSON for kubectl; the notes go to stderr.
-		if err := writeSimulateNotes(env.Streams.ErrOut, rep); err != nil {
+		// stdout stays pure YAML/JSON for kubectl; the notes go to stderr, and in YAML also
+		// to stdout as comments, so that an empty output says why it is empty.
+		if err := writeSimulateNotes(env.Streams.ErrOut, rep, ""); err != nil {
 			return err
 		}
+		if opts.format == output.YAML {
+			if err := writeSimulateNotes(env.Streams.Out, rep, "# "); err != nil {
+				return err
+			}
+		}
 		err = writeSimulateObjects(env.Streams.Out, opts.format, rep)
+	case output.Plan:
+		if err := writeSimulateNotes(env.Streams.ErrOut, rep, ""); err != nil {
+			return err
+		}
+		err = output.WriteJSON(env.Streams.Out, rep.Plan())
 	default:
 		err = writeSimulateText(env.Streams.Out, env.Style(), rep)
 	}
@@ -251,11 +272,12 @@ func skipNote(s simulate.Skip) string {
 	return ""
 }
 
-func writeSimulateNotes(w io.Writer, rep simulate.Report) error {
+// writeSimulateNotes writes the note of each skipped CRD, each line after prefix.
+func writeSimulateNotes(w io.Writer, rep simulate.Report, prefix string) error {
 	var b strings.Builder
 	for _, c := range rep.CRDs {
 		if c.Skipped != "" {
-			fmt.Fprintf(&b, "%s:\n%s\n", c.Name, skipNote(c.Skipped))
+			fmt.Fprintf(&b, "%s%s:\n%s%s\n", prefix, c.Name, prefix, skipNote(c.Skipped))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

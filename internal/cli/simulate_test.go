@@ -141,7 +141,8 @@ func TestSimulateFailures(t *testing.T) {
 	}{
 		{"render error names the template's location",
 			[]string{"-f", "../simulate/testdata/broken/katalog.yaml"}, ExitFailed,
-			[]string{"error: simulate app apps/tug: ../simulate/testdata/broken/katalog.yaml:14: ", `"imageName"`}, false},
+			[]string{"error: simulate app apps/tug: ../simulate/testdata/broken/katalog.yaml:14: ",
+				"template reads .spec.imageName, which the custom resource lacks", `{{ index .spec "imageName" | default "…" }}`}, false},
 		{"invalid Katalog prints findings like validate",
 			[]string{"-f", "testdata/simulate/invalid.yaml"}, ExitFailed,
 			[]string{"testdata/simulate/invalid.yaml:", ": error: ", "reconcile.remote requires reconcile.default: false",

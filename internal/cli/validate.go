@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orkspace/ork/internal/apiresources"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/validate"
@@ -20,6 +22,8 @@ func validateFormats() []output.Format {
 type validateOptions struct {
 	files  []string
 	format output.Format
+	// validate holds --api-resources.
+	validate validate.Options
 }
 
 func newValidateCmd(env *Env) *cobra.Command {
@@ -29,11 +33,20 @@ func newValidateCmd(env *Env) *cobra.Command {
 		Long: `Check one or more Katalog files. Every finding is reported in one run, sorted by file and
 line. Exit code 0: valid (warnings allowed), 1: invalid, 2: usage error or unreadable file.
 Output formats for CI, with the same exit codes:
-  -o json    {"valid", "findings": [{"severity", "file", "line", "column", "path", "message", "hint"}]}
+  -o json    {"valid", "findings": [{"rule", "severity", "file", "line", "column", "path",
+             "message", "hint"}]}; rule is the check's stable id (docs/katalog.md#rules). An
+             unreadable file is a finding too (rule unreadable-file, line 0), still exit 2
   -o github  one ::error or ::warning workflow command per finding: GitHub Actions annotates
              the pull request at each file, line and column
   -o sarif   a SARIF 2.1.0 log for code-scanning dashboards; each check has a stable rule id
-  -o junit   a JUnit XML report: a test suite per file, a failed test case per error`,
+  -o junit   a JUnit XML report: a test suite per file, a failed test case per error
+Every managedResources entry is checked against the API resources of Kubernetes 1.37: a
+misspelt plural or group of a built-in type is an error with a did-you-mean (ork rbac gen and
+ork run refuse it too); a group that is neither built in nor declared by a CRD of the -f files
+is a warning, unless --api-resources FILE (kubectl api-resources -o wide) lists it.
+Every custom resource of a CRD's crFiles is judged against its crdFile's schema with the
+apiserver's own validation code (defaults applied, unknown fields refused; CEL rules are not
+evaluated), each finding at the field's line in the CR file.`,
 		Example: `  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings
   ork validate -f katalog.yaml -o github            # in a GitHub Actions step
@@ -49,24 +62,56 @@ Output formats for CI, with the same exit codes:
 	}
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.Text, validateFormats()...)
+	cmd.Flags().String("api-resources", "", "the output of kubectl api-resources -o wide: API groups the cluster serves beyond Kubernetes' own and the Katalog's CRDs, for managedResources")
 	return cmd
 }
 
 func completeValidate(env *Env) (validateOptions, error) {
-	format, err := outputFormat(env.Config(), validateFormats()...)
+	cfg := env.Config()
+	format, err := outputFormat(cfg, validateFormats()...)
 	if err != nil {
 		return validateOptions{}, err
 	}
-	return validateOptions{files: env.Config().StringSlice("filename"), format: format}, nil
+	opts := validateOptions{files: cfg.StringSlice("filename"), format: format}
+	if p := cfg.String("api-resources"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return validateOptions{}, usageError("--api-resources: %v", err)
+		}
+		defer f.Close()
+		if opts.validate.APIResources, err = apiresources.ParseKubectl(f); err != nil {
+			return validateOptions{}, usageError("--api-resources %s: %v", p, err)
+		}
+	}
+	return opts, nil
 }
 
 func runValidate(env *Env, opts validateOptions) error {
-	set, findings, err := loadKatalog(opts.files)
-	if err != nil {
+	set, findings, loadErr := loadKatalog(opts.files)
+	if loadErr != nil {
+		// A CI step reading -o json|sarif|junit|github still gets its format, the unreadable
+		// file as a finding among the others'; the exit code stays 2 and stderr says why.
+		if opts.format == output.Text || set == nil {
+			return loadErr
+		}
+	}
+	findings = append(findings, validate.KatalogWith(set, opts.validate)...)
+	katalog.SortFindings(findings)
+	if err := printFindings(env, opts, findings); err != nil {
 		return err
 	}
-	findings = append(findings, validate.Katalog(set)...)
-	katalog.SortFindings(findings)
+	if loadErr != nil {
+		return loadErr
+	}
+	if katalog.HasErrors(findings) {
+		return &ExitError{Code: ExitFailed}
+	}
+	return nil
+}
+
+// printFindings prints the findings in opts.format on stdout.
+func printFindings(env *Env, opts validateOptions, findings []katalog.Finding) error {
+	var err error
 	switch opts.format {
 	case output.JSON:
 		err = output.FindingsJSON(env.Streams.Out, findings)
@@ -83,27 +128,23 @@ func runValidate(env *Env, opts validateOptions) error {
 	default:
 		err = output.Findings(env.Streams.Out, env.Style(), findings)
 	}
-	if err != nil {
-		return err
-	}
-	if katalog.HasErrors(findings) {
-		return &ExitError{Code: ExitFailed}
-	}
-	return nil
+	return err
 }
 
-// loadKatalog is the one way commands read Katalogs; an unreadable file is exit 2.
+// loadKatalog is the one way commands read Katalogs; an unreadable file is exit 2. With that
+// error it still returns what the readable files gave, the unreadable one as a finding.
 func loadKatalog(files []string) (*katalog.Set, []katalog.Finding, error) {
 	set, findings, err := katalog.Load(files)
 	if errors.Is(err, katalog.ErrUnreadable) {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("load katalog: %w", err)}
+		return set, findings, &ExitError{Code: ExitUsage, Err: fmt.Errorf("load katalog: %w", err)}
 	}
 	return set, findings, err
 }
 
 // loadValidKatalog loads and validates the Katalogs for a command that acts on them. On an
 // error finding it prints every finding to stderr (stdout stays clean for `> role.yaml` and
-// `| kubectl apply`) and fails with exit 1; warnings are not printed.
+// `| kubectl apply`), as log records under --log-format json, and fails with exit 1;
+// warnings are not printed when there is no error.
 func loadValidKatalog(env *Env, files []string) (*katalog.Set, error) {
 	set, findings, err := loadKatalog(files)
 	if err != nil {
@@ -114,6 +155,14 @@ func loadValidKatalog(env *Env, files []string) (*katalog.Set, error) {
 		return set, nil
 	}
 	katalog.SortFindings(findings)
+	if env.jsonLogs() {
+		logger, err := env.Logger()
+		if err != nil {
+			return nil, err
+		}
+		errs := output.FindingsLog(logger, findings)
+		return nil, &ExitError{Code: ExitFailed, Err: fmt.Errorf("invalid katalog: %d error(s)", errs)}
+	}
 	if err := output.Findings(env.Streams.ErrOut, env.ErrStyle(), findings); err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func TestDesiredErrorsNameFileAndLine(t *testing.T) {
 	}{
 		{"missing key in a template",
 			`image: "{{ .spec.image }}"`, `image: "{{ .spec.imag }}"`,
-			[]string{"k.yaml:14: crds.app.operatorBox.onCreate.deployments[0].image:", `map has no entry for key "imag"`}},
+			[]string{"k.yaml:14: crds.app.operatorBox.onCreate.deployments[0].image:", `template reads .spec.imag, which the custom resource lacks`}},
 		{"missing key in a nested template",
 			`MODE: "{{ .spec.mode | upper }}"`, `MODE: "{{ .spec.nope }}"`,
 			[]string{"k.yaml:16: crds.app.operatorBox.onCreate.deployments[0].env.MODE:", `"nope"`}},

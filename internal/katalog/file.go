@@ -18,6 +18,27 @@ type File struct {
 	Katalog *Katalog
 	// positions maps a node path ("spec.crds.web.crFiles[0]") to where it stands.
 	positions map[string]Pos
+	// meant holds the node paths that an unknown field's did-you-mean names.
+	meant map[string]bool
+}
+
+// Misspelt reports whether the field at a finding's path (display form, "crds.web...") is
+// absent because it was misspelt: an unknown field's did-you-mean names it or one of its
+// ancestors. A finding there ("endpoint is required") only repeats the unknown-field
+// finding, which already names the field meant.
+func (f *File) Misspelt(path string) bool {
+	// A display path drops "spec."; top-level fields (apiVersion, kind) never had it.
+	return f.meantAbsent("spec."+path) || f.meantAbsent(path)
+}
+
+func (f *File) meantAbsent(path string) bool {
+	for p := path; p != ""; p = parentPath(p) {
+		if f.meant[p] {
+			_, present := f.positions[p]
+			return !present
+		}
+	}
+	return false
 }
 
 // Resolve returns p relative to the Katalog file's directory (absolute paths unchanged).
@@ -89,6 +110,9 @@ func indexPositions(n *yaml.Node, path string, into map[string]Pos) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := joinKey(path, k.Value)
+			if _, dup := into[p]; dup {
+				continue // a duplicate key: the first is kept (checkStructure drops the others)
+			}
 			into[p] = Pos{Line: k.Line, Column: k.Column}
 			indexPositions(v, p, into)
 		}

@@ -17,8 +17,9 @@ const (
 // Finding is one problem in a Katalog, located in its file. Its JSON shape is a contract
 // (ork validate -o json): every key is always present, hint "" when there is none.
 type Finding struct {
-	// Rule is the check that found it; the -o json contract predates it and does not carry it.
-	Rule     Rule     `json:"-"`
+	// Rule is the check that found it: the id SARIF, JUnit and -o github report too, listed
+	// in docs/katalog.md#rules.
+	Rule     Rule     `json:"rule"`
 	Severity Severity `json:"severity"`
 	File     string   `json:"file"`
 	Line     int      `json:"line"`

@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -40,22 +38,34 @@ func (s *Set) CRD(name string) *CRD {
 var ErrUnreadable = errors.New("unreadable file")
 
 // Load reads and decodes the Katalog files. Structural problems (syntax, unknown fields,
-// wrong types, crdFile issues) come back as findings with positions; only a file that
-// cannot be read is an error (wrapping ErrUnreadable).
+// wrong types, crdFile issues) come back as findings with positions. A file that cannot be
+// read is an error (wrapping ErrUnreadable, the first such file's), and also a finding of
+// RuleUnreadable, so that machine-readable reports can carry it; the other files are still
+// decoded.
 func Load(paths []string) (*Set, []Finding, error) {
 	if len(paths) == 0 {
 		paths = []string{DefaultFile}
 	}
 	sources := make([]Source, 0, len(paths))
+	var unreadable []Finding
+	var firstErr error
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: %w", ErrUnreadable, err)
+			}
+			// No position: the file has none to give.
+			unreadable = append(unreadable, Finding{Rule: RuleUnreadable, Severity: SeverityError, File: p,
+				Message: "cannot read the file: " + err.Error(), Hint: "check the -f path and the file's permissions"})
+			continue
 		}
 		sources = append(sources, Source{Path: p, Data: data})
 	}
 	set, findings := Decode(sources...)
-	return set, findings, nil
+	findings = append(findings, unreadable...)
+	SortFindings(findings)
+	return set, findings, firstErr
 }
 
 // Source is a Katalog's bytes and the path they are reported under.
@@ -111,11 +121,9 @@ func (s *Set) addCRDs(f *File) []Finding {
 	return findings
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // decodeFile parses one file; it returns nil when nothing usable could be decoded.
 func decodeFile(path string, data []byte) (*File, []Finding) {
-	f := &File{Path: path, positions: map[string]Pos{}}
+	f := &File{Path: path, positions: map[string]Pos{}, meant: map[string]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -123,12 +131,7 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 			return nil, []Finding{f.Finding(RuleEmptyFile, SeverityError, "", "file is empty",
 				"start from examples/remote/katalog.yaml")}
 		}
-		line := 1
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return nil, []Finding{{Rule: RuleYAMLSyntax, Severity: SeverityError, File: path, Line: line, Column: 1,
-			Message: "YAML syntax error: " + err.Error(), Hint: "fix the YAML syntax at this line"}}
+		return nil, []Finding{syntaxFinding(path, data, err)}
 	}
 	var findings []Finding
 	for {
@@ -144,12 +147,15 @@ func decodeFile(path string, data []byte) (*File, []Finding) {
 			break
 		}
 	}
-	indexPositions(&root, "", f.positions)
-	unquotedTemplates(f, &root, "", &findings)
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
+	if nk, ok := notAKatalog(f, doc); ok {
+		return nil, []Finding{nk}
+	}
+	indexPositions(&root, "", f.positions)
+	unquotedTemplates(f, &root, "", &findings)
 	if !checkStructure(f, doc, reflect.TypeFor[Katalog](), "", &findings) {
 		return nil, findings
 	}

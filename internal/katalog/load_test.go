@@ -1,6 +1,8 @@
 package katalog
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,9 +133,94 @@ func TestDuplicateCRDAcrossFiles(t *testing.T) {
 	}
 }
 
-func TestUnreadableFileIsAnError(t *testing.T) {
-	_, _, err := Load([]string{filepath.Join(t.TempDir(), "missing.yaml")})
-	if err == nil || !strings.Contains(err.Error(), "unreadable file") {
+// An unreadable file is an error and a finding; the readable files are still decoded, so
+// that a machine-readable report can hold everything.
+func TestUnreadableFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	doc := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    web:\n      apiTypes: {group: g, version: v1, kind: W, plural: ws}\n"
+	if err := os.WriteFile(good, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	set, findings, err := Load([]string{missing, good})
+	if !errors.Is(err, ErrUnreadable) {
 		t.Fatalf("err = %v, want ErrUnreadable", err)
+	}
+	if set == nil || set.CRD("web") == nil {
+		t.Errorf("the readable file was not decoded: %+v", set)
+	}
+	if len(findings) != 1 || findings[0].Rule != RuleUnreadable || findings[0].File != missing ||
+		findings[0].Severity != SeverityError || !strings.Contains(findings[0].Message, "no such file") {
+		t.Errorf("findings = %+v, want one unreadable-file error for %s", findings, missing)
+	}
+}
+
+// A duplicate key is reported at its second occurrence, and the first value is the one
+// decoded, as the finding's hint says.
+func TestDuplicateKeyKeepsTheFirst(t *testing.T) {
+	doc := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    web:\n      apiTypes: {group: g, version: v1, kind: W, plural: ws}\n" +
+		"      crFiles: [a.yaml]\n      crFiles: [b.yaml]\n"
+	set, findings := Decode(Source{Path: "k.yaml", Data: []byte(doc)})
+	if len(findings) != 1 || findings[0].Rule != RuleDuplicateKey || findings[0].Line != 8 || findings[0].Column != 7 ||
+		findings[0].Message != `key "crFiles" is already set at line 7` {
+		t.Fatalf("findings = %+v, want one duplicate-key at 8:7", findings)
+	}
+	if got := set.CRD("web").CRFiles; len(got) != 1 || got[0] != "a.yaml" {
+		t.Errorf("crFiles = %v, want the first value [a.yaml]", got)
+	}
+}
+
+// Another Kubernetes manifest given as the Katalog is one finding that says what it is.
+func TestNotAKatalog(t *testing.T) {
+	tests := []struct {
+		name, doc, want string // want "" when the file is taken for a Katalog with a mistake
+	}{
+		{"CRD", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {group: g}\n",
+			"this file is a CustomResourceDefinition, not a Katalog"},
+		{"custom resource", "apiVersion: myorg.io/v1\nkind: WebApp\nspec: {image: x}\n",
+			"this file is a WebApp (myorg.io/v1) custom resource, not a Katalog"},
+		{"built-in object", "apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: 1}\n",
+			"this file is a Deployment (apps/v1), not a Katalog"},
+		{"built-in object of a dotted group", "apiVersion: networking.k8s.io/v1\nkind: Ingress\n",
+			"this file is an Ingress (networking.k8s.io/v1), not a Katalog"},
+		{"a Katalog with a misspelt kind", "apiVersion: orkestra.orkspace.io/v1\nkind: Catalog\nspec: {crds: {}}\n", ""},
+		{"a Katalog without kind", "apiVersion: v1\nspec: {crds: {}}\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, findings := Decode(Source{Path: "f.yaml", Data: []byte(tt.doc)})
+			var got []Finding
+			for _, f := range findings {
+				if f.Rule == RuleNotAKatalog {
+					got = append(got, f)
+				}
+			}
+			if tt.want == "" {
+				if len(got) > 0 {
+					t.Errorf("not-a-katalog findings %+v, want none", got)
+				}
+				return
+			}
+			if len(findings) != 1 || len(got) != 1 || got[0].Message != tt.want || got[0].Line != 2 {
+				t.Errorf("findings = %+v, want only %q at line 2", findings, tt.want)
+			}
+		})
+	}
+}
+
+// A YAML syntax error stands at the offending token, also deep in a long file, where the
+// parser's own message names the enclosing block's line.
+func TestSyntaxErrorAtTheOffendingToken(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    crd%d:\n      apiTypes: {group: g, version: v1, kind: K, plural: ks}\n", i)
+	}
+	b.WriteString("    bad:\n      crFiles: [a.yaml]\n     apiTypes: {group: g}\n") // one space short
+	_, findings := Decode(Source{Path: "long.yaml", Data: []byte(b.String())})
+	if len(findings) != 1 || findings[0].Rule != RuleYAMLSyntax || findings[0].Line != 2007 || findings[0].Column != 6 ||
+		findings[0].Message != "YAML syntax error: did not find expected key" {
+		t.Fatalf("findings = %+v, want one yaml-syntax at 2007:6", findings)
 	}
 }

@@ -11,9 +11,12 @@ type Rule string
 
 // The rules of the loader (this package) and of internal/validate.
 const (
+	RuleUnreadable        Rule = "unreadable-file"
 	RuleYAMLSyntax        Rule = "yaml-syntax"
 	RuleEmptyFile         Rule = "empty-file"
 	RuleMultipleDocuments Rule = "multiple-documents"
+	RuleDuplicateKey      Rule = "duplicate-key"
+	RuleNotAKatalog       Rule = "not-a-katalog"
 	RuleDecode            Rule = "decode"
 	RuleUnknownField      Rule = "unknown-field"
 	RuleWrongType         Rule = "wrong-type"
@@ -29,6 +32,7 @@ const (
 	RuleAPITypes                 Rule = "api-types"
 	RuleLowercasePlural          Rule = "lowercase-plural"
 	RuleCRFile                   Rule = "cr-file"
+	RuleCRSchema                 Rule = "cr-schema"
 	RuleWorkers                  Rule = "workers"
 	RuleDuration                 Rule = "duration"
 	RuleNothingReconciles        Rule = "nothing-reconciles"
@@ -37,6 +41,7 @@ const (
 	RuleProtocol                 Rule = "protocol"
 	RuleTemplateSyntax           Rule = "template-syntax"
 	RuleTemplateField            Rule = "template-field"
+	RuleTemplateSampleField      Rule = "template-sample-field"
 	RuleExcludePath              Rule = "exclude-path"
 	RuleChildrenExcludeUnused    Rule = "children-exclude-unused"
 	RulePruneWithoutChildren     Rule = "prune-without-children"
@@ -44,6 +49,9 @@ const (
 	RuleNoManagedResources       Rule = "no-managed-resources"
 	RuleManagedResourcePlural    Rule = "managed-resource-plural"
 	RuleDuplicateManagedResource Rule = "duplicate-managed-resource"
+	RuleManagedResourceType      Rule = "managed-resource-type"
+	RuleUnknownAPIGroup          Rule = "unknown-api-group"
+	RuleCustomKind               Rule = "custom-kind"
 	RuleSecretRef                Rule = "secret-ref"
 	RuleAuthHeader               Rule = "auth-header"
 	RuleTokenOverHTTP            Rule = "token-over-http"
@@ -71,9 +79,12 @@ type RuleInfo struct {
 // Rules returns every rule, sorted by ID.
 func Rules() []RuleInfo {
 	rs := []RuleInfo{
+		{RuleUnreadable, SeverityError, "Every -f file can be read (ork validate exits 2, not 1, when one cannot).", false},
 		{RuleYAMLSyntax, SeverityError, "The file is valid YAML.", true},
 		{RuleEmptyFile, SeverityError, "The file holds a Katalog, not nothing.", true},
 		{RuleMultipleDocuments, SeverityError, "A file holds one Katalog: one YAML document.", false},
+		{RuleDuplicateKey, SeverityError, "No mapping repeats a key.", false},
+		{RuleNotAKatalog, SeverityError, "A -f file is a Katalog, not another Kubernetes manifest (a CRD, a custom resource).", true},
 		{RuleDecode, SeverityError, "The Katalog decodes (an internal check: a finding here is a bug in ork).", false},
 		{RuleUnknownField, SeverityError, "Every field is a known Katalog field, spelt in camelCase.", true},
 		{RuleWrongType, SeverityError, "Every value has its field's type (string, boolean, integer, list, mapping).", true},
@@ -88,6 +99,7 @@ func Rules() []RuleInfo {
 		{RuleAPITypes, SeverityError, "A CRD has apiTypes with group, version, kind and plural, or a crdFile.", true},
 		{RuleLowercasePlural, SeverityError, "A plural (resource name) is lowercase.", true},
 		{RuleCRFile, SeverityError, "Every crFiles entry is a readable file.", false},
+		{RuleCRSchema, SeverityError, "Every sample custom resource in crFiles is one the apiserver would create: valid against its crdFile's schema, defaults applied, no unknown field, a valid name (CEL rules are not evaluated).", false},
 		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
 		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout and remote.finalizeTimeout are positive Go durations.", true},
 		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},
@@ -96,6 +108,7 @@ func Rules() []RuleInfo {
 		{RuleProtocol, SeverityError, "remote.protocol is http.", true},
 		{RuleTemplateSyntax, SeverityError, "Every template parses with ork's function set.", false},
 		{RuleTemplateField, SeverityWarning, "A template reads only .spec and .status fields the crdFile's schema defines.", false},
+		{RuleTemplateSampleField, SeverityWarning, "A template reads only fields the sample custom resources of crFiles have (or an optional one with index or default).", false},
 		{RuleExcludePath, SeverityError, "Every payload exclude entry is a dot-path.", true},
 		{RuleChildrenExcludeUnused, SeverityWarning, "payload.children.exclude is used only with payload.children.enabled.", false},
 		{RulePruneWithoutChildren, SeverityWarning, "remote.prune is used with payload.children.enabled, so that the reconciler sees what it owns.", false},
@@ -103,6 +116,9 @@ func Rules() []RuleInfo {
 		{RuleNoManagedResources, SeverityWarning, "reconcile.remote declares managedResources.", false},
 		{RuleManagedResourcePlural, SeverityError, "Every managedResources entry names a plural.", true},
 		{RuleDuplicateManagedResource, SeverityError, "No managedResources entry repeats a group and plural.", false},
+		{RuleManagedResourceType, SeverityError, "A managedResources entry of a built-in API group names one of its resources (and a served version), and no near-miss of a built-in group.", false},
+		{RuleUnknownAPIGroup, SeverityWarning, "A managedResources group, or a custom entry's, is built into Kubernetes, declared by a CRD of the -f files, or listed with --api-resources.", false},
+		{RuleCustomKind, SeverityError, "A custom declarative entry of a built-in API group names one of its kinds in a served version, and no near-miss of a built-in group.", false},
 		{RuleSecretRef, SeverityError, "A secretRef has a valid name and key (and namespace); auth has a secretRef.", true},
 		{RuleAuthHeader, SeverityError, "auth.header is a valid HTTP header name.", true},
 		{RuleTokenOverHTTP, SeverityWarning, "An auth token is not sent over plain http to another host than this one or an in-cluster Service (*.svc, *.svc.cluster.local; a mesh's mTLS encrypts that hop).", false},

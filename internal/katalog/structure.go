@@ -32,9 +32,13 @@ func checkStructure(f *File, n *yaml.Node, t reflect.Type, path string, out *[]F
 		}
 		fields := jsonFields(t)
 		kept := n.Content[:0]
+		seen := map[string]*yaml.Node{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := joinKey(path, k.Value)
+			if duplicateKey(f, k, p, seen, out) {
+				continue
+			}
 			ft, ok := fields[k.Value]
 			if !ok {
 				*out = append(*out, unknownField(f, p, k.Value, fields))
@@ -51,8 +55,12 @@ func checkStructure(f *File, n *yaml.Node, t reflect.Type, path string, out *[]F
 			return false
 		}
 		kept := n.Content[:0]
+		seen := map[string]*yaml.Node{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if duplicateKey(f, k, joinKey(path, k.Value), seen, out) {
+				continue
+			}
 			if checkValue(f, v, t.Elem(), joinKey(path, k.Value), out) {
 				kept = append(kept, k, v)
 			}
@@ -70,6 +78,22 @@ func checkStructure(f *File, n *yaml.Node, t reflect.Type, path string, out *[]F
 		}
 		n.Content = kept
 	}
+	return true
+}
+
+// duplicateKey reports a key that its mapping already holds, at its own (second) position;
+// the caller drops it, so that the first value stands, as every finding's position says.
+// YAML forbids duplicates, yet the node parser accepts them, and strict decoding would
+// later fail without a position.
+func duplicateKey(f *File, k *yaml.Node, path string, seen map[string]*yaml.Node, out *[]Finding) bool {
+	first, dup := seen[k.Value]
+	if !dup {
+		seen[k.Value] = k
+		return false
+	}
+	*out = append(*out, Finding{Rule: RuleDuplicateKey, Severity: SeverityError, File: f.Path, Line: k.Line, Column: k.Column,
+		Path: DisplayPath(path), Message: fmt.Sprintf("key %q is already set at line %d", k.Value, first.Line),
+		Hint: "remove one of them: ork reads the first, other YAML tools may read the last"})
 	return true
 }
 
@@ -127,6 +151,7 @@ func unknownField(f *File, path, name string, fields map[string]reflect.Type) Fi
 	hint := "known fields: " + strings.Join(known, ", ")
 	if near := suggest.Nearest(name, known); near != "" {
 		hint = fmt.Sprintf("did you mean `%s`?", near)
+		f.meant[joinKey(parentPath(path), near)] = true
 	}
 	return f.Finding(RuleUnknownField, SeverityError, path, fmt.Sprintf("unknown field %q", name), hint)
 }

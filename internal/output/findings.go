@@ -1,8 +1,10 @@
 package output
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/orkspace/ork/internal/katalog"
 )
@@ -71,4 +73,21 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// FindingsLog logs one record per finding, for stderr read as --log-format json: level ERROR
+// or WARN, the message as the text format words it, and the finding's fields as attributes.
+// It returns the number of errors.
+func FindingsLog(logger *slog.Logger, fs []katalog.Finding) int {
+	for _, f := range fs {
+		level := slog.LevelError
+		if f.Severity == katalog.SeverityWarning {
+			level = slog.LevelWarn
+		}
+		logger.LogAttrs(context.Background(), level, describe(f.Path, f.Message),
+			slog.String("rule", string(f.Rule)), slog.String("file", f.File), slog.Int("line", f.Line),
+			slog.Int("column", f.Column), slog.String("path", f.Path), slog.String("hint", f.Hint))
+	}
+	errs, _ := count(fs)
+	return errs
 }

@@ -23,6 +23,8 @@ const (
 	Text Format = "text"
 	JSON Format = "json"
 	YAML Format = "yaml"
+	// Plan is ork simulate's plan as JSON, for CI assertions.
+	Plan Format = "plan"
 	// GitHub, SARIF and JUnit are report formats of ork validate for CI systems.
 	GitHub Format = "github"
 	SARIF  Format = "sarif"

@@ -42,9 +42,13 @@ type Report struct {
 	// CR is the custom resource's key, "namespace/name".
 	CR string `json:"cr"`
 	// Endpoint is the URL called, without user info and query.
-	Endpoint   string      `json:"endpoint"`
-	Timeout    string      `json:"timeout"`
-	Conformant bool        `json:"conformant"`
+	Endpoint   string `json:"endpoint"`
+	Timeout    string `json:"timeout"`
+	Conformant bool   `json:"conformant"`
+	// Answered: at least one request got an HTTP answer (of any status). Without one the
+	// reconciler was not checked at all: nothing listens, every call timed out, or the
+	// request could not be built (a missing Secret).
+	Answered   bool        `json:"answered"`
 	Requests   []Request   `json:"requests"`
 	Violations []Violation `json:"violations"`
 	// NotSent names the requests left out after a failure that every later one would
@@ -191,6 +195,9 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		}
 	}
 	rep.Conformant = true
+	for _, r := range rep.Requests {
+		rep.Answered = rep.Answered || r.Status != 0
+	}
 	for _, v := range rep.Violations {
 		if v.Severity == Error {
 			rep.Conformant = false

@@ -161,6 +161,7 @@ func TestBrokenReconcilersFailWithPreciseViolations(t *testing.T) {
 		{"error result", reconciler(func(_, a map[string]any) { a["result"], a["error"] = "error", "spec.image is required" }), nil,
 			[]v{{"create", CheckResult, "$.result", "reconciler returned error: spec.image is required"}}, 0},
 		{"server error", raw(500, "boom"), nil, []v{{"create", CheckHTTP, "", `HTTP 500 Internal Server Error: "boom"`}}, 0},
+		{"unauthorized", raw(401, "bad token"), nil, []v{{"create", CheckHTTP, "", `HTTP 401 Unauthorized (check auth.secretRef and auth.header): "bad token"`}}, 0},
 		{"slow past the timeout", hangs(release), func(o *Options, set *katalog.Set) {
 			set.CRD("webapp").OperatorBox.Reconcile.Remote.Timeout = "200ms"
 		}, []v{{"create", CheckLatency, "", "no response within 200ms (reconcile.remote.timeout (200ms))"}}, 0},
@@ -207,8 +208,89 @@ func TestBrokenReconcilersFailWithPreciseViolations(t *testing.T) {
 			if want := reasons[tt.name]; want != "" && rep.Requests[0].Reason != want {
 				t.Errorf("create's verdict %s (%s), want %s as ork run would say", rep.Requests[0].Reason, rep.Requests[0].Message, want)
 			}
+			// Neither a request that could not be built nor one timed out got an HTTP answer.
+			unanswered := tt.name == "no Secret for auth" || tt.name == "slow past the timeout"
+			if rep.Answered == unanswered {
+				t.Errorf("answered %v, want %v", rep.Answered, !unanswered)
+			}
 			if len(rep.NotSent) != tt.notSent {
 				t.Errorf("not sent: %v, want %d", rep.NotSent, tt.notSent)
+			}
+		})
+	}
+}
+
+// Every violation of one answer is reported: an undeclared full object is named with its
+// index and kind beside whatever else is wrong with the answer, even where ork's decoder
+// stops at the first problem.
+func TestEveryViolationOfAnAnswerIsReported(t *testing.T) {
+	sts := map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db"}}
+	undeclared := v{"create", CheckManaged, "$.resources[1]",
+		`resources[1]: StatefulSet "db": type statefulsets.apps is not declared in managedResources`}
+	dep := func(extra map[string]any) map[string]any {
+		e := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27"}}
+		for k, x := range extra {
+			e[k] = x
+		}
+		return e
+	}
+	tests := []struct {
+		name string
+		edit func(a map[string]any)
+		want []v // create's violations, in order
+	}{
+		{"an entry the schema rejects", func(a map[string]any) { a["resources"] = []any{dep(map[string]any{"bogus": 1}), sts} },
+			[]v{{"create", CheckBuild, "$.resources[0].bogus", `resources[0] (deployment): field "bogus": unknown field`}, undeclared}},
+		{"an entry that is no object", func(a map[string]any) { a["resources"] = []any{"web", sts} },
+			[]v{{"create", CheckDecoder, "$.resources[0]", "resources[0] is a string, want an object"}, undeclared}},
+		{"an unknown result", func(a map[string]any) { a["result"], a["resources"] = "done", []any{dep(nil), sts} },
+			[]v{{"create", CheckDecoder, "$.result", `unknown result "done"`}, undeclared}},
+		{"an invalid requeueAfter", func(a map[string]any) { a["requeueAfter"], a["resources"] = "soon", []any{dep(nil), sts} },
+			[]v{{"create", CheckDecoder, "$.requeueAfter", `invalid requeueAfter "soon"`}, undeclared}},
+		{"an unknown top-level field", func(a map[string]any) { a["Status"], a["resources"] = map[string]any{}, []any{dep(nil), sts} },
+			[]v{{"create", CheckDecoder, "$.Status", `unknown field "Status"`}, undeclared}},
+		{"a misspelt intent type", func(a map[string]any) {
+			a["resources"] = []any{map[string]any{"type": "deploymnet", "fields": map[string]any{"name": "web", "image": "nginx"}}, sts}
+		}, []v{{"create", CheckBuild, "$.resources[0].type", `unknown type "deploymnet" (did you mean "deployment"?)`}, undeclared}},
+		{"an intent type near none", func(a map[string]any) {
+			a["resources"] = []any{map[string]any{"type": "pod", "fields": map[string]any{"name": "web"}}, sts}
+		}, []v{{"create", CheckBuild, "$.resources[0].type", `unknown type "pod" (known types: configmap, cronjob, custom, daemonset, deployment,`}, undeclared}},
+		{"two bad entries and an undeclared one", func(a map[string]any) {
+			f := dep(nil)
+			f["fields"].(map[string]any)["imagee"] = "x"
+			a["resources"] = []any{map[string]any{"type": "Services", "fields": map[string]any{"name": "s", "port": 80}}, sts, f}
+		}, []v{
+			{"create", CheckBuild, "$.resources[0].type", `unknown type "Services" (did you mean "service"?)`},
+			undeclared,
+			{"create", CheckBuild, "$.resources[2].fields.imagee", `field "imagee": unknown field (did you mean "image"?)`},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(reconciler(func(_, a map[string]any) { tt.edit(a) }))
+			t.Cleanup(srv.Close)
+			set, opts := example(t)
+			opts.Endpoint = srv.URL
+			rep, err := Run(t.Context(), set, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Conformant || !rep.Answered {
+				t.Fatalf("conformant %v, answered %v: want violations of an answered check", rep.Conformant, rep.Answered)
+			}
+			var got []v
+			for _, x := range rep.Violations {
+				if x.Request == "create" {
+					got = append(got, v{x.Request, x.Check, x.Path, x.Message})
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("create's violations:\n%s\nwant %d", dump(rep.Violations), len(tt.want))
+			}
+			for i, w := range tt.want {
+				if g := got[i]; g.check != w.check || g.path != w.path || !strings.Contains(g.msg, w.msg) {
+					t.Errorf("violation %d: %+v\nwant %+v", i, g, w)
+				}
 			}
 		})
 	}
@@ -272,6 +354,9 @@ func TestUnreachableEndpointStopsTheCheck(t *testing.T) {
 	}
 	if len(rep.Violations) != 1 || rep.Violations[0].Check != CheckHTTP || !strings.Contains(rep.Violations[0].Message, "connection refused") {
 		t.Fatalf("violations:\n%s", dump(rep.Violations))
+	}
+	if rep.Answered {
+		t.Errorf("answered, want not: nothing listens")
 	}
 	if d := cmp.Diff([]string{"update", "resync"}, rep.NotSent); d != "" {
 		t.Errorf("not sent (-want +got):\n%s", d)

@@ -1,6 +1,7 @@
 package remotecheck
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -38,6 +39,11 @@ func (j *judgement) add(severity, check, path, msg, hint string) {
 // cover marks path as reported by an authoritative check.
 func (j *judgement) cover(path string) { j.covered = append(j.covered, path) }
 
+// covers reports whether an authoritative check reported path or what holds it.
+func (j *judgement) covers(path string) bool {
+	return slices.ContainsFunc(j.covered, func(c string) bool { return within(path, c) })
+}
+
 func (j *judgement) result() []Violation {
 	var out []Violation
 	for _, v := range j.vs {
@@ -70,6 +76,11 @@ func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res 
 			p := decoderPath(ce)
 			j.add(Error, CheckDecoder, p, ce.Message, decoderHint(ce.Kind))
 			j.cover(p)
+			if t != remote.TriggerDelete && ce.Kind != remote.KindTooLarge {
+				// ork stops at the first thing its decoder rejects; a reconciler's author
+				// wants every mistake of the answer at once, so its entries are judged too.
+				ck.judgeEntries(j, rawEntries(body))
+			}
 		}
 		return nil
 	}
@@ -83,21 +94,65 @@ func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res 
 		}
 		return nil
 	}
-	built, errs := ck.types.Build(res.Resources, ck.cr.GetNamespace(), ck.cr.GetName())
-	for _, e := range errs {
-		at := fmt.Sprintf("$.resources[%d]", e.Index)
-		if e.Undeclared {
-			j.add(Error, CheckManaged, at, e.Error(),
-				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
-			continue
-		}
-		j.add(Error, CheckBuild, entryPath(e.Index, res.Resources[e.Index], e.Err), e.Error(), buildHint)
-		j.cover(at)
+	entries := make([]entry, len(res.Resources))
+	for i, r := range res.Resources {
+		entries[i] = entry{i, r}
 	}
+	built, errs := ck.judgeEntries(j, entries)
 	if len(errs) > 0 {
 		j.reason, j.message = managed.Verdict(errs)
 	}
 	return built
+}
+
+// entry is one object of an answer's resources and its index there.
+type entry struct {
+	index int
+	raw   map[string]any
+}
+
+// judgeEntries builds each entry as ork would and reports what the builders and
+// managedResources reject, each at the entry's own index.
+func (ck *checker) judgeEntries(j *judgement, entries []entry) ([]resources.Object, []managed.EntryError) {
+	raws := make([]map[string]any, len(entries))
+	for i, e := range entries {
+		raws[i] = e.raw
+	}
+	built, errs := ck.types.Build(raws, ck.cr.GetNamespace(), ck.cr.GetName())
+	for k, e := range errs {
+		// Build counts in raws; the answer's own index is the entry's.
+		raw := entries[e.Index].raw
+		e.Index = entries[e.Index].index
+		errs[k] = e
+		at := fmt.Sprintf("$.resources[%d]", e.Index)
+		switch {
+		case e.Undeclared:
+			j.add(Error, CheckManaged, at, e.Error(),
+				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
+		case !j.covers(at): // the decoder may have named this entry already
+			j.add(Error, CheckBuild, entryPath(e.Index, raw, e.Err), e.Error(), buildHint)
+			j.cover(at)
+		}
+	}
+	return built, errs
+}
+
+// rawEntries are the objects among a body's resources, for a body ork's decoder rejected:
+// none when the body is no JSON object or its resources no list.
+func rawEntries(body []byte) []entry {
+	var doc struct {
+		Resources []any `json:"resources"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return nil
+	}
+	var out []entry
+	for i, r := range doc.Resources {
+		if m, ok := r.(map[string]any); ok {
+			out = append(out, entry{i, m})
+		}
+	}
+	return out
 }
 
 // decoderPath locates what ork's decoder rejected, from its message.

@@ -140,6 +140,9 @@ func (c *Cache) String(name, text string, data map[string]any) (string, error) {
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
+		if mf := missingField(err); mf != nil {
+			return "", fmt.Errorf("render template: %w", mf)
+		}
 		return "", fmt.Errorf("render template: %w", err)
 	}
 	return b.String(), nil

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -38,10 +39,22 @@ func TestValueRendersAndCoerces(t *testing.T) {
 	}
 }
 
-func TestMissingKeyIsAnErrorNamingTheTemplate(t *testing.T) {
-	_, err := String("katalog.yaml:12", "{{ .spec.nope }}", cr())
-	if err == nil || !strings.Contains(err.Error(), "katalog.yaml:12") || !strings.Contains(err.Error(), "nope") {
-		t.Fatalf("err = %v, want it to name katalog.yaml:12 and the key", err)
+// A missing field is said in words, with the path read up to the first absent key and how
+// to read an optional field; the caller names the template's place.
+func TestMissingKeyIsAnErrorInWords(t *testing.T) {
+	for _, tt := range []struct{ text, path, hint string }{
+		{"{{ .spec.nope }}", ".spec.nope", `{{ index .spec "nope" | default "…" }}`},
+		{"{{ .spec.nope.deeper | upper }}", ".spec.nope", `{{ index .spec "nope" | default "…" }}`},
+		{"{{ .nope }}", ".nope", `{{ index . "nope" | default "…" }}`},
+	} {
+		_, err := String("katalog.yaml:12", tt.text, cr())
+		var mf *MissingField
+		if !errors.As(err, &mf) || mf.Path != tt.path {
+			t.Fatalf("%s: err = %v, want a MissingField at %s", tt.text, err, tt.path)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "template reads "+tt.path+", which the custom resource lacks") || !strings.Contains(msg, tt.hint) {
+			t.Errorf("%s: message %q lacks the words or the hint %s", tt.text, msg, tt.hint)
+		}
 	}
 }
 

@@ -41,6 +41,9 @@ func (k *checker) declarative() {
 				k.templates(fmt.Sprintf("%s[%d]", at, i), e)
 				if !k.crd.IsRemote() { // ignored next to remote (warned above): nothing to build
 					k.entry(fmt.Sprintf("%s[%d]", at, i), t, e)
+					if t.Type == resources.Custom {
+						k.customKind(k.api, fmt.Sprintf("%s[%d]", at, i), e)
+					}
 				}
 			}
 		}

@@ -132,6 +132,8 @@ func (k *checker) managedResources(mrs []katalog.ManagedResource) {
 		if m.Plural != strings.ToLower(m.Plural) {
 			k.errorAt(katalog.RuleLowercasePlural, entry+".plural", fmt.Sprintf("managedResources[%d].plural %q is not lowercase", i, m.Plural),
 				fmt.Sprintf("resource names are lowercase: use %q", strings.ToLower(m.Plural)))
+		} else {
+			k.managedType(k.api, entry, i, m)
 		}
 		key := m.Group + "/" + m.Plural
 		if first, ok := seen[key]; ok {

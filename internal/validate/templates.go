@@ -47,6 +47,7 @@ func (k *checker) template(at, text string) {
 				strings.Join(render.FuncNames(), ", "))
 		return
 	}
+	k.tmpls = append(k.tmpls, tmpl{at: at, text: text})
 	if k.schema == nil {
 		return
 	}

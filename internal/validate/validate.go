@@ -4,6 +4,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -12,24 +13,45 @@ import (
 
 // Katalog runs every semantic rule over set and returns all findings, sorted. Structural
 // findings from katalog.Load are not repeated here.
-func Katalog(set *katalog.Set) []katalog.Finding {
+func Katalog(set *katalog.Set) []katalog.Finding { return KatalogWith(set, Options{}) }
+
+// KatalogWith is Katalog with opts.
+func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 	var out []katalog.Finding
 	for _, f := range set.Files {
 		out = append(out, checkFile(f)...)
 	}
+	api := newAPITypes(set, opts)
 	for _, c := range set.CRDs {
-		k := &checker{crd: c, schema: c.Schema()}
+		k := &checker{crd: c, schema: c.Schema(), api: api}
 		k.out = append(k.out, remoteRequiresDefaultOff(c)...)
 		k.apiTypes()
 		k.crFiles()
+		k.crSchemas()
 		k.reconcile()
 		k.remote()
 		k.declarative()
+		k.sampleTemplates()
 		k.statusSubresource()
 		out = append(out, k.out...)
 	}
+	out = withoutCascades(set, out)
 	katalog.SortFindings(out)
 	return out
+}
+
+// withoutCascades drops the findings about a field that is absent because it was misspelt:
+// the loader's unknown-field finding names it already ("did you mean `endpoint`?"), and
+// "endpoint is required" beside it would send the reader after a second problem.
+func withoutCascades(set *katalog.Set, fs []katalog.Finding) []katalog.Finding {
+	files := map[string]*katalog.File{}
+	for _, f := range set.Files {
+		files[f.Path] = f
+	}
+	return slices.DeleteFunc(fs, func(fd katalog.Finding) bool {
+		f := files[fd.File]
+		return f != nil && fd.Path != "" && f.Misspelt(fd.Path)
+	})
 }
 
 // checker collects the findings of one CRD; rest paths are relative to the CRD's node
@@ -38,7 +60,11 @@ type checker struct {
 	crd *katalog.CRD
 	// schema is the CRD's OpenAPI schema from crdFile, nil when unknown.
 	schema *apiextensionsv1.JSONSchemaProps
-	out    []katalog.Finding
+	api    apiTypes
+	// samples are the custom resources of crFiles; tmpls the templates that parse.
+	samples []sample
+	tmpls   []tmpl
+	out     []katalog.Finding
 }
 
 func (k *checker) errorAt(rule katalog.Rule, rest, msg, hint string) {

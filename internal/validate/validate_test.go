@@ -9,6 +9,8 @@ import (
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
 
+	"github.com/orkspace/ork/internal/apiresources"
+
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/validate"
 )
@@ -27,11 +29,12 @@ func run(t *testing.T, files ...string) []katalog.Finding {
 	return findings
 }
 
-// format renders findings as the golden files hold them, one per line, like the CLI.
+// format renders findings as the golden files hold them, one per line, like the CLI, with
+// each finding's rule id after its severity.
 func format(fs []katalog.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		fmt.Fprintf(&b, "%s:%d:%d: %s: ", filepath.ToSlash(f.File), f.Line, f.Column, f.Severity)
+		fmt.Fprintf(&b, "%s:%d:%d: %s [%s]: ", filepath.ToSlash(f.File), f.Line, f.Column, f.Severity, f.Rule)
 		if f.Path != "" {
 			b.WriteString(f.Path + ": ")
 		}
@@ -137,7 +140,7 @@ func TestEveryGoldenHasACase(t *testing.T) {
 }
 
 // Every finding names its rule, with the rule's severity, and every rule but the internal
-// decode check has a case: SARIF and JUnit reports group by these IDs.
+// decode check and the unreadable file has a case: SARIF and JUnit reports group by these IDs.
 func TestEveryFindingNamesItsRule(t *testing.T) {
 	t.Chdir(filepath.Join(testdata, "invalid"))
 	seen := map[katalog.Rule]bool{}
@@ -154,8 +157,34 @@ func TestEveryFindingNamesItsRule(t *testing.T) {
 		}
 	}
 	for _, r := range katalog.Rules() {
-		if !seen[r.ID] && r.ID != katalog.RuleDecode {
+		// decode is internal; an unreadable file cannot be committed as a case (katalog's
+		// TestUnreadableFile and testdata/script/validate_json.txtar cover it).
+		if !seen[r.ID] && r.ID != katalog.RuleDecode && r.ID != katalog.RuleUnreadable {
 			t.Errorf("rule %s has no case in %s/invalid", r.ID, testdata)
 		}
+	}
+}
+
+// A group listed with --api-resources (kubectl api-resources -o wide) is known: the
+// unknown-api-group warning goes; a misspelt built-in type stays an error.
+func TestAPIResourcesDeclareGroups(t *testing.T) {
+	t.Chdir(filepath.Join(testdata, "invalid"))
+	set, findings, err := katalog.Load([]string{"managed-unknown-group-warning.yaml"})
+	if err != nil || len(findings) > 0 {
+		t.Fatalf("load: %v %v", err, findings)
+	}
+	listed := &apiresources.Table{Resources: []apiresources.Resource{{Group: "example.com", Versions: []string{"v1"}, Plural: "widgets", Kind: "Widget", Namespaced: true}}}
+	if fs := validate.KatalogWith(set, validate.Options{APIResources: listed}); len(fs) > 0 {
+		t.Errorf("with example.com listed, want no findings, got:\n%s", format(fs))
+	}
+	if fs := validate.Katalog(set); len(fs) != 1 || fs[0].Rule != katalog.RuleUnknownAPIGroup {
+		t.Errorf("without it, want the unknown-api-group warning, got:\n%s", format(fs))
+	}
+	set, _, err = katalog.Load([]string{"managed-builtin-misspelt.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := validate.KatalogWith(set, validate.Options{APIResources: listed}); len(fs) != 6 {
+		t.Errorf("want the 6 errors of the golden, got:\n%s", format(fs))
 	}
 }

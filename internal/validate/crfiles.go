@@ -1,0 +1,85 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/orkspace/ork/internal/crschema"
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// crSchemas judges every sample custom resource in crFiles against its CRD's schema from
+// crdFile, as the apiserver would on create, each finding at the CR file's own line: a
+// sample CR the apiserver refuses cannot be applied, and what ork simulates from it is
+// nothing a cluster would run.
+func (k *checker) crSchemas() {
+	c := k.crd
+	if c.Manifest == nil || c.APITypes == nil {
+		return // no schema to judge by
+	}
+	validators := map[string]*crschema.Validator{}
+	for i, p := range c.CRFiles {
+		path := c.Source.Resolve(p)
+		docs, err := crschema.ReadFile(path)
+		if err != nil {
+			// An unreadable file is the cr-file rule's; one that does not parse is said here.
+			if !strings.Contains(err.Error(), "no such file") {
+				k.errorAt(katalog.RuleCRFile, fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, err), "a crFiles entry is a YAML manifest of custom resources")
+			}
+			continue
+		}
+		for _, d := range docs {
+			apiVersion, _ := d.Object["apiVersion"].(string)
+			kind, _ := d.Object["kind"].(string)
+			group, version, _ := strings.Cut(apiVersion, "/")
+			if group != c.APITypes.Group || kind != c.APITypes.Kind {
+				continue // another object of the file: a Secret, another CRD's resource
+			}
+			name := kind
+			if md, ok := d.Object["metadata"].(map[string]any); ok {
+				if n, ok := md["name"].(string); ok {
+					name = kind + " " + n
+				}
+			}
+			v, ok := validators[version]
+			if !ok {
+				v, err = k.validatorFor(version)
+				if err != nil {
+					pos := d.Pos("apiVersion")
+					k.out = append(k.out, katalog.Finding{Rule: katalog.RuleCRSchema, Severity: katalog.SeverityError, File: path,
+						Line: pos.Line, Column: pos.Column, Path: "apiVersion", Message: fmt.Sprintf("%s: %v", name, err),
+						Hint: fmt.Sprintf("use a version that %s serves", c.CRDFile)})
+					continue
+				}
+				validators[version] = v
+			}
+			problems := v.Validate(d.Object)
+			if len(problems) == 0 {
+				k.addSample(fmt.Sprintf("%s (%s)", name, path), d.Object)
+			}
+			for _, pr := range problems {
+				pos := d.Pos(pr.Field)
+				k.out = append(k.out, katalog.Finding{Rule: katalog.RuleCRSchema, Severity: katalog.SeverityError, File: path,
+					Line: pos.Line, Column: pos.Column, Path: pr.Field, Message: fmt.Sprintf("%s: %s", name, pr.Message),
+					Hint: fmt.Sprintf("the apiserver refuses this custom resource (kubectl apply fails): the CRD's schema is in %s", c.CRDFile)})
+			}
+		}
+	}
+}
+
+// validatorFor builds the validator of a version of the CRD's manifest.
+func (k *checker) validatorFor(version string) (*crschema.Validator, error) {
+	for _, v := range k.crd.Manifest.Spec.Versions {
+		if v.Name != version {
+			continue
+		}
+		if !v.Served {
+			return nil, fmt.Errorf("version %s of %s is not served", version, k.crd.Manifest.Name)
+		}
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			return nil, fmt.Errorf("version %s of %s has no schema", version, k.crd.Manifest.Name)
+		}
+		return crschema.New(v.Schema.OpenAPIV3Schema)
+	}
+	return nil, fmt.Errorf("%s has no version %s", k.crd.Manifest.Name, version)
+}
