@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
 
 	"k8s.io/client-go/rest"
@@ -42,9 +43,13 @@ type Options struct {
 	Profiling bool
 	// InstallCRDs applies each crdFile at start and waits until it is Established.
 	InstallCRDs bool
+	// Name is the operator's name (ork run --name): the value of the OperatorLabel on every
+	// child, which the child caches select on, and the default LeaseName. Default
+	// resources.DefaultOperator ("orkestra").
+	Name string
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
 	LeaderElect bool
-	// LeaseName defaults to "orkestra".
+	// LeaseName defaults to Name.
 	LeaseName string
 	// Identity names this replica in the Lease; default <hostname>_<random>, so that two
 	// processes on one host are two candidates.
@@ -136,8 +141,11 @@ func (o *Options) defaults() {
 	if o.SecretTTL <= 0 {
 		o.SecretTTL = DefaultSecretTTL
 	}
+	if o.Name == "" {
+		o.Name = resources.DefaultOperator
+	}
 	if o.LeaseName == "" {
-		o.LeaseName = "orkestra"
+		o.LeaseName = o.Name
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
