@@ -57,12 +57,13 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
-	f.String("name", rbacgen.DefaultName, "name of every object and of the leader Lease")
+	f.String("name", "", "the operator's name: of every object, of the leader Lease and ork run --name (default the Katalog's metadata.name)")
 	f.String("namespace", rbacgen.DefaultNamespace, "namespace ork runs in")
 	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
 	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by)")
 	f.Duration("shutdown-timeout", bundle.DefaultShutdownTimeout, "ork run --shutdown-timeout; the pods' termination grace period is derived from it")
 	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
+	f.String("chart-version", bundle.ChartVersion, "with --helm: the chart's version (SemVer 2)")
 	return cmd
 }
 
@@ -83,6 +84,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 			Replicas:        cfg.Int("replicas"),
 			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
 			Version:         version.Get().Version,
+			ChartVersion:    cfg.String("chart-version"),
 		},
 	}
 	if opts.gen.Replicas < 1 {
@@ -96,12 +98,28 @@ func runBundle(env *Env, opts bundleOptions) error {
 	if err != nil {
 		return err
 	}
+	defaulted := opts.gen.Name == ""
+	if defaulted {
+		if opts.gen.Name, err = bundle.DefaultName(set); err != nil {
+			return usageError("%v: pass --name (a DNS-1035 label of at most 40 characters)", err)
+		}
+	}
 	b, err := bundle.Generate(set, opts.gen)
+	if noImage, ok := errors.AsType[*bundle.NoImageError](err); ok {
+		return usageError("%v", noImage)
+	}
 	if err != nil {
 		return usageError("--%v", err) // only the options can be invalid here
 	}
 	for _, w := range b.Warnings {
 		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
+	}
+	if renamed := b.Renamed(); defaulted && len(renamed) > 0 {
+		fmt.Fprintf(env.Streams.ErrOut, "%s the objects are named after the Katalog (%s), no longer %s; an install from an older bundle keeps the old ones: delete its Deployment first, so that two leaders never run (docs/naming.md, \"Upgrading from orkestra\"):\n",
+			env.ErrStyle().Warning("note:"), opts.gen.Name, rbacgen.DefaultName)
+		for _, r := range renamed {
+			fmt.Fprintf(env.Streams.ErrOut, "  %s\n", r)
+		}
 	}
 	if opts.helm != "" {
 		return writeChart(env, b, opts.helm)

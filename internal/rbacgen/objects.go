@@ -40,7 +40,7 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("namespace %q: %s", opts.Namespace, strings.Join(errs, "; "))
 	}
 	perms, warnings := collect(set, opts)
-	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "ork"}
+	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "orkestra"}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
