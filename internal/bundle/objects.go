@@ -66,10 +66,14 @@ func meta(o Options, name string, namespaced bool) metav1.ObjectMeta {
 	return m
 }
 
+// namespace is ork's namespace, which several operators' bundles may share (the default
+// orkestra-system): it carries no operator's name, so that every bundle declares it alike
+// and applying one never changes it for another.
 func namespace(o Options) *corev1.Namespace {
 	return &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: meta(o, o.Namespace, false),
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace,
+			Labels: map[string]string{resources.ManagedByLabel: resources.ManagedBy}},
 	}
 }
 
