@@ -551,3 +551,30 @@ func TestEveryObjectNamedAfterTheOperator(t *testing.T) {
 		t.Errorf("the old name renames nothing, got %q", r)
 	}
 }
+
+// A chart an older ork wrote (marked ork.orkspace.io/generated-by) is still replaced; the new
+// one is marked with the one prefix.
+func TestWriteChartReplacesAChartOfTheOldPrefix(t *testing.T) {
+	dir := t.TempDir()
+	old := "apiVersion: v2\nname: orkestra\nversion: 0.1.0\nannotations:\n  ork.orkspace.io/generated-by: ork bundle --helm\n"
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(t, bundle.Options{}, remoteExample).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatalf("the old chart is not replaced: %v", err)
+	}
+	chart, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(chart), bundle.GeneratedAnnotation+": ork bundle --helm\n") {
+		t.Errorf("Chart.yaml lacks %s:\n%s", bundle.GeneratedAnnotation, chart)
+	}
+	if bundle.GeneratedAnnotation != "orkestra.orkspace.io/generated-by" {
+		t.Errorf("GeneratedAnnotation %s is not under the one prefix", bundle.GeneratedAnnotation)
+	}
+}

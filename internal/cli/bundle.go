@@ -32,19 +32,29 @@ and a FlowSchema that puts ork's Lease requests in the apiserver's leader-electi
 level. The same input gives the same bytes. Apply with kubectl apply --server-side (installing
 the FlowSchema and the ClusterRole takes a cluster admin; ork itself needs neither at run time).
 
+Every object, the leader Lease and ork run --name are named after the operator: --name,
+by default the Katalog's metadata.name (the same in every -f file, a DNS-1035 label of at most
+40 characters; otherwise exit 2). Two operators' bundles so apply side by side, and each
+ork caches only the children labelled orkestra.orkspace.io/operator=<its name>. When the
+default differs from orkestra, the name of earlier bundles, stderr lists the renamed objects
+(docs/naming.md: delete the old Deployment first).
+
 The Deployment's pods run the restricted Pod Security profile, read their namespace from the
 downward API, spread across nodes, and get terminationGracePeriodSeconds above
---shutdown-timeout. The image defaults to this ork's release.
+--shutdown-timeout. The image defaults to this ork's release image, which exists only when this
+ork is a release (vX.Y.Z or vX.Y.Z-pre); otherwise pass --image (exit 2 without it), e.g. one
+built with KO_DOCKER_REPO=<registry> ko build ./cmd/ork.
 
 --helm DIR writes a Helm chart of the same install instead (CRDs in crds/, no Namespace: use
-helm install --create-namespace; values image, replicas, resources, extraArgs). DIR must be
-new, empty, or a chart ork wrote, which is replaced.
+helm install --create-namespace; values.yaml documents every value, values.schema.json
+checks them, NOTES.txt says what is left to do). DIR must be new, empty, or a chart ork wrote,
+which is replaced. --chart-version sets its version.
 
 The Katalog is validated first; an invalid one is reported as validate does (exit 1) and
 nothing is printed on stdout. Warnings go to stderr.`,
-		Example: `  ork bundle -f katalog.yaml | kubectl apply --server-side -f -
+		Example: `  ork bundle -f katalog.yaml --image "$(KO_DOCKER_REPO=registry.example/ork ko build ./cmd/ork)" | kubectl apply --server-side -f -
   ork bundle -f katalog.yaml --namespace ops --replicas 3 --image registry.example/ork:1.2.3
-  ork bundle -f katalog.yaml --helm charts/my-operator && helm install my-operator charts/my-operator -n ops --create-namespace`,
+  ork bundle -f katalog.yaml --helm charts/my-operator --chart-version 1.0.0 && helm install my-operator charts/my-operator -n ops --create-namespace`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeBundle(env)

@@ -29,7 +29,7 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	ep := newEndpoint(t, func(c call) response {
 		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn})
 
 	// Before the new ork starts: the CR, and its child as an older ork applied it (field
 	// manager orkestra, managed-by, the controller reference, no operator label).
@@ -50,6 +50,9 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 		metav1.PatchOptions{FieldManager: run.FieldManager, Force: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
+	// An older ork's child the reconciler no longer returns: not cached, so not pruned
+	// (docs/naming.md says so).
+	f.createConfigMap("web-stale", map[string]string{run.ManagedByLabel: run.ManagedByValue}, owner)
 	// Another operator's child, naming the same CR as controller (as no real one would):
 	// only the label keeps it out of this operator's cache.
 	f.createConfigMap("team-b-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "team-b"}, owner)
@@ -78,6 +81,9 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	f.waitPassesDone(ep)
 	if got := f.triggers("child") - before; got != 1 {
 		t.Errorf("%v child triggers, want 1: the edit of web-cm (team-b-cm is another operator's, never cached)", got)
+	}
+	if !f.exists("web-stale") {
+		t.Error("an older ork's child that the cache never showed was pruned")
 	}
 	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "team-b-cm", getOpts)
 	if err != nil {
