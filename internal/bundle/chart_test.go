@@ -510,3 +510,72 @@ func TestChartNotes(t *testing.T) {
 		t.Error("values.yaml does not say debugDecisions is unauthenticated")
 	}
 }
+
+// The chart's upgrade path for CRDs (docs/install.md): Helm installs crds/ once and never
+// upgrades them; `kubectl apply --server-side --force-conflicts -f <chart>/crds/` does,
+// where an apply without --force-conflicts would stop on the fields Helm wrote.
+func TestChartUpgradePathForCRDs(t *testing.T) {
+	env.Require(t)
+	bin := helmBin(t)
+	t.Parallel()
+	src := t.TempDir()
+	name := uniq("ork-chart")
+	group := name + ".example.com"
+	set := load(t, testKatalog(t, src, group, "https://reconciler.example.com/reconcile", ""))
+	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := b.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanupBundle(t, manifest) // the chart's cluster-wide objects and CRD, by the bundle's names
+	dir := filepath.Join(t.TempDir(), "chart")
+	write := func(b *bundle.Bundle) {
+		files, err := b.Chart()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bundle.WriteChart(dir, files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(b)
+	kube := []string{"--kubeconfig", env.Kubeconfig, "-n", name}
+	helm(t, bin, append([]string{"install", name, dir, "--create-namespace"}, kube...)...)
+	crd := "crd/apps." + group
+	columns := func() string {
+		return env.Kubectl(t, nil, "get", crd, "-o", "jsonpath={.spec.versions[0].additionalPrinterColumns[*].name}")
+	}
+
+	// The Katalog's CRD gains a printer column; the chart is regenerated and upgraded.
+	crdPath := filepath.Join(src, "crd.yaml")
+	data, err := os.ReadFile(crdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("      subresources: {status: {}}\n"),
+		[]byte("      subresources: {status: {}}\n      additionalPrinterColumns:\n        - {name: Size, type: string, jsonPath: .spec.size}\n"), 1)
+	if err := os.WriteFile(crdPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := bundle.Generate(load(t, filepath.Join(src, "katalog.yaml")), bundle.Options{Name: name, Namespace: name, Version: "1.2.3", ChartVersion: "0.2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(b2)
+	helm(t, bin, append([]string{"upgrade", name, dir}, kube...)...)
+	if got := columns(); strings.Contains(got, "Size") {
+		t.Fatalf("helm upgrade changed the CRD (columns %q): the documented path is not needed", got)
+	}
+	crds := filepath.Join(dir, "crds")
+	if out, err := testenvKubectlOut(t.Context(), "apply", "--server-side", "-f", crds); err == nil {
+		t.Logf("kubectl apply --server-side without --force-conflicts succeeded:\n%s", out)
+	}
+	env.Kubectl(t, nil, "apply", "--server-side", "--force-conflicts", "-f", crds)
+	if got := columns(); got != "Size" {
+		t.Errorf("after kubectl apply --server-side --force-conflicts -f crds/: printer columns %q, want Size", got)
+	}
+	helm(t, bin, append([]string{"uninstall", name}, kube...)...)
+}
