@@ -357,7 +357,8 @@ func TestChartValues(t *testing.T) {
 		}},
 		{"resources", []string{`resources={"requests":{"cpu":"1"}}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
 			res := d.Spec.Template.Spec.Containers[0].Resources
-			if res.Requests.Cpu().String() != "1" || len(res.Limits) != 0 {
+			// Helm merges the value into the default: the rest stays.
+			if res.Requests.Cpu().String() != "1" || res.Requests.Memory().String() != bundle.RequestMemory || res.Limits.Memory().String() != bundle.LimitMemory {
 				t.Errorf("resources %v", res)
 			}
 		}},
@@ -570,8 +571,8 @@ func TestChartUpgradePathForCRDs(t *testing.T) {
 		t.Fatalf("helm upgrade changed the CRD (columns %q): the documented path is not needed", got)
 	}
 	crds := filepath.Join(dir, "crds")
-	if out, err := testenvKubectlOut(t.Context(), "apply", "--server-side", "-f", crds); err == nil {
-		t.Logf("kubectl apply --server-side without --force-conflicts succeeded:\n%s", out)
+	if out, err := testenvKubectlOut(t.Context(), "apply", "--server-side", "-f", crds); err == nil || !strings.Contains(out, "conflict") {
+		t.Errorf("kubectl apply --server-side without --force-conflicts: %v, want a conflict with Helm's fields:\n%s", err, out)
 	}
 	env.Kubectl(t, nil, "apply", "--server-side", "--force-conflicts", "-f", crds)
 	if got := columns(); got != "Size" {
