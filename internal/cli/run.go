@@ -128,8 +128,9 @@ func completeRun(env *Env) (runOptions, error) {
 			Logger:           logger,
 		},
 	}
-	if errs := validation.IsValidLabelValue(opts.engine.Name); opts.engine.Name == "" || len(errs) > 0 {
-		return opts, usageError("--name %q: must be a label value (at most 63 letters, digits, '-', '_', '.', starting and ending alphanumeric)", opts.engine.Name)
+	// The name is a label value and the default Lease name: a DNS-1123 label is both.
+	if errs := validation.IsDNS1123Label(opts.engine.Name); len(errs) > 0 {
+		return opts, usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
 	}
 	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
