@@ -580,3 +580,37 @@ func TestChartUpgradePathForCRDs(t *testing.T) {
 	}
 	helm(t, bin, append([]string{"uninstall", name}, kube...)...)
 }
+
+// Katalog text in NOTES.txt (here a Secret name that is itself a template) is printed as it
+// is: Helm never evaluates it.
+func TestChartNotesPrintKatalogTextAsItIs(t *testing.T) {
+	bin := helmBin(t)
+	src := t.TempDir()
+	path := testKatalog(t, src, "notes.example.com", "https://reconciler.example.com/reconcile", "")
+	k, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = bytes.Replace(k, []byte("secretRef: {name: reconciler-token, key: token}"),
+		[]byte(`secretRef: {name: "{{ .metadata.name }}-token", key: token}`), 1)
+	if err := os.WriteFile(path, k, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(t, bundle.Options{Name: "notes"}, path).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	out := helm(t, bin, "install", "rel", dir, "--namespace", "ops", "--dry-run=client")
+	for _, want := range []string{
+		"kubectl -n ops create secret generic {{ .metadata.name }}-token --from-literal=token=<token>",
+		"(the name is a template, rendered for each custom resource)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, out)
+		}
+	}
+}
