@@ -41,16 +41,21 @@ var holeLine = regexp.MustCompile(`(?m)^( *)(- |[A-Za-z0-9./_-]+: )` + holePrefi
 
 func hole(name string) string { return holePrefix + name + "__" }
 
-// optional are the pod spec's keys set from a value only when it is not empty.
-var optional = map[string]string{
+// podSpecValues are the pod spec's keys a value of the same name sets when not empty.
+var podSpecValues = map[string]string{
 	"IMAGE_PULL_SECRETS":  "imagePullSecrets",
 	"NODE_SELECTOR":       "nodeSelector",
 	"TOLERATIONS":         "tolerations",
 	"AFFINITY":            "affinity",
-	"SA_ANNOTATIONS":      "serviceAccount.annotations",
-	"POD_LABELS":          "podLabels",
-	"POD_ANNOTATIONS":     "podAnnotations",
 	"PRIORITY_CLASS_NAME": "priorityClassName",
+}
+
+// mapValues are the values merged into a map: the hole stands for the map's entries
+// (POD_*), or for the whole map (SA_ANNOTATIONS) when the bundle has none.
+var mapValues = map[string]string{
+	"POD_LABELS":      "podLabels",
+	"POD_ANNOTATIONS": "podAnnotations",
+	"SA_ANNOTATIONS":  "serviceAccount.annotations",
 }
 
 // fill is the template text for a hole, given the line's indent and its "- " or "key: ".
@@ -92,14 +97,18 @@ func (c chartText) fill(indent, lead, h string) string {
 		return indent + lead + "{{ .Release.Name | quote }}"
 	case "POD_LABELS", "POD_ANNOTATIONS":
 		// Merged into a map the bundle fills: the line is the map's entries.
-		return with(optional[h], indent+"{{- toYaml . | nindent "+fmt.Sprint(n)+" }}")
+		return with(mapValues[h], indent+"{{- toYaml . | nindent "+fmt.Sprint(n)+" }}")
 	case "PRIORITY_CLASS_NAME":
-		return with(optional[h], indent+key+" {{ . | quote }}")
+		return with(podSpecValues[h], indent+key+" {{ . | quote }}")
 	}
-	if v, ok := optional[h]; ok {
+	v, ok := podSpecValues[h]
+	if !ok {
+		v, ok = mapValues[h]
+	}
+	if ok {
 		return with(v, indent+key+"\n"+indent+"  {{- toYaml . | nindent "+fmt.Sprint(n+2)+" }}")
 	}
-	return ""
+	return indent + lead + hole(h) // unknown: left for templateText to report
 }
 
 // chartText turns the bundle's objects into the chart's templates.
@@ -256,10 +265,8 @@ func (c chartText) punchDeployment(o *unstructured.Unstructured) {
 	md["annotations"].(map[string]any)[holeKey+"pod-annotations"] = hole("POD_ANNOTATIONS")
 	spec := pod["spec"].(map[string]any)
 	spec["serviceAccountName"] = hole("SA_NAME")
-	for h, key := range optional {
-		if !strings.Contains(key, ".") && !strings.HasPrefix(key, "pod") {
-			spec[key] = hole(h)
-		}
+	for h, key := range podSpecValues {
+		spec[key] = hole(h)
 	}
 	containers := spec["containers"].([]any)
 	ct := containers[0].(map[string]any)
