@@ -17,6 +17,9 @@ import (
 	"github.com/orkspace/ork/internal/rbacgen"
 )
 
+// semver is a SemVer 2 version, as Helm requires of a chart's version.
+var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
 // Defaults of Options.
 const (
 	DefaultReplicas        = 2
@@ -27,12 +30,14 @@ const (
 
 // Options tune the bundle.
 type Options struct {
-	// Name of every object (ServiceAccount, ClusterRole, Deployment, ...) and of the leader
-	// Lease; default rbacgen.DefaultName.
+	// Name of the operator: of every object (ServiceAccount, ClusterRole, Deployment, ...),
+	// of the leader Lease, and `ork run --name` (the operator label on children). Default
+	// rbacgen.DefaultName; `ork bundle` defaults it to DefaultName(set).
 	Name string
 	// Namespace ork runs in; default rbacgen.DefaultNamespace.
 	Namespace string
-	// Image of the ork container; default DefaultImage(Version).
+	// Image of the ork container; default DefaultImage(Version), which only a released
+	// Version has (else Generate fails with *NoImageError).
 	Image string
 	// Replicas of the Deployment, at least 1; zero means DefaultReplicas.
 	Replicas int
@@ -42,9 +47,11 @@ type Options struct {
 	// WatchNamespaces are passed to `ork run --watch-namespace` and to rbacgen, which grants
 	// the namespaced types there only; default none: every namespace.
 	WatchNamespaces []string
-	// Version is the ork version that generates the bundle (the default image's tag and the
-	// header); default "dev".
+	// Version is the ork version that generates the bundle (the default image's tag, the
+	// chart's appVersion and the header); default "dev".
 	Version string
+	// ChartVersion is the generated chart's version (SemVer 2); default ChartVersion.
+	ChartVersion string
 }
 
 func (o Options) withDefaults() Options {
@@ -58,31 +65,24 @@ func (o Options) withDefaults() Options {
 		o.Version = "dev"
 	}
 	o.WatchNamespaces = slices.Compact(slices.Sorted(slices.Values(o.WatchNamespaces)))
-	if o.Image == "" {
-		o.Image = DefaultImage(o.Version)
-	}
 	if o.Replicas == 0 {
 		o.Replicas = DefaultReplicas
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.ChartVersion == "" {
+		o.ChartVersion = ChartVersion
+	}
 	return o
 }
-
-// released matches the versions the release build stamps ({{.Version}}: no leading v); a
-// `make build` stamps `git describe` (v1.2.3-4-gabcdef) and a plain `go build` "dev".
-var released = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
-
-// DefaultImage is the release image of ork version v.
-func DefaultImage(v string) string { return ImageRepository + ":" + v }
 
 // Bundle is the install of ork for one Katalog set.
 type Bundle struct {
 	// Objects in apply order: Namespace, CRDs, ServiceAccount, ClusterRole,
 	// ClusterRoleBinding, Roles and RoleBindings, ConfigMap, Deployment, Service, PodDisruptionBudget, FlowSchema.
 	Objects []*unstructured.Unstructured
-	// Warnings are what the user should review (rbacgen's, an unreleased default image).
+	// Warnings are what the user should review (rbacgen's, a loopback endpoint).
 	Warnings []string
 
 	opts    Options
@@ -108,6 +108,18 @@ type parts struct {
 // options are an error naming the option.
 func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 	opts = opts.withDefaults()
+	if why := CheckName(opts.Name); why != "" {
+		return nil, fmt.Errorf("name %q: %s", opts.Name, why)
+	}
+	if !semver.MatchString(opts.ChartVersion) {
+		return nil, fmt.Errorf("chart-version %q: want a SemVer 2 version such as 1.2.3", opts.ChartVersion)
+	}
+	if opts.Image == "" {
+		if !Released(opts.Version) {
+			return nil, &NoImageError{Version: opts.Version}
+		}
+		opts.Image = DefaultImage(opts.Version)
+	}
 	if opts.Replicas < 1 {
 		return nil, fmt.Errorf("replicas %d: want at least 1", opts.Replicas)
 	}
@@ -119,10 +131,6 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 		return nil, err
 	}
 	warnings = append(warnings, loopbackEndpoints(set)...)
-	if opts.Image == DefaultImage(opts.Version) && !released.MatchString(opts.Version) {
-		warnings = append(warnings, fmt.Sprintf("ork %s is not a released version: the default image %s does not exist; pass --image",
-			opts.Version, opts.Image))
-	}
 	b := &Bundle{Warnings: warnings, opts: opts, set: set, parts: p}
 	for _, f := range set.Files {
 		b.sources = append(b.sources, f.Path)

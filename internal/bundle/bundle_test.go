@@ -1,6 +1,7 @@
 package bundle_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,14 +222,14 @@ func TestDeploymentRunsOrkAsTheClusterNeeds(t *testing.T) {
 		{
 			name:      "defaults",
 			files:     []string{remoteExample},
-			wantArgs:  []string{"run", "-f", "/etc/ork/katalog.yaml", "--leader-elect", "--lease-name=orkestra", "--shutdown-timeout=30s"},
+			wantArgs:  []string{"run", "-f", "/etc/ork/katalog.yaml", "--name=orkestra", "--leader-elect", "--shutdown-timeout=30s", "--log-level=info", "--log-format=text"},
 			wantGrace: 45,
 		},
 		{
 			name:      "two Katalogs, a longer shutdown",
 			files:     []string{remoteExample, "../../examples/website/katalog.yaml"},
 			opts:      bundle.Options{Name: "ops", ShutdownTimeout: 2*time.Minute + 500*time.Millisecond},
-			wantArgs:  []string{"run", "-f", "/etc/ork/katalog-1.yaml", "-f", "/etc/ork/katalog-2.yaml", "--leader-elect", "--lease-name=ops", "--shutdown-timeout=2m0.5s"},
+			wantArgs:  []string{"run", "-f", "/etc/ork/katalog-1.yaml", "-f", "/etc/ork/katalog-2.yaml", "--name=ops", "--leader-elect", "--shutdown-timeout=2m0.5s", "--log-level=info", "--log-format=text"},
 			wantGrace: 136,
 		},
 	}
@@ -300,8 +301,6 @@ func TestWarnings(t *testing.T) {
 		opts    bundle.Options
 		wantHas string
 	}{
-		{"a dev build's default image does not exist", tlsKatalog, bundle.Options{Version: "v0.3.0-4-gabcdef0"}, "not a released version"},
-		{"a plain go build", tlsKatalog, bundle.Options{Version: "dev"}, "ghcr.io/orkspace/ork:dev does not exist; pass --image"},
 		{"a release", tlsKatalog, bundle.Options{Version: "0.3.0"}, ""},
 		{"an image of one's own", tlsKatalog, bundle.Options{Version: "dev", Image: "registry.example/ork:1"}, ""},
 		{"an endpoint on loopback is the pod itself", remoteExample, bundle.Options{},
@@ -328,6 +327,9 @@ func TestInvalidOptions(t *testing.T) {
 		opts bundle.Options
 		want string
 	}{
+		{"a name over 40 characters", bundle.Options{Name: strings.Repeat("a", 41)}, "at most 40 characters, not 41"},
+		{"a name that is no DNS-1035 label", bundle.Options{Name: "1ops"}, `name "1ops"`},
+		{"a chart version that is no SemVer", bundle.Options{ChartVersion: "v1"}, `chart-version "v1"`},
 		{"negative replicas", bundle.Options{Replicas: -1}, "replicas -1: want at least 1"},
 		{"sub-second shutdown", bundle.Options{ShutdownTimeout: time.Millisecond}, "shutdown-timeout 1ms"},
 		{"bad namespace", bundle.Options{Namespace: "Ops"}, `namespace "Ops"`},
@@ -335,6 +337,9 @@ func TestInvalidOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.opts.Version == "" {
+				tt.opts.Version = "1.2.3"
+			}
 			_, err := bundle.Generate(set, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
@@ -425,5 +430,158 @@ func TestConfigHashFollowsTheKatalog(t *testing.T) {
 	}
 	if hash(a) != hash(generate(t, bundle.Options{}, remoteExample)) {
 		t.Error("the same Katalog gives another hash")
+	}
+}
+
+// The default image is used only for a release tag, with or without its v; anything else
+// (a pseudo-version, a git describe, a dirty build, dev) has no published image, and
+// Generate asks for --image, saying how to build one with ko.
+func TestDefaultImageOnlyForAReleaseTag(t *testing.T) {
+	set := load(t, tlsKatalog)
+	tests := []struct {
+		version, wantImage string
+	}{
+		{"1.2.3", "ghcr.io/orkspace/ork:1.2.3"},
+		{"v1.2.3", "ghcr.io/orkspace/ork:1.2.3"},
+		{"v1.3.0-rc.1", "ghcr.io/orkspace/ork:1.3.0-rc.1"},
+		{"1.3.0-beta", "ghcr.io/orkspace/ork:1.3.0-beta"},
+		{"dev", ""},
+		{"", ""},
+		{"(devel)", ""},
+		{"v0.0.0-20240101120000-abcdef123456", ""},
+		{"v1.2.4-0.20240101120000-abcdef123456", ""},
+		{"v1.2.4-rc.1.0.20240101120000-abcdef123456", ""},
+		{"v0.3.0-4-gabcdef0", ""},
+		{"v1.2.3-dirty", ""},
+		{"v1.2.3+dirty", ""},
+		{"1.2", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			if got := bundle.Released(tt.version); got != (tt.wantImage != "") {
+				t.Errorf("Released(%q) = %v", tt.version, got)
+			}
+			b, err := bundle.Generate(set, bundle.Options{Version: tt.version})
+			if tt.wantImage == "" {
+				var noImage *bundle.NoImageError
+				if !errors.As(err, &noImage) {
+					t.Fatalf("Generate: %v, want a NoImageError", err)
+				}
+				for _, want := range []string{"pass --image", "ko build ./cmd/ork", "KO_DOCKER_REPO="} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("%q lacks %q", err, want)
+					}
+				}
+				// An image of one's own is always taken.
+				if _, err := bundle.Generate(set, bundle.Options{Version: tt.version, Image: "registry.example/ork:1"}); err != nil {
+					t.Errorf("with --image: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := deploymentOf(t, b).Spec.Template.Spec.Containers[0].Image; got != tt.wantImage {
+				t.Errorf("image %s, want %s", got, tt.wantImage)
+			}
+		})
+	}
+}
+
+// The default name is the Katalog's metadata.name when every file gives the same valid one.
+func TestDefaultName(t *testing.T) {
+	dir := t.TempDir()
+	write := func(file, name string) string {
+		p := filepath.Join(dir, file)
+		k := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nmetadata: {name: " + name + "}\nspec:\n  crds:\n    " + file[:1] +
+			":\n      apiTypes: {group: " + file[:1] + ".example.com, version: v1, kind: A" + file[:1] + ", plural: a" + file[:1] + "s}\n"
+		if err := os.WriteFile(p, []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, a2, b := write("a.yaml", "team-a"), write("c.yaml", "team-a"), write("b.yaml", "team-b")
+	long := write("l.yaml", strings.Repeat("x", 41))
+	upper := write("u.yaml", "Team.A")
+	tests := []struct {
+		name    string
+		files   []string
+		want    string
+		wantErr string
+	}{
+		{"one file", []string{a}, "team-a", ""},
+		{"two files, one name", []string{a, a2}, "team-a", ""},
+		{"two names", []string{a, b}, "", "different metadata.name (team-a, team-b)"},
+		{"too long", []string{long}, "", "at most 40 characters"},
+		{"no DNS-1035 label", []string{upper}, "", `metadata.name "Team.A" is not a DNS-1035 label`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, _, err := katalog.Load(tt.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := bundle.DefaultName(set)
+			if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("DefaultName = %q, %v; want %q, error with %q", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Every object is named after the operator, so that two operators' bundles share nothing:
+// with another name, Renamed lists each object (and the Lease) against its old name.
+func TestEveryObjectNamedAfterTheOperator(t *testing.T) {
+	b := generate(t, bundle.Options{Name: "team-a"}, remoteExample)
+	for _, o := range b.Objects {
+		switch o.GetKind() {
+		case "Namespace", "CustomResourceDefinition":
+			continue
+		}
+		if !strings.HasPrefix(o.GetName(), "team-a") {
+			t.Errorf("%s %s is not named after the operator", o.GetKind(), o.GetName())
+		}
+	}
+	d := deploymentOf(t, b)
+	if !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--name=team-a") {
+		t.Errorf("ork run is not given --name=team-a: %q", d.Spec.Template.Spec.Containers[0].Args)
+	}
+	renamed := strings.Join(b.Renamed(), "\n")
+	for _, want := range []string{"Deployment orkestra-system/orkestra -> team-a", "ClusterRole orkestra -> team-a",
+		"Service orkestra-system/orkestra-metrics -> team-a-metrics", "FlowSchema orkestra-leader-election -> team-a-leader-election",
+		"Lease orkestra-system/orkestra -> team-a"} {
+		if !strings.Contains(renamed, want) {
+			t.Errorf("Renamed lacks %q:\n%s", want, renamed)
+		}
+	}
+	if r := generate(t, bundle.Options{}, remoteExample).Renamed(); len(r) != 0 {
+		t.Errorf("the old name renames nothing, got %q", r)
+	}
+}
+
+// A chart an older ork wrote (marked ork.orkspace.io/generated-by) is still replaced; the new
+// one is marked with the one prefix.
+func TestWriteChartReplacesAChartOfTheOldPrefix(t *testing.T) {
+	dir := t.TempDir()
+	old := "apiVersion: v2\nname: orkestra\nversion: 0.1.0\nannotations:\n  ork.orkspace.io/generated-by: ork bundle --helm\n"
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(t, bundle.Options{}, remoteExample).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatalf("the old chart is not replaced: %v", err)
+	}
+	chart, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(chart), bundle.GeneratedAnnotation+": ork bundle --helm\n") {
+		t.Errorf("Chart.yaml lacks %s:\n%s", bundle.GeneratedAnnotation, chart)
+	}
+	if bundle.GeneratedAnnotation != "orkestra.orkspace.io/generated-by" {
+		t.Errorf("GeneratedAnnotation %s is not under the one prefix", bundle.GeneratedAnnotation)
 	}
 }

@@ -1,67 +1,129 @@
 package bundle
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// ChartVersion is the version of every generated chart: the chart is regenerated from the
-// Katalog, not released on its own; appVersion carries the ork version.
+// ChartVersion is the default version of a generated chart (ork bundle --chart-version):
+// the chart is regenerated from the Katalog; appVersion carries the ork version.
 const ChartVersion = "0.1.0"
 
 // GeneratedAnnotation marks a chart ork generated, so that --helm may replace it.
-const GeneratedAnnotation = "ork.orkspace.io/generated-by"
+// legacyGeneratedAnnotation marked the charts of ork before the one prefix (SPEC §6).
+const (
+	GeneratedAnnotation       = "orkestra.orkspace.io/generated-by"
+	CommandAnnotation         = "orkestra.orkspace.io/command"
+	legacyGeneratedAnnotation = "ork.orkspace.io/generated-by"
+)
 
 // Holes are written into the objects before they are encoded, then replaced with template
 // actions. The namespace is a valid DNS label, so it can go through rbacgen's checks.
 const (
 	namespaceHole = "ork-helm-release-namespace-3c7e1f"
 	holePrefix    = "__ORK_HOLE_"
+	// holeKey is a map key whose line a hole replaces whole (a block of the values' keys
+	// merged into a map: podLabels, podAnnotations).
+	holeKey = "ork-hole-"
 )
 
-// HelmLabels are the labels the chart adds to every object it templates (the bundle has
-// app.kubernetes.io/managed-by: ork where the chart has Helm).
-var HelmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by"}
+// HelmLabels are the labels the chart adds to every object it templates; managed-by stays
+// orkestra, as on the bundle's objects (SPEC §6).
+var HelmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance"}
 
 // holeLine is a YAML line whose value is a hole: indent, an optional "- " or "key: ", the hole.
 var holeLine = regexp.MustCompile(`(?m)^( *)(- |[A-Za-z0-9./_-]+: )` + holePrefix + `([A-Z_]+)__$`)
 
+func hole(name string) string { return holePrefix + name + "__" }
+
+// podSpecValues are the pod spec's keys a value of the same name sets when not empty.
+var podSpecValues = map[string]string{
+	"IMAGE_PULL_SECRETS":  "imagePullSecrets",
+	"NODE_SELECTOR":       "nodeSelector",
+	"TOLERATIONS":         "tolerations",
+	"AFFINITY":            "affinity",
+	"PRIORITY_CLASS_NAME": "priorityClassName",
+}
+
+// mapValues are the values merged into a map: the hole stands for the map's entries
+// (POD_*), or for the whole map (SA_ANNOTATIONS) when the bundle has none.
+var mapValues = map[string]string{
+	"POD_LABELS":      "podLabels",
+	"POD_ANNOTATIONS": "podAnnotations",
+	"SA_ANNOTATIONS":  "serviceAccount.annotations",
+}
+
 // fill is the template text for a hole, given the line's indent and its "- " or "key: ".
-func fill(indent, lead, hole string) string {
-	deeper := fmt.Sprint(len(indent) + 2)
-	switch hole {
+func (c chartText) fill(indent, lead, h string) string {
+	n := len(indent)
+	key := strings.TrimSuffix(lead, " ")
+	with := func(value, body string) string {
+		return indent + "{{- with .Values." + value + " }}\n" + body + "\n" + indent + "{{- end }}"
+	}
+	when := func(cond, item string) string {
+		return indent + "{{- if " + cond + " }}\n" + indent + "- " + item + "\n" + indent + "{{- end }}"
+	}
+	switch h {
 	case "REPLICAS":
-		return indent + lead + "{{ .Values.replicas }}"
+		return indent + lead + "{{ .Values.replicaCount }}"
 	case "IMAGE":
-		return indent + lead + "{{ .Values.image | quote }}"
+		return indent + lead + `{{ include "` + c.name + `.image" . | quote }}`
+	case "PULL_POLICY":
+		return indent + lead + "{{ .Values.image.pullPolicy }}"
+	case "SA_NAME":
+		return indent + lead + `{{ include "` + c.name + `.serviceAccountName" . }}`
 	case "RESOURCES":
-		return indent + lead[:len(lead)-1] + "\n" + indent + "  {{- toYaml .Values.resources | nindent " + deeper + " }}"
+		return indent + key + "\n" + indent + "  {{- toYaml .Values.resources | nindent " + fmt.Sprint(n+2) + " }}"
+	case "LEADER_ELECT":
+		return when(".Values.leaderElection.enabled", "--leader-elect")
+	case "DEBUG_DECISIONS":
+		return when(".Values.debugDecisions.enabled", "--debug-decisions")
+	case "LOG_LEVEL":
+		return indent + lead + `{{ printf "--log-level=%s" .Values.logLevel | quote }}`
+	case "LOG_FORMAT":
+		return indent + lead + `{{ printf "--log-format=%s" .Values.logFormat | quote }}`
 	case "EXTRA_ARGS":
 		return indent + "{{- range .Values.extraArgs }}\n" + indent + "- {{ . | quote }}\n" + indent + "{{- end }}"
 	case "CONFIG_DATA":
-		return indent + lead[:len(lead)-1] + "\n" + indent + `  {{- (.Files.Glob "files/*").AsConfig | nindent ` + deeper + " }}"
+		return indent + key + "\n" + indent + `  {{- (.Files.Glob "files/*").AsConfig | nindent ` + fmt.Sprint(n+2) + " }}"
 	case "CHART":
 		return indent + lead + `{{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}`
 	case "RELEASE":
 		return indent + lead + "{{ .Release.Name | quote }}"
-	case "SERVICE":
-		return indent + lead + "{{ .Release.Service | quote }}"
+	case "POD_LABELS", "POD_ANNOTATIONS":
+		// Merged into a map the bundle fills: the line is the map's entries.
+		return with(mapValues[h], indent+"{{- toYaml . | nindent "+fmt.Sprint(n)+" }}")
+	case "PRIORITY_CLASS_NAME":
+		return with(podSpecValues[h], indent+key+" {{ . | quote }}")
 	}
-	return ""
+	v, ok := podSpecValues[h]
+	if !ok {
+		v, ok = mapValues[h]
+	}
+	if ok {
+		return with(v, indent+key+"\n"+indent+"  {{- toYaml . | nindent "+fmt.Sprint(n+2)+" }}")
+	}
+	return indent + lead + hole(h) // unknown: left for templateText to report
 }
 
-// Chart is the Helm chart of the same install, as files by path: Chart.yaml, values.yaml,
-// the CRDs in crds/ (Helm installs them first and never deletes them, so `helm uninstall`
-// cannot take every custom resource with it), the ConfigMap's files in files/, and a
-// template per object. It creates no Namespace: `helm install --create-namespace` does.
-// Values: image, replicas (a PodDisruptionBudget from 2), resources, extraArgs.
+// chartText turns the bundle's objects into the chart's templates.
+type chartText struct {
+	// name is the chart's (the operator's) name, and the prefix of its named templates.
+	name string
+}
+
+// Chart is the Helm chart of the same install, as files by path: Chart.yaml, values.yaml
+// and values.schema.json, the CRDs in crds/ (Helm installs them first and never deletes
+// them, so `helm uninstall` cannot take every custom resource with it), the ConfigMap's
+// files in files/, a template per object, NOTES.txt, and a ServiceMonitor for
+// metrics.serviceMonitor.enabled. It creates no Namespace: `helm install
+// --create-namespace` does. Rendered with its default values, the chart gives the
+// bundle's objects (with Helm's chart and instance labels).
 func (b *Bundle) Chart() (map[string][]byte, error) {
 	opts := b.opts
 	opts.Namespace = namespaceHole
@@ -69,6 +131,7 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ct := chartText{name: b.opts.Name}
 	files := map[string][]byte{}
 	for _, crd := range b.parts.crds {
 		y, err := sigsyaml.Marshal(crd.Object)
@@ -82,24 +145,26 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	}
 	templates := append([]*unstructured.Unstructured{}, p.rbac...)
 	templates = append(templates, p.configMap, p.deployment, p.service, p.pdb, p.flowSchema)
+	seen := map[string]int{}
 	for _, o := range templates {
 		o = o.DeepCopy()
-		punch(o)
-		text, err := templateText(o)
+		ct.punch(o)
+		text, err := ct.templateText(o)
 		if err != nil {
 			return nil, err
 		}
-		if o.GetKind() == "PodDisruptionBudget" {
-			// A PodDisruptionBudget on one replica would block every node drain.
-			text = "{{- if ge (int .Values.replicas) 2 }}\n" + text + "{{- end }}\n"
+		text = guard(o.GetKind(), b.opts.Name) + text + guardEnd(o.GetKind())
+		kind := strings.ToLower(o.GetKind())
+		file := kind + ".yaml"
+		if seen[kind]++; seen[kind] > 1 { // rbacgen may give several Roles and RoleBindings
+			file = fmt.Sprintf("%s-%d.yaml", kind, seen[kind])
 		}
-		// Roles and RoleBindings come one per namespace: one file holds them all.
-		name := path.Join("templates", strings.ToLower(o.GetKind())+".yaml")
-		if prev, ok := files[name]; ok {
-			text = string(prev) + "---\n" + text
-		}
-		files[name] = []byte(text)
+		files[path.Join("templates", file)] = []byte(text)
 	}
+	files["templates/_helpers.tpl"] = []byte(ct.helpers())
+	files["templates/servicemonitor.yaml"] = []byte(serviceMonitor(b.opts.Name))
+	files["templates/NOTES.txt"] = []byte(b.notes())
+	files["values.schema.json"] = []byte(valuesSchema)
 	if files["Chart.yaml"], err = b.chartYAML(); err != nil {
 		return nil, err
 	}
@@ -109,30 +174,124 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	return files, nil
 }
 
+// guard opens the condition a kind's template renders under ("" for always).
+func guard(kind, name string) string {
+	switch kind {
+	case "PodDisruptionBudget":
+		// A PodDisruptionBudget on one replica would block every node drain.
+		return "{{- if ge (int .Values.replicaCount) 2 }}\n"
+	case "FlowSchema":
+		return "{{- if .Values.flowSchema.enabled }}\n"
+	case "ServiceAccount":
+		return "{{- if .Values.serviceAccount.create }}\n"
+	case "Deployment":
+		// Two replicas without leader election would both reconcile every object.
+		return "{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}\n" +
+			`{{- fail "replicaCount > 1 needs leaderElection.enabled: true (each replica would reconcile every object)" }}` + "\n" +
+			"{{- end }}\n"
+	}
+	return ""
+}
+
+func guardEnd(kind string) string {
+	switch kind {
+	case "PodDisruptionBudget", "FlowSchema", "ServiceAccount":
+		return "{{- end }}\n"
+	}
+	return ""
+}
+
+// helpers are the chart's named templates: the image reference (a tag or a digest) and
+// the ServiceAccount's name.
+func (c chartText) helpers() string {
+	return `{{/* The ork image: repository and tag (default the chart's appVersion), or a digest as tag. */}}
+{{- define "` + c.name + `.image" -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion | toString -}}
+{{- if hasPrefix "sha256:" $tag -}}
+{{ .Values.image.repository }}@{{ $tag }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ $tag }}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount ork runs as: serviceAccount.name, else the operator's name. */}}
+{{- define "` + c.name + `.serviceAccountName" -}}
+{{ .Values.serviceAccount.name | default "` + c.name + `" }}
+{{- end -}}
+`
+}
+
 // punch writes the holes into o.
-func punch(o *unstructured.Unstructured) {
-	hole := func(name string) string { return holePrefix + name + "__" }
+func (c chartText) punch(o *unstructured.Unstructured) {
 	l := o.GetLabels()
-	l["helm.sh/chart"], l["app.kubernetes.io/instance"], l["app.kubernetes.io/managed-by"] = hole("CHART"), hole("RELEASE"), hole("SERVICE")
+	l["helm.sh/chart"], l["app.kubernetes.io/instance"] = hole("CHART"), hole("RELEASE")
 	o.SetLabels(l)
 	switch o.GetKind() {
+	case "ServiceAccount":
+		o.SetName(hole("SA_NAME"))
+		_ = unstructured.SetNestedField(o.Object, hole("SA_ANNOTATIONS"), "metadata", "annotations")
+	case "ClusterRoleBinding", "RoleBinding":
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		for _, s := range subjects {
+			if m := s.(map[string]any); m["kind"] == "ServiceAccount" && m["name"] == c.name {
+				m["name"] = hole("SA_NAME")
+			}
+		}
+		_ = unstructured.SetNestedSlice(o.Object, subjects, "subjects")
+	case "FlowSchema":
+		rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "rules")
+		for _, r := range rules {
+			subjects, _, _ := unstructured.NestedSlice(r.(map[string]any), "subjects")
+			for _, s := range subjects {
+				if sa, ok := s.(map[string]any)["serviceAccount"].(map[string]any); ok {
+					sa["name"] = hole("SA_NAME")
+				}
+			}
+			_ = unstructured.SetNestedSlice(r.(map[string]any), subjects, "subjects")
+		}
+		_ = unstructured.SetNestedSlice(o.Object, rules, "spec", "rules")
 	case "ConfigMap":
 		o.Object["data"] = hole("CONFIG_DATA")
 	case "Deployment":
-		_ = unstructured.SetNestedField(o.Object, hole("REPLICAS"), "spec", "replicas")
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		c := containers[0].(map[string]any)
-		c["image"] = hole("IMAGE")
-		c["resources"] = hole("RESOURCES")
-		c["args"] = append(c["args"].([]any), hole("EXTRA_ARGS"))
-		_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
+		c.punchDeployment(o)
 	}
+}
+
+func (c chartText) punchDeployment(o *unstructured.Unstructured) {
+	_ = unstructured.SetNestedField(o.Object, hole("REPLICAS"), "spec", "replicas")
+	pod, _, _ := unstructured.NestedMap(o.Object, "spec", "template")
+	md := pod["metadata"].(map[string]any)
+	md["labels"].(map[string]any)[holeKey+"pod-labels"] = hole("POD_LABELS")
+	md["annotations"].(map[string]any)[holeKey+"pod-annotations"] = hole("POD_ANNOTATIONS")
+	spec := pod["spec"].(map[string]any)
+	spec["serviceAccountName"] = hole("SA_NAME")
+	for h, key := range podSpecValues {
+		spec[key] = hole(h)
+	}
+	containers := spec["containers"].([]any)
+	ct := containers[0].(map[string]any)
+	ct["image"], ct["imagePullPolicy"], ct["resources"] = hole("IMAGE"), hole("PULL_POLICY"), hole("RESOURCES")
+	var args []any
+	for _, a := range ct["args"].([]any) {
+		switch s := a.(string); {
+		case s == "--leader-elect":
+			args = append(args, hole("LEADER_ELECT"))
+		case strings.HasPrefix(s, "--log-level="):
+			args = append(args, hole("LOG_LEVEL"))
+		case strings.HasPrefix(s, "--log-format="):
+			args = append(args, hole("LOG_FORMAT"))
+		default:
+			args = append(args, a)
+		}
+	}
+	ct["args"] = append(args, hole("DEBUG_DECISIONS"), hole("EXTRA_ARGS"))
+	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template")
 }
 
 // templateText encodes o and turns its holes into template actions. Nothing else in it may
 // look like a template action: only names and labels ork derived are in it, never user text
 // (the Katalog is in files/).
-func templateText(o *unstructured.Unstructured) (string, error) {
+func (c chartText) templateText(o *unstructured.Unstructured) (string, error) {
 	y, err := sigsyaml.Marshal(o.Object)
 	if err != nil {
 		return "", fmt.Errorf("encode %s %s: %w", o.GetKind(), o.GetName(), err)
@@ -143,80 +302,49 @@ func templateText(o *unstructured.Unstructured) (string, error) {
 	}
 	text = holeLine.ReplaceAllStringFunc(text, func(line string) string {
 		m := holeLine.FindStringSubmatch(line)
-		return fill(m[1], m[2], m[3])
+		lead := m[2]
+		if strings.HasPrefix(lead, holeKey) {
+			lead = ""
+		}
+		return c.fill(m[1], lead, m[3])
 	})
-	if strings.Contains(text, holePrefix) {
+	if strings.Contains(text, holePrefix) || strings.Contains(text, holeKey) {
 		return "", fmt.Errorf("%s %s: a hole left unfilled:\n%s", o.GetKind(), o.GetName(), text)
 	}
 	return strings.ReplaceAll(text, namespaceHole, "{{ .Release.Namespace }}"), nil
 }
 
-func (b *Bundle) chartYAML() ([]byte, error) {
-	chart := map[string]any{
-		"apiVersion": "v2",
-		"name":       b.opts.Name,
-		"description": fmt.Sprintf("ork running the operators of %s, with least-privilege RBAC. Generated by ork bundle --helm: regenerate, do not edit.",
-			strings.Join(b.sources, ", ")),
-		"type":       "application",
-		"version":    ChartVersion,
-		"appVersion": b.opts.Version,
-		"annotations": map[string]string{
-			GeneratedAnnotation:       "ork bundle --helm",
-			"ork.orkspace.io/command": b.Command() + " --helm DIR",
-		},
-	}
-	y, err := sigsyaml.Marshal(chart)
-	if err != nil {
-		return nil, fmt.Errorf("encode Chart.yaml: %w", err)
-	}
-	return y, nil
-}
-
-var valuesTemplate = template.Must(template.New("values").Parse(`# Values of the {{ .Name }} chart, generated by ork bundle --helm from {{ .Sources }}.
-
-# The ork image; the default is the release of the ork that generated the chart.
-image: {{ .Image }}
-
-# Replicas of ork: one holds the leader Lease and reconciles, the others stand by. From 2
-# on, a PodDisruptionBudget (maxUnavailable: 1) keeps one running through node drains.
-replicas: {{ .Replicas }}
-
-# Requests and limits of the ork container. No CPU limit by default: throttling can freeze
-# the leader past its Lease renewal.
-resources:
-{{ .Resources }}
-# Arguments added to ork run, e.g. [--log-format=json, --kube-api-qps=200]. Not
-# --shutdown-timeout: the pod's termination grace period is derived from the one the chart
-# was generated with (ork bundle --shutdown-timeout).
-extraArgs: []
-`))
-
-func (b *Bundle) valuesYAML() ([]byte, error) {
-	res, err := sigsyaml.Marshal(Resources())
-	if err != nil {
-		return nil, fmt.Errorf("encode resources: %w", err)
-	}
-	image, err := sigsyaml.Marshal(b.opts.Image)
-	if err != nil {
-		return nil, fmt.Errorf("encode image: %w", err)
-	}
-	var out bytes.Buffer
-	err = valuesTemplate.Execute(&out, map[string]any{
-		"Name": b.opts.Name, "Sources": strings.Join(b.sources, ", "), "Image": strings.TrimSpace(string(image)),
-		"Replicas": b.opts.Replicas, "Resources": indent(string(res), "  "),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("values.yaml: %w", err)
-	}
-	return out.Bytes(), nil
-}
-
-func indent(s, by string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = by + l
-		}
-	}
-	return strings.Join(lines, "")
+// serviceMonitor is the Prometheus Operator's scrape of the metrics Service, under
+// metrics.serviceMonitor.enabled. name is a DNS label (CheckName): no template text.
+func serviceMonitor(name string) string {
+	return `{{- if .Values.metrics.serviceMonitor.enabled }}
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: ` + name + `
+  namespace: {{ .Release.Namespace }}
+  labels:
+    app.kubernetes.io/managed-by: orkestra
+    app.kubernetes.io/name: ` + name + `
+    app.kubernetes.io/instance: {{ .Release.Name | quote }}
+    helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
+    {{- with .Values.metrics.serviceMonitor.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  namespaceSelector:
+    matchNames:
+      - {{ .Release.Namespace }}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: ` + name + `
+      app.kubernetes.io/instance: {{ .Release.Name | quote }}
+  endpoints:
+    - port: metrics
+      path: /metrics
+      {{- with .Values.metrics.serviceMonitor.interval }}
+      interval: {{ . }}
+      {{- end }}
+{{- end }}
+`
 }

@@ -5,15 +5,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -55,15 +59,25 @@ func helmBin(t *testing.T) string {
 // helm runs helm with a home of its own and returns stdout; a failure fails t.
 func helm(t *testing.T, bin string, args ...string) string {
 	t.Helper()
+	out, err := tryHelm(t, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryHelm runs helm with a home of its own: stdout, or an error carrying its output.
+func tryHelm(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
 	home := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), bin, args...)
 	cmd.Env = []string{"HOME=" + home, "HELM_CACHE_HOME=" + home, "HELM_CONFIG_HOME=" + home, "HELM_DATA_HOME=" + home}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return "", fmt.Errorf("helm %s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 // parseObjects decodes a multi-document YAML stream, skipping empty documents.
@@ -108,15 +122,15 @@ func byKey(t *testing.T, objs []*unstructured.Unstructured) map[string]any {
 	return m
 }
 
-// withoutHelmLabels is o as the bundle has it: Helm's own labels dropped and the bundle's
-// managed-by back, after checking the chart set them as Helm does.
+// withoutHelmLabels is o as the bundle has it: Helm's own labels dropped, after checking
+// the chart set them as Helm does (managed-by stays orkestra, SPEC §6).
 func withoutHelmLabels(t *testing.T, o *unstructured.Unstructured, release string) {
 	t.Helper()
 	l := o.GetLabels()
 	if o.GetKind() == "CustomResourceDefinition" { // crds/ is not templated
 		return
 	}
-	want := map[string]string{"app.kubernetes.io/instance": release, "app.kubernetes.io/managed-by": "Helm"}
+	want := map[string]string{"app.kubernetes.io/instance": release}
 	for _, k := range bundle.HelmLabels {
 		if k == "helm.sh/chart" {
 			if !strings.HasSuffix(l[k], "-"+bundle.ChartVersion) {
@@ -127,7 +141,6 @@ func withoutHelmLabels(t *testing.T, o *unstructured.Unstructured, release strin
 		}
 		delete(l, k)
 	}
-	l["app.kubernetes.io/managed-by"] = "ork"
 	o.SetLabels(l)
 }
 
@@ -151,11 +164,13 @@ func TestChartRendersTheBundle(t *testing.T) {
 		{name: "one replica, no PodDisruptionBudget", files: []string{tlsKatalog},
 			opts: bundle.Options{Name: "db-operator", Replicas: 1, ShutdownTimeout: 2 * 60e9}},
 		{name: "values for image, replicas and extra args", files: []string{remoteExample, "../../examples/website/katalog.yaml"},
-			set:  []string{"replicas=3", "image=registry.example/ork:2.0.0", "extraArgs={--log-format=json,--kube-api-qps=300}"},
+			set:  []string{"replicaCount=3", "image.repository=registry.example/ork", "image.tag=2.0.0", "extraArgs={--kube-api-qps=300}"},
 			want: bundle.Options{Replicas: 3, Image: "registry.example/ork:2.0.0"},
 			edit: func(c map[string]any) {
-				c["args"] = append(c["args"].([]any), "--log-format=json", "--kube-api-qps=300")
+				c["args"] = append(c["args"].([]any), "--kube-api-qps=300")
 			}},
+		{name: "an image of one's own, by digest", files: []string{remoteExample},
+			opts: bundle.Options{Image: "registry.example/ork@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}},
 		{name: "values for resources", files: []string{remoteExample},
 			set: []string{"resources.requests.cpu=250m", "resources.limits.memory=1Gi"},
 			edit: func(c map[string]any) {
@@ -216,5 +231,388 @@ func TestChartRendersTheBundle(t *testing.T) {
 				t.Error("the chart renders nothing")
 			}
 		})
+	}
+}
+
+// chartDir writes the chart of the remote example (a Secret, a reconciler) into a new
+// directory.
+func chartDir(t *testing.T) string {
+	t.Helper()
+	files, err := generate(t, bundle.Options{Name: "web-operator"}, remoteExample).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// rendered are the objects of `helm template` by kind (one of each but Roles).
+type rendered map[string]*unstructured.Unstructured
+
+func renderChart(t *testing.T, bin, dir string, setJSON ...string) rendered {
+	t.Helper()
+	args := []string{"template", "rel", dir, "--namespace", "ops"}
+	for _, s := range setJSON {
+		args = append(args, "--set-json", s)
+	}
+	out := rendered{}
+	for _, o := range parseObjects(t, []byte(helm(t, bin, args...))) {
+		out[o.GetKind()] = o
+	}
+	return out
+}
+
+func (r rendered) deployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	var d appsv1.Deployment
+	if r["Deployment"] == nil {
+		t.Fatal("no Deployment rendered")
+	}
+	toTyped(t, r["Deployment"], &d)
+	return &d
+}
+
+func subjectName(t *testing.T, o *unstructured.Unstructured) string {
+	t.Helper()
+	subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+	if len(subjects) != 1 {
+		t.Fatalf("%s subjects %v", o.GetKind(), subjects)
+	}
+	return subjects[0].(map[string]any)["name"].(string)
+}
+
+// Each value of the chart changes what it should, and only that: the table sets one (or a
+// pair) and checks the rendered objects against the defaults.
+func TestChartValues(t *testing.T) {
+	bin := helmBin(t)
+	dir := chartDir(t)
+	def := renderChart(t, bin, dir)
+	defPod := def.deployment(t).Spec.Template
+	tests := []struct {
+		name  string
+		set   []string
+		check func(t *testing.T, r rendered, d *appsv1.Deployment)
+	}{
+		{"image.pullPolicy", []string{`image.pullPolicy="Always"`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.Containers[0].ImagePullPolicy; got != corev1.PullAlways {
+				t.Errorf("imagePullPolicy %s", got)
+			}
+		}},
+		{"image.tag defaults to appVersion", nil, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != "ghcr.io/orkspace/ork:1.2.3" {
+				t.Errorf("image %s", got)
+			}
+		}},
+		{"imagePullSecrets", []string{`imagePullSecrets=[{"name":"regcred"}]`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.ImagePullSecrets; len(got) != 1 || got[0].Name != "regcred" {
+				t.Errorf("imagePullSecrets %v", got)
+			}
+		}},
+		{"replicaCount", []string{`replicaCount=3`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if *d.Spec.Replicas != 3 || r["PodDisruptionBudget"] == nil {
+				t.Errorf("replicas %d, PodDisruptionBudget %v", *d.Spec.Replicas, r["PodDisruptionBudget"] != nil)
+			}
+		}},
+		{"replicaCount 1: no PodDisruptionBudget", []string{`replicaCount=1`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if *d.Spec.Replicas != 1 || r["PodDisruptionBudget"] != nil {
+				t.Errorf("replicas %d, PodDisruptionBudget %v", *d.Spec.Replicas, r["PodDisruptionBudget"] != nil)
+			}
+		}},
+		{"nodeSelector", []string{`nodeSelector={"disk":"ssd"}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.NodeSelector; got["disk"] != "ssd" {
+				t.Errorf("nodeSelector %v", got)
+			}
+		}},
+		{"tolerations", []string{`tolerations=[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}]`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.Tolerations; len(got) != 1 || got[0].Key != "dedicated" {
+				t.Errorf("tolerations %v", got)
+			}
+		}},
+		{"affinity", []string{`affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}`},
+			func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+				a := d.Spec.Template.Spec.Affinity
+				if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Key != "zone" {
+					t.Errorf("affinity %+v", a)
+				}
+			}},
+		{"podAnnotations", []string{`podAnnotations={"team":"a"}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			got := d.Spec.Template.Annotations
+			if got["team"] != "a" || got[bundle.ConfigHashAnnotation] != defPod.Annotations[bundle.ConfigHashAnnotation] {
+				t.Errorf("pod annotations %v", got)
+			}
+		}},
+		{"podLabels", []string{`podLabels={"team":"a"}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Labels; got["team"] != "a" || got["app.kubernetes.io/name"] != "web-operator" {
+				t.Errorf("pod labels %v", got)
+			}
+			if _, ok := d.Spec.Selector.MatchLabels["team"]; ok {
+				t.Error("podLabels changed the Deployment's selector (immutable: an upgrade would fail)")
+			}
+		}},
+		{"priorityClassName", []string{`priorityClassName="system-cluster-critical"`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if got := d.Spec.Template.Spec.PriorityClassName; got != "system-cluster-critical" {
+				t.Errorf("priorityClassName %q", got)
+			}
+		}},
+		{"resources", []string{`resources={"requests":{"cpu":"1"}}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			res := d.Spec.Template.Spec.Containers[0].Resources
+			// Helm merges the value into the default: the rest stays.
+			if res.Requests.Cpu().String() != "1" || res.Requests.Memory().String() != bundle.RequestMemory || res.Limits.Memory().String() != bundle.LimitMemory {
+				t.Errorf("resources %v", res)
+			}
+		}},
+		{"serviceAccount.create false, a name", []string{`serviceAccount={"create":false,"name":"existing"}`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if r["ServiceAccount"] != nil {
+				t.Error("a ServiceAccount is rendered")
+			}
+			if d.Spec.Template.Spec.ServiceAccountName != "existing" || subjectName(t, r["ClusterRoleBinding"]) != "existing" {
+				t.Errorf("the pod runs as %q, the binding binds %q", d.Spec.Template.Spec.ServiceAccountName, subjectName(t, r["ClusterRoleBinding"]))
+			}
+			if got := r["FlowSchema"].Object["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["subjects"].([]any)[0].(map[string]any)["serviceAccount"].(map[string]any)["name"]; got != "existing" {
+				t.Errorf("the FlowSchema matches %v", got)
+			}
+		}},
+		{"serviceAccount.annotations", []string{`serviceAccount.annotations={"eks.amazonaws.com/role-arn":"arn:aws:iam::1:role/ork"}`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if got := r["ServiceAccount"].GetAnnotations(); got["eks.amazonaws.com/role-arn"] != "arn:aws:iam::1:role/ork" {
+				t.Errorf("ServiceAccount annotations %v", got)
+			}
+			if r["ServiceAccount"].GetName() != "web-operator" || d.Spec.Template.Spec.ServiceAccountName != "web-operator" {
+				t.Error("the ServiceAccount is not the operator's name by default")
+			}
+		}},
+		{"logLevel and logFormat", []string{`logLevel="debug"`, `logFormat="json"`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			args := d.Spec.Template.Spec.Containers[0].Args
+			if !slices.Contains(args, "--log-level=debug") || !slices.Contains(args, "--log-format=json") || slices.Contains(args, "--log-level=info") {
+				t.Errorf("args %q", args)
+			}
+		}},
+		{"leaderElection off, one replica", []string{`leaderElection.enabled=false`, `replicaCount=1`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if args := d.Spec.Template.Spec.Containers[0].Args; slices.Contains(args, "--leader-elect") {
+				t.Errorf("args %q", args)
+			}
+		}},
+		{"metrics.serviceMonitor", []string{`metrics.serviceMonitor={"enabled":true,"interval":"15s","labels":{"release":"prom"}}`}, func(t *testing.T, r rendered, _ *appsv1.Deployment) {
+			sm := r["ServiceMonitor"]
+			if sm == nil || sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
+				t.Fatalf("ServiceMonitor %v", sm)
+			}
+			sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+			for k, v := range sel {
+				if r["Service"].GetLabels()[k] != v {
+					t.Errorf("the ServiceMonitor selects %s=%s, the Service has %q", k, v, r["Service"].GetLabels()[k])
+				}
+			}
+			eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+			if ep := eps[0].(map[string]any); ep["port"] != "metrics" || ep["interval"] != "15s" || sm.GetLabels()["release"] != "prom" {
+				t.Errorf("endpoint %v, labels %v", ep, sm.GetLabels())
+			}
+		}},
+		{"flowSchema off", []string{`flowSchema.enabled=false`}, func(t *testing.T, r rendered, _ *appsv1.Deployment) {
+			if r["FlowSchema"] != nil {
+				t.Error("a FlowSchema is rendered")
+			}
+		}},
+		{"debugDecisions", []string{`debugDecisions.enabled=true`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--debug-decisions") {
+				t.Errorf("args %q", args)
+			}
+		}},
+		{"extraArgs", []string{`extraArgs=["--kube-api-qps=300"]`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if args := d.Spec.Template.Spec.Containers[0].Args; args[len(args)-1] != "--kube-api-qps=300" {
+				t.Errorf("args %q", args)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := renderChart(t, bin, dir, tt.set...)
+			tt.check(t, r, r.deployment(t))
+		})
+	}
+	// The defaults: what the table changes is not there by default.
+	spec := defPod.Spec
+	if spec.NodeSelector != nil || spec.Tolerations != nil || spec.Affinity != nil || spec.PriorityClassName != "" || spec.ImagePullSecrets != nil ||
+		def["ServiceMonitor"] != nil || def["FlowSchema"] == nil || slices.Contains(spec.Containers[0].Args, "--debug-decisions") {
+		t.Errorf("the defaults set what they should not: %+v", spec)
+	}
+}
+
+// Helm refuses values the schema does not allow, and more than one replica without leader
+// election, before anything is applied.
+func TestChartRefusesWrongValues(t *testing.T) {
+	bin := helmBin(t)
+	dir := chartDir(t)
+	tests := []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"replicaCount as a string", []string{`replicaCount="two"`}, "replicaCount"},
+		{"leaderElection.enabled as a string", []string{`leaderElection={"enabled":"yes"}`}, "leaderElection"},
+		{"a logFormat ork has not", []string{`logFormat="xml"`}, "logFormat"},
+		{"image.pullPolicy misspelt", []string{`image.pullPolicy="always"`}, "pullPolicy"},
+		{"two replicas without leader election", []string{`replicaCount=2`, `leaderElection.enabled=false`},
+			"replicaCount > 1 needs leaderElection.enabled: true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"template", "rel", dir, "--namespace", "ops"}
+			for _, s := range tt.set {
+				args = append(args, "--set-json", s)
+			}
+			_, err := tryHelm(t, bin, args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("helm template: %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// NOTES.txt says what is left to do: the token Secret, the reconciler, a kubectl wait; and,
+// with debugDecisions, that the endpoint is unauthenticated. Text from the Katalog is
+// printed as it is, never evaluated by Helm.
+func TestChartNotes(t *testing.T) {
+	bin := helmBin(t)
+	dir := chartDir(t)
+	notes := func(set ...string) string {
+		args := []string{"install", "rel", dir, "--namespace", "ops", "--dry-run=client"}
+		for _, s := range set {
+			args = append(args, "--set-json", s)
+		}
+		out := helm(t, bin, args...)
+		_, n, ok := strings.Cut(out, "NOTES:")
+		if !ok {
+			t.Fatalf("no NOTES in:\n%s", out)
+		}
+		return n
+	}
+	got := notes()
+	for _, want := range []string{
+		"kubectl -n default create secret generic my-reconciler-token --from-literal=token=<token>",
+		"deploy its reconciler, serving http://127.0.0.1:8088/reconcile",
+		"kubectl wait --for=condition=Ready webapps.myorg.io/<name> -n <namespace>",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "WITHOUT AUTHENTICATION") {
+		t.Errorf("NOTES warn of debugDecisions, which is off:\n%s", got)
+	}
+	if got := notes(`debugDecisions.enabled=true`); !strings.Contains(got, "WITHOUT AUTHENTICATION") {
+		t.Errorf("NOTES do not warn that debugDecisions is unauthenticated:\n%s", got)
+	}
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(values), "UNAUTHENTICATED") {
+		t.Error("values.yaml does not say debugDecisions is unauthenticated")
+	}
+}
+
+// The chart's upgrade path for CRDs (docs/install.md): Helm installs crds/ once and never
+// upgrades them; `kubectl apply --server-side --force-conflicts -f <chart>/crds/` does,
+// where an apply without --force-conflicts would stop on the fields Helm wrote.
+func TestChartUpgradePathForCRDs(t *testing.T) {
+	env.Require(t)
+	bin := helmBin(t)
+	t.Parallel()
+	src := t.TempDir()
+	name := uniq("ork-chart")
+	group := name + ".example.com"
+	set := load(t, testKatalog(t, src, group, "https://reconciler.example.com/reconcile", ""))
+	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := b.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanupBundle(t, manifest) // the chart's cluster-wide objects and CRD, by the bundle's names
+	dir := filepath.Join(t.TempDir(), "chart")
+	write := func(b *bundle.Bundle) {
+		files, err := b.Chart()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bundle.WriteChart(dir, files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(b)
+	kube := []string{"--kubeconfig", env.Kubeconfig, "-n", name}
+	helm(t, bin, append([]string{"install", name, dir, "--create-namespace"}, kube...)...)
+	crd := "crd/apps." + group
+	columns := func() string {
+		return env.Kubectl(t, nil, "get", crd, "-o", "jsonpath={.spec.versions[0].additionalPrinterColumns[*].name}")
+	}
+
+	// The Katalog's CRD gains a printer column; the chart is regenerated and upgraded.
+	crdPath := filepath.Join(src, "crd.yaml")
+	data, err := os.ReadFile(crdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("      subresources: {status: {}}\n"),
+		[]byte("      subresources: {status: {}}\n      additionalPrinterColumns:\n        - {name: Size, type: string, jsonPath: .spec.size}\n"), 1)
+	if err := os.WriteFile(crdPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := bundle.Generate(load(t, filepath.Join(src, "katalog.yaml")), bundle.Options{Name: name, Namespace: name, Version: "1.2.3", ChartVersion: "0.2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(b2)
+	helm(t, bin, append([]string{"upgrade", name, dir}, kube...)...)
+	if got := columns(); strings.Contains(got, "Size") {
+		t.Fatalf("helm upgrade changed the CRD (columns %q): the documented path is not needed", got)
+	}
+	crds := filepath.Join(dir, "crds")
+	if out, err := testenvKubectlOut(t.Context(), "apply", "--server-side", "-f", crds); err == nil || !strings.Contains(out, "conflict") {
+		t.Errorf("kubectl apply --server-side without --force-conflicts: %v, want a conflict with Helm's fields:\n%s", err, out)
+	}
+	env.Kubectl(t, nil, "apply", "--server-side", "--force-conflicts", "-f", crds)
+	if got := columns(); got != "Size" {
+		t.Errorf("after kubectl apply --server-side --force-conflicts -f crds/: printer columns %q, want Size", got)
+	}
+	helm(t, bin, append([]string{"uninstall", name}, kube...)...)
+}
+
+// Katalog text in NOTES.txt (here a Secret name that is itself a template) is printed as it
+// is: Helm never evaluates it.
+func TestChartNotesPrintKatalogTextAsItIs(t *testing.T) {
+	bin := helmBin(t)
+	src := t.TempDir()
+	path := testKatalog(t, src, "notes.example.com", "https://reconciler.example.com/reconcile", "")
+	k, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = bytes.Replace(k, []byte("secretRef: {name: reconciler-token, key: token}"),
+		[]byte(`secretRef: {name: "{{ .metadata.name }}-token", key: token}`), 1)
+	if err := os.WriteFile(path, k, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(t, bundle.Options{Name: "notes"}, path).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	out := helm(t, bin, "install", "rel", dir, "--namespace", "ops", "--dry-run=client")
+	for _, want := range []string{
+		"kubectl -n ops create secret generic {{ .metadata.name }}-token --from-literal=token=<token>",
+		"(the name is a template, rendered for each custom resource)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, out)
+		}
 	}
 }

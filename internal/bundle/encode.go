@@ -60,7 +60,7 @@ func (b *Bundle) Command() string {
 		args = append(args, "-f", s)
 	}
 	o := b.opts
-	if o.Name != rbacgen.DefaultName {
+	if def, err := DefaultName(b.set); err != nil || o.Name != def {
 		args = append(args, "--name", o.Name)
 	}
 	if o.Namespace != rbacgen.DefaultNamespace {

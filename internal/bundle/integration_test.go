@@ -229,3 +229,10 @@ func testenvKubectl(ctx context.Context, stdin []byte, args ...string) error {
 	}
 	return nil
 }
+
+// testenvKubectlOut runs kubectl and returns its combined output, failing or not.
+func testenvKubectlOut(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(env.BinDir, "kubectl"), append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

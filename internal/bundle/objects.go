@@ -21,6 +21,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // Ports of the ork container: `ork run`'s default --metrics-addr and --health-addr, which
@@ -35,7 +36,7 @@ const (
 	ContainerName = "ork"
 	// ConfigHashAnnotation on the pod template changes with the ConfigMap's data, so that
 	// applying a changed Katalog rolls the pods.
-	ConfigHashAnnotation = "ork.orkspace.io/config-sha256"
+	ConfigHashAnnotation = "orkestra.orkspace.io/config-sha256"
 	// LeaderElectionPriorityLevel is the apiserver's own priority level for leader election
 	// (one of its default PriorityLevelConfigurations).
 	LeaderElectionPriorityLevel = "leader-election"
@@ -46,9 +47,10 @@ const (
 	graceMargin = 15
 )
 
-// labels of every object, as rbacgen sets them.
+// labels of every object, as rbacgen sets them: managed-by is the value ork's children
+// carry (SPEC §6).
 func labels(o Options) map[string]string {
-	return map[string]string{"app.kubernetes.io/name": o.Name, "app.kubernetes.io/managed-by": "ork"}
+	return map[string]string{"app.kubernetes.io/name": o.Name, resources.ManagedByLabel: resources.ManagedBy}
 }
 
 // selector picks the pods of this install.
@@ -64,10 +66,14 @@ func meta(o Options, name string, namespaced bool) metav1.ObjectMeta {
 	return m
 }
 
+// namespace is ork's namespace, which several operators' bundles may share (the default
+// orkestra-system): it carries no operator's name, so that every bundle declares it alike
+// and applying one never changes it for another.
 func namespace(o Options) *corev1.Namespace {
 	return &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: meta(o, o.Namespace, false),
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace,
+			Labels: map[string]string{resources.ManagedByLabel: resources.ManagedBy}},
 	}
 }
 
@@ -106,15 +112,24 @@ func configMap(o Options, data map[string]string) *corev1.ConfigMap {
 	}
 }
 
+// Logging of the ork container, spelt out so the chart's logLevel and logFormat values
+// have a default to show; ork's own defaults.
+const (
+	DefaultLogLevel  = "info"
+	DefaultLogFormat = "text"
+)
+
 // Args are the ork container's arguments (its image's entrypoint is ork): the mounted
-// Katalogs, leader election and the shutdown timeout the grace period is derived from.
+// Katalogs, the operator's name (the operator label on children and the Lease's name),
+// leader election, the shutdown timeout the grace period is derived from, and logging.
 // Engine tuning (QPS, workers) is left to ork's defaults and the Katalog.
 func Args(o Options, katalogKeys []string) []string {
 	args := []string{"run"}
 	for _, k := range katalogKeys {
 		args = append(args, "-f", path.Join(MountPath, k))
 	}
-	args = append(args, "--leader-elect", "--lease-name="+o.Name, "--shutdown-timeout="+o.ShutdownTimeout.String())
+	args = append(args, "--name="+o.Name, "--leader-elect", "--shutdown-timeout="+o.ShutdownTimeout.String(),
+		"--log-level="+DefaultLogLevel, "--log-format="+DefaultLogFormat)
 	for _, ns := range o.WatchNamespaces {
 		args = append(args, "--watch-namespace="+ns)
 	}
@@ -147,9 +162,10 @@ func deployment(o Options, files podFiles) *appsv1.Deployment {
 			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 		}},
 		Containers: []corev1.Container{{
-			Name:  ContainerName,
-			Image: o.Image,
-			Args:  Args(o, files.katalogs),
+			Name:            ContainerName,
+			Image:           o.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Args:            Args(o, files.katalogs),
 			Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
 			}}},

@@ -26,7 +26,7 @@ func WriteChart(dir string, files map[string][]byte) ([]string, error) {
 	if err := replaceable(dir); err != nil {
 		return nil, err
 	}
-	for _, sub := range []string{"crds", "files", "templates", "Chart.yaml", "values.yaml"} {
+	for _, sub := range []string{"crds", "files", "templates", "Chart.yaml", "values.yaml", "values.schema.json"} {
 		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 			return nil, fmt.Errorf("replace chart: %w", err)
 		}
@@ -62,7 +62,7 @@ func replaceable(dir string) error {
 	var chart struct {
 		Annotations map[string]string `json:"annotations"`
 	}
-	if err := sigsyaml.Unmarshal(data, &chart); err != nil || chart.Annotations[GeneratedAnnotation] == "" {
+	if err := sigsyaml.Unmarshal(data, &chart); err != nil || (chart.Annotations[GeneratedAnnotation] == "" && chart.Annotations[legacyGeneratedAnnotation] == "") {
 		return &NotAChartError{Dir: dir}
 	}
 	return nil

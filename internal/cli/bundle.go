@@ -32,19 +32,29 @@ and a FlowSchema that puts ork's Lease requests in the apiserver's leader-electi
 level. The same input gives the same bytes. Apply with kubectl apply --server-side (installing
 the FlowSchema and the ClusterRole takes a cluster admin; ork itself needs neither at run time).
 
+Every object, the leader Lease and ork run --name are named after the operator: --name,
+by default the Katalog's metadata.name (the same in every -f file, a DNS-1035 label of at most
+40 characters; otherwise exit 2). Two operators' bundles so apply side by side, and each
+ork caches only the children labelled orkestra.orkspace.io/operator=<its name>. When the
+default differs from orkestra, the name of earlier bundles, stderr lists the renamed objects
+(docs/naming.md: delete the old Deployment first).
+
 The Deployment's pods run the restricted Pod Security profile, read their namespace from the
 downward API, spread across nodes, and get terminationGracePeriodSeconds above
---shutdown-timeout. The image defaults to this ork's release.
+--shutdown-timeout. The image defaults to this ork's release image, which exists only when this
+ork is a release (vX.Y.Z or vX.Y.Z-pre); otherwise pass --image (exit 2 without it), e.g. one
+built with KO_DOCKER_REPO=<registry> ko build ./cmd/ork.
 
 --helm DIR writes a Helm chart of the same install instead (CRDs in crds/, no Namespace: use
-helm install --create-namespace; values image, replicas, resources, extraArgs). DIR must be
-new, empty, or a chart ork wrote, which is replaced.
+helm install --create-namespace; values.yaml documents every value, values.schema.json
+checks them, NOTES.txt says what is left to do). DIR must be new, empty, or a chart ork wrote,
+which is replaced. --chart-version sets its version.
 
 The Katalog is validated first; an invalid one is reported as validate does (exit 1) and
 nothing is printed on stdout. Warnings go to stderr.`,
-		Example: `  ork bundle -f katalog.yaml | kubectl apply --server-side -f -
+		Example: `  ork bundle -f katalog.yaml --image "$(KO_DOCKER_REPO=registry.example/ork ko build ./cmd/ork)" | kubectl apply --server-side -f -
   ork bundle -f katalog.yaml --namespace ops --replicas 3 --image registry.example/ork:1.2.3
-  ork bundle -f katalog.yaml --helm charts/my-operator && helm install my-operator charts/my-operator -n ops --create-namespace`,
+  ork bundle -f katalog.yaml --helm charts/my-operator --chart-version 1.0.0 && helm install my-operator charts/my-operator -n ops --create-namespace`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeBundle(env)
@@ -57,13 +67,14 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
-	f.String("name", rbacgen.DefaultName, "name of every object and of the leader Lease")
+	f.String("name", "", "the operator's name: of every object, of the leader Lease and ork run --name (default the Katalog's metadata.name)")
 	f.String("namespace", rbacgen.DefaultNamespace, "namespace ork runs in")
 	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
 	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by)")
 	f.Duration("shutdown-timeout", bundle.DefaultShutdownTimeout, "ork run --shutdown-timeout; the pods' termination grace period is derived from it")
 	f.StringArray("watch-namespace", nil, "ork run --watch-namespace: reconcile only the custom resources in this namespace, granted by a Role there (repeatable; default every namespace)")
 	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
+	f.String("chart-version", bundle.ChartVersion, "with --helm: the chart's version (SemVer 2)")
 	return cmd
 }
 
@@ -85,6 +96,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 			ShutdownTimeout: cfg.Duration("shutdown-timeout"),
 			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 			Version:         version.Get().Version,
+			ChartVersion:    cfg.String("chart-version"),
 		},
 	}
 	if opts.gen.Replicas < 1 {
@@ -98,12 +110,28 @@ func runBundle(env *Env, opts bundleOptions) error {
 	if err != nil {
 		return err
 	}
+	defaulted := opts.gen.Name == ""
+	if defaulted {
+		if opts.gen.Name, err = bundle.DefaultName(set); err != nil {
+			return usageError("%v: pass --name (a DNS-1035 label of at most 40 characters)", err)
+		}
+	}
 	b, err := bundle.Generate(set, opts.gen)
+	if noImage, ok := errors.AsType[*bundle.NoImageError](err); ok {
+		return usageError("%v", noImage)
+	}
 	if err != nil {
 		return usageError("--%v", err) // only the options can be invalid here
 	}
 	for _, w := range b.Warnings {
 		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
+	}
+	if renamed := b.Renamed(); defaulted && len(renamed) > 0 {
+		fmt.Fprintf(env.Streams.ErrOut, "%s the objects are named after the Katalog (%s), no longer %s; an install from an older bundle keeps the old ones: delete its Deployment first, so that two leaders never run (docs/naming.md, \"Upgrading from orkestra\"):\n",
+			env.ErrStyle().Warning("note:"), opts.gen.Name, rbacgen.DefaultName)
+		for _, r := range renamed {
+			fmt.Fprintf(env.Streams.ErrOut, "  %s\n", r)
+		}
 	}
 	if opts.helm != "" {
 		return writeChart(env, b, opts.helm)

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/version"
 )
@@ -84,7 +86,8 @@ shown, not called, unless --include-deletes.`,
 	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
-	f.String("lease-name", "orkestra", "name of the leader election Lease")
+	f.String("name", resources.DefaultOperator, "the operator's name: the value of the "+resources.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name")
+	f.String("lease-name", "", "name of the leader election Lease (default --name)")
 	f.Duration("leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the last renewal before taking the Lease")
 	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
 	f.Duration("leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire, and the leader to renew, the Lease")
@@ -125,6 +128,7 @@ func completeRun(env *Env) (runOptions, error) {
 			DebugDecisions:   cfg.Bool("debug-decisions"),
 			Redact:           cfg.StringSlice("redact"),
 			LeaderElect:      cfg.Bool("leader-elect"),
+			Name:             cfg.String("name"),
 			LeaseName:        cfg.String("lease-name"),
 			LeaseDuration:    cfg.Duration("leader-elect-lease-duration"),
 			RenewDeadline:    cfg.Duration("leader-elect-renew-deadline"),
@@ -133,6 +137,10 @@ func completeRun(env *Env) (runOptions, error) {
 			SkipPreflight:    !cfg.Bool("preflight"),
 			Logger:           logger,
 		},
+	}
+	// The name is a label value and the default Lease name: a DNS-1123 label is both.
+	if errs := validation.IsDNS1123Label(opts.engine.Name); len(errs) > 0 {
+		return opts, usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
 	}
 	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")

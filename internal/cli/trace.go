@@ -32,11 +32,12 @@ them oldest first: the trigger, the digest of the request sent (the digest of a 
 exchange of the same call), the outcome, what applying each resource did, and how long each
 part took. No secret is ever in a trace. The CRD (its name in the Katalog) may be left out
 when only one CRD has an object of that name; a cluster-scoped object is NAME alone.
-Reach an ork in a cluster with kubectl port-forward.
+Reach an ork in a cluster with kubectl port-forward to its Deployment, named after the operator
+(ork bundle --name, by default the Katalog's metadata.name).
 Exit code 0: printed, 1: no decisions or no answer from --addr, 2: usage error or ambiguous name.`,
 		Example: `  ork trace default/my-webapp
   ork trace webapp default/my-webapp -o json
-  kubectl -n orkestra-system port-forward deploy/ork 8080 & ork trace default/my-webapp --addr 127.0.0.1:8080`,
+  kubectl -n orkestra-system port-forward deploy/webapp-operator 8080 & ork trace default/my-webapp --addr 127.0.0.1:8080`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
 				return usageError("%s takes [CRD] NAMESPACE/NAME, got %d arguments", cmd.CommandPath(), len(args))

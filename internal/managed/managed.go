@@ -92,7 +92,7 @@ func (t Types) Ref(u *unstructured.Unstructured) string {
 
 // Own sets on obj what ork run sets on an object it applies for cr: cr's namespace when a
 // namespaced obj names none, a controller ownerReference to cr when both live in the same
-// namespace, and the managed-by label. It modifies obj.
+// namespace, the managed-by label and the operator label. It modifies obj.
 func (t Types) Own(obj, cr *unstructured.Unstructured) {
 	if t.Namespaced(obj.GroupVersionKind().GroupKind()) {
 		if obj.GetNamespace() == "" {
@@ -107,11 +107,19 @@ func (t Types) Own(obj, cr *unstructured.Unstructured) {
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		}})
 	}
+	Label(obj)
+}
+
+// Label sets the labels ork run puts on every child: managed-by, and the operator label
+// with ork run's default --name (simulate and remote check have no operator name of their
+// own). It modifies obj.
+func Label(obj *unstructured.Unstructured) {
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[resources.ManagedByLabel] = resources.ManagedBy
+	labels[resources.OperatorLabel] = resources.DefaultOperator
 	obj.SetLabels(labels)
 }
 

@@ -53,7 +53,7 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 			byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
 		}
 	}
-	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "ork"}
+	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "orkestra"}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},

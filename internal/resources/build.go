@@ -16,6 +16,12 @@ const (
 	// ManagedByLabel with value ManagedBy is set on every built object.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedBy      = "orkestra"
+	// OperatorLabel names the operator (ork run --name) that wrote a child: each operator's
+	// child caches select on it, so two operators in one cluster never cache each other's
+	// children (SPEC §6).
+	OperatorLabel = "orkestra.orkspace.io/operator"
+	// DefaultOperator is the operator's name when none is given (ork run --name).
+	DefaultOperator = "orkestra"
 	// NameLabel carries a workload's name on its pods and in its selector.
 	NameLabel = "app.kubernetes.io/name"
 	// InstanceLabel carries the owning custom resource's name (see OptionsFor).

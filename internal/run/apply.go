@@ -23,10 +23,11 @@ import (
 	"github.com/orkspace/ork/internal/trace"
 )
 
-// Labels ork puts on every object it applies.
+// Labels ork puts on every object it applies; OperatorLabel's value is Options.Name.
 const (
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedByValue = "orkestra"
+	OperatorLabel  = resources.OperatorLabel
 )
 
 // childWriteAttempts bounds the re-read and retry of one child write whose precondition
@@ -151,7 +152,7 @@ func (c *controller) planAll(cr *unstructured.Unstructured, d decision) ([]plann
 }
 
 // plan resolves an object's resource type, checks it is declared, and sets namespace,
-// owner references and the managed-by label on a copy.
+// owner references, the managed-by label and the operator label on a copy.
 func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (planned, error) {
 	obj := o.Obj.DeepCopy()
 	gvk := obj.GroupVersionKind()
@@ -192,6 +193,7 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 		labels = map[string]string{}
 	}
 	labels[ManagedByLabel] = ManagedByValue
+	labels[OperatorLabel] = c.e.opts.Name
 	obj.SetLabels(labels)
 	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digestOf(obj.Object)}, nil
 }
@@ -350,7 +352,33 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 	if !ownedOrAdoptable(cr, live) {
 		return false, false, alreadyOwned(p, live)
 	}
-	return false, false, nil
+	return false, false, c.labelOperator(ctx, p, live)
+}
+
+// labelOperator adds the operator label to an onCreate child an older ork created without
+// it, which the child cache (selecting on the label) would otherwise never show: its
+// changes and deletion would go unheard. Only the label is written (a merge patch with the
+// object's uid as precondition); the object is otherwise never written again.
+func (c *controller) labelOperator(ctx context.Context, p planned, live metav1.Object) error {
+	if live.GetLabels()[OperatorLabel] == c.e.opts.Name || c.e.dry != nil {
+		return nil
+	}
+	if err := c.e.mayWrite(); err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":    string(live.GetUID()),
+		"labels": map[string]string{OperatorLabel: c.e.opts.Name},
+	}})
+	if err != nil {
+		return fmt.Errorf("encode label patch: %w", err)
+	}
+	_, err = c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil && !apierrors.IsNotFound(err) && !precondition.Failed(err) {
+		return c.applyError(p, err)
+	}
+	return nil // gone or replaced meanwhile: the next pass decides anew
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and

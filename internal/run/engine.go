@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -67,6 +69,10 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	opts.defaults()
 	if opts.RESTConfig == nil {
 		return nil, errors.New("no cluster configuration")
+	}
+	if errs := validation.IsDNS1123Label(opts.Name); len(errs) > 0 {
+		// The name is a label value the child caches select on, and the default Lease name.
+		return nil, fmt.Errorf("name %q: %s", opts.Name, strings.Join(errs, "; "))
 	}
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")

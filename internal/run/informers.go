@@ -13,8 +13,10 @@ import (
 )
 
 // childInformers hands out the shared informers on managed types. They list and watch only
-// objects carrying ork's managed-by label: ork caches what it owns, not every Deployment,
-// Service, ConfigMap and Secret of the cluster. A type whose children no reconciler sees
+// objects carrying ork's managed-by label and this operator's name in OperatorLabel: ork
+// caches what it owns, not every Deployment, Service, ConfigMap and Secret of the cluster,
+// nor another operator's children. A child an older ork wrote lacks the operator label:
+// the cache does not show it, so the apply reads it live (checkOwner) and adds the label. A type whose children no reconciler sees
 // (payload.children off) is cached as metadata only: ownership, echoes and changes need no
 // more.
 type childInformers struct {
@@ -27,8 +29,11 @@ type childInformers struct {
 	needFull map[schema.GroupResource]bool
 }
 
-// childSelector selects what ork applied: every object it writes carries the label.
-var childSelector = ManagedByLabel + "=" + ManagedByValue
+// childSelector selects what the operator named name applied: every object it writes
+// carries both labels.
+func childSelector(name string) string {
+	return ManagedByLabel + "=" + ManagedByValue + "," + OperatorLabel + "=" + name
+}
 
 // namespaceFactories are the child informer factories of one watched namespace.
 type namespaceFactories struct {
@@ -37,8 +42,9 @@ type namespaceFactories struct {
 	metadata  metadatainformer.SharedInformerFactory
 }
 
-func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *katalog.Set, watch []string) childInformers {
-	onlyOrks := func(o *metav1.ListOptions) { o.LabelSelector = childSelector }
+func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *katalog.Set, name string, watch []string) childInformers {
+	selector := childSelector(name)
+	onlyOrks := func(o *metav1.ListOptions) { o.LabelSelector = selector }
 	ci := childInformers{
 		full:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, onlyOrks),
 		metadata: metadatainformer.NewFilteredSharedInformerFactory(meta, 0, metav1.NamespaceAll, onlyOrks),

@@ -30,7 +30,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})
 	}
 
-	factories := newChildInformers(e.dyn, e.meta, e.set, e.opts.WatchNamespaces)
+	factories := newChildInformers(e.dyn, e.meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
 	var controllers []*controller
 	// ShutDown is idempotent: this also ends the queues' goroutines on an early return.
 	defer func() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
 
 	"k8s.io/client-go/rest"
@@ -47,9 +48,13 @@ type Options struct {
 	// informers, and those of namespaced child types, are per namespace, and a child outside
 	// them is refused. Default none: every namespace.
 	WatchNamespaces []string
+	// Name is the operator's name (ork run --name): the value of the OperatorLabel on every
+	// child, which the child caches select on, and the default LeaseName. Default
+	// resources.DefaultOperator ("orkestra").
+	Name string
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
 	LeaderElect bool
-	// LeaseName defaults to "orkestra".
+	// LeaseName defaults to Name.
 	LeaseName string
 	// Identity names this replica in the Lease; default <hostname>_<random>, so that two
 	// processes on one host are two candidates.
@@ -142,8 +147,11 @@ func (o *Options) defaults() {
 	if o.SecretTTL <= 0 {
 		o.SecretTTL = DefaultSecretTTL
 	}
+	if o.Name == "" {
+		o.Name = resources.DefaultOperator
+	}
 	if o.LeaseName == "" {
-		o.LeaseName = "orkestra"
+		o.LeaseName = o.Name
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

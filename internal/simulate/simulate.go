@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/resources"
 )
@@ -260,6 +261,9 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				continue
 			}
 			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
+			for _, o := range slices.Concat(t.plan.CreateIfMissing, t.plan.Apply) {
+				managed.Label(o.Obj)
+			}
 			changes := cl.reconcile(t.plan)
 			changed = changed || len(changes) > 0
 			t.result.Cycles = append(t.result.Cycles, Cycle{N: n, Changes: changes})

@@ -1,0 +1,178 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run"
+)
+
+// Upgrading to an ork that labels children with its operator's name: a child an older ork
+// wrote (managed-by only) is not in the new child cache, which selects on the operator
+// label; the apply reads it live, takes it as the CR's own, and adds the label, after
+// which the cache shows it and its changes trigger the owner again. A child labelled for
+// another operator is never cached: its changes trigger nothing, though it names the same
+// CR as controller.
+func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn})
+
+	// Before the new ork starts: the CR, and its child as an older ork applied it (field
+	// manager orkestra, managed-by, the controller reference, no operator label).
+	web := f.createCR("web", map[string]any{})
+	owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	old, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "web-cm", "namespace": f.ns,
+			"labels":          map[string]any{run.ManagedByLabel: run.ManagedByValue},
+			"ownerReferences": []any{owner}},
+		"data": map[string]any{"written-by": "old-ork"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Patch(t.Context(), "web-cm", types.ApplyPatchType, old,
+		metav1.PatchOptions{FieldManager: run.FieldManager, Force: ptr.To(true)}); err != nil {
+		t.Fatal(err)
+	}
+	// An older ork's child the reconciler no longer returns: not cached, so not pruned
+	// (docs/naming.md says so).
+	f.createConfigMap("web-stale", map[string]string{run.ManagedByLabel: run.ManagedByValue}, owner)
+	// Another operator's child, naming the same CR as controller (as no real one would):
+	// only the label keeps it out of this operator's cache.
+	f.createConfigMap("team-b-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "team-b"}, owner)
+
+	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	f.waitReady("web", "True")
+	f.eventually("the old child labelled for team-a", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "web-cm", getOpts)
+		if err != nil {
+			return false, err
+		}
+		return cm.Labels[run.OperatorLabel] == "team-a" && len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == web.GetUID(), nil
+	})
+	if lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "team-a", getOpts); err == nil {
+		t.Errorf("a Lease %s exists without --leader-elect", lease.Name)
+	}
+	f.waitPassesDone(ep)
+	before := f.triggers("child")
+
+	// The other operator's child changes first, then this one's. Events of one type arrive
+	// in order on one informer: once the second has triggered a call, the first would have
+	// been handled too, had the cache held it.
+	f.editChild(configmaps, "team-b-cm", `{"data":{"k":"edited"}}`)
+	f.editChild(configmaps, "web-cm", `{"metadata":{"labels":{"team":"a"}}}`)
+	ep.nextMatching(t, "a call after the edit of web-cm", func(c call) bool { return c.crName() == "web" && c.trigger() == "resync" })
+	f.waitPassesDone(ep)
+	if got := f.triggers("child") - before; got != 1 {
+		t.Errorf("%v child triggers, want 1: the edit of web-cm (team-b-cm is another operator's, never cached)", got)
+	}
+	if !f.exists("web-stale") {
+		t.Error("an older ork's child that the cache never showed was pruned")
+	}
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "team-b-cm", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[run.OperatorLabel] != "team-b" || cm.Data["k"] != "edited" {
+		t.Errorf("team-a's ork changed team-b's child: %v %v", cm.Labels, cm.Data)
+	}
+}
+
+// The Lease defaults to the operator's name; --lease-name still overrides it.
+func TestLeaseNamedAfterTheOperator(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, lease, want string
+	}{
+		{"default", "", "team-a"},
+		{"override", "my-lease", "my-lease"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ep := newEndpoint(t, okWithChildren)
+			f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) {
+				o.Name, o.LeaseName, o.LeaderElect = "team-a", tt.lease, true
+			})
+			f.eventually("the Lease "+tt.want, func() (bool, error) {
+				_, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(context.Background(), tt.want, getOpts)
+				return err == nil, nil
+			})
+		})
+	}
+}
+
+// An onCreate child an older ork created (never written again by design) gets the operator
+// label, and only that: the cache must see it, or its deletion would go unheard.
+func TestOnCreateChildOfAnOlderOrkGetsTheLabel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	set := f.writeDeclarativeOnCreateConfigMap("seed")
+	web := f.createCR("web", map[string]any{})
+	f.createConfigMap("seed", map[string]string{run.ManagedByLabel: run.ManagedByValue}, metav1.OwnerReference{
+		APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(), Controller: ptr.To(true)})
+	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	var cm *corev1.ConfigMap
+	f.eventually("the onCreate child labelled", func() (bool, error) {
+		var err error
+		cm, err = env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "seed", getOpts)
+		return err == nil && cm.Labels[run.OperatorLabel] == "team-a", err
+	})
+	if cm.Data["k"] != "v" {
+		t.Errorf("the onCreate child was rewritten: %v", cm.Data)
+	}
+	// Now cached: deleting it is heard, and the child is created again.
+	if err := env.Clientset.CoreV1().ConfigMaps(f.ns).Delete(t.Context(), "seed", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the onCreate child created again", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "seed", getOpts)
+		return err == nil && cm.UID != "" && cm.Data["k"] == "from-katalog", nil
+	})
+}
+
+// writeDeclarativeOnCreateConfigMap writes a declarative Katalog whose only child is the
+// onCreate ConfigMap name, data k: from-katalog.
+func (f *fixture) writeDeclarativeOnCreateConfigMap(name string) *katalog.Set {
+	f.t.Helper()
+	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: operator-e2e}
+spec:
+  crds:
+    app:
+      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
+      operatorBox:
+        reconcile:
+          default: true
+        onCreate:
+          configMaps:
+            - name: %s
+              data: {k: from-katalog}
+`, f.group, name)
+	path := filepath.Join(f.dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{path})
+	if err != nil || katalog.HasErrors(findings) {
+		f.t.Fatalf("Katalog does not load: %v %+v", err, findings)
+	}
+	return set
+}
