@@ -142,6 +142,11 @@ func completeRun(env *Env) (runOptions, error) {
 	if errs := validation.IsDNS1123Label(opts.engine.Name); len(errs) > 0 {
 		return opts, usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
 	}
+	for _, ns := range opts.engine.WatchNamespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return opts, usageError("--watch-namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
 	if opts.engine.BackoffBase <= 0 || opts.engine.BackoffMax < opts.engine.BackoffBase {
 		return opts, usageError("--backoff-base must be positive and not above --backoff-max")
 	}

@@ -252,7 +252,28 @@ func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 	if live != nil && !ownedOrAdoptable(cr, live) {
 		return nil, alreadyOwned(p, live)
 	}
+	if err := c.otherOperator(p, live); err != nil {
+		return nil, err
+	}
 	return live, nil
+}
+
+// reasonOperatorConflict: the child is labelled as another operator's (another ork --name).
+const reasonOperatorConflict = "OperatorConflict"
+
+// otherOperator refuses a child labelled for another operator. Writing ork's own name over
+// it would take it out of the other operator's cache, which would re-apply its own name on
+// the delete it hears, and so on, once a second for as long as both run. A child without the
+// label (written by an ork before the label existed) is taken.
+func (c *controller) otherOperator(p planned, live metav1.Object) error {
+	if live == nil {
+		return nil
+	}
+	if v, ok := live.GetLabels()[OperatorLabel]; ok && v != "" && v != c.e.opts.Name {
+		return failed(reasonOperatorConflict, "nothing applied: %s %s is labelled %s=%s, another operator's (this ork runs as --name %s); two operators never write one child: give it one operator, or relabel it with kubectl label --overwrite",
+			p.gvr.Resource, live.GetName(), OperatorLabel, v, c.e.opts.Name)
+	}
+	return nil
 }
 
 func controlledBy(cr, child metav1.Object) bool {
@@ -292,6 +313,9 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		}
 		if live != nil && !ownedOrAdoptable(cr, live) {
 			return false, false, alreadyOwned(p, live)
+		}
+		if err := c.otherOperator(p, live); err != nil {
+			return false, false, err
 		}
 		if live != nil && live.GetDeletionTimestamp() != nil {
 			// Applied onto an object being deleted, the write would "succeed" and the child
@@ -352,15 +376,24 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 	if !ownedOrAdoptable(cr, live) {
 		return false, false, alreadyOwned(p, live)
 	}
-	return false, false, c.labelOperator(ctx, p, live)
+	if err := c.otherOperator(p, live); err != nil {
+		return false, false, err
+	}
+	return false, false, c.labelOperator(ctx, cr, p, live)
 }
 
 // labelOperator adds the operator label to an onCreate child an older ork created without
 // it, which the child cache (selecting on the label) would otherwise never show: its
 // changes and deletion would go unheard. Only the label is written (a merge patch with the
 // object's uid as precondition); the object is otherwise never written again.
-func (c *controller) labelOperator(ctx context.Context, p planned, live metav1.Object) error {
+func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
 	if live.GetLabels()[OperatorLabel] == c.e.opts.Name || c.e.dry != nil {
+		return nil
+	}
+	if live.GetLabels()[ManagedByLabel] != ManagedByValue {
+		// Not written by ork (a user's object of the same name, adopted as onCreate
+		// children are): the label would not bring it into the cache, which selects on
+		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
 	if err := c.e.mayWrite(); err != nil {
@@ -373,12 +406,22 @@ func (c *controller) labelOperator(ctx context.Context, p planned, live metav1.O
 	if err != nil {
 		return fmt.Errorf("encode label patch: %w", err)
 	}
-	_, err = c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
+	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
-	if err != nil && !apierrors.IsNotFound(err) && !precondition.Failed(err) {
+	if apierrors.IsNotFound(err) || precondition.Failed(err) {
+		// Gone or replaced between the read and the patch. The cache never held the old
+		// object, so no event will bring this CR back: fail the pass, and its retry
+		// decides anew (creates the missing child, or labels the new one).
+		return failed(reasonApplyFailed, "%s/%s was deleted or replaced while ork labelled it: decided again on the retry",
+			p.gvr.Resource, p.obj.GetName())
+	}
+	if err != nil {
 		return c.applyError(p, err)
 	}
-	return nil // gone or replaced meanwhile: the next pass decides anew
+	// Recorded as ork's own write, so that the add its label causes in the cache is known
+	// for an echo, not a change to pass the owner for.
+	c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+	return nil
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and

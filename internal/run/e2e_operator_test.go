@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -175,4 +176,36 @@ spec:
 		f.t.Fatalf("Katalog does not load: %v %+v", err, findings)
 	}
 	return set
+}
+
+// A child labelled for another operator is never written over: writing this operator's
+// name would drop it from the other one's cache, whose re-apply would drop it from this
+// one's, once a second for as long as both run. The pass fails with OperatorConflict,
+// and the child keeps its label and data.
+func TestChildOfAnotherOperatorIsAConflict(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("shared-cm", nil)}})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps})
+	f.createConfigMap("shared-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "team-b"})
+	before, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "shared-cm", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	f.createCR("web", map[string]any{})
+	got := f.waitReady("web", "False")
+	if msg, _ := readyCondition(got)["message"].(string); !strings.HasPrefix(msg, "OperatorConflict") || !strings.Contains(msg, "team-b") {
+		t.Errorf("Ready message = %q, want OperatorConflict naming team-b", msg)
+	}
+	after, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "shared-cm", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion || after.Labels[run.OperatorLabel] != "team-b" {
+		t.Errorf("team-a's ork wrote team-b's child: labels %v, resourceVersion %s -> %s",
+			after.Labels, before.ResourceVersion, after.ResourceVersion)
+	}
 }

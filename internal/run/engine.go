@@ -74,6 +74,13 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		// The name is a label value the child caches select on, and the default Lease name.
 		return nil, fmt.Errorf("name %q: %s", opts.Name, strings.Join(errs, "; "))
 	}
+	for _, ns := range opts.WatchNamespaces {
+		// "" would be every namespace under a filter no key ever matches; "a,b" one
+		// namespace that cannot exist: both would watch nothing, silently.
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("watch namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}

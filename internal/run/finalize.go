@@ -103,8 +103,9 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 	_, _ = stripManagedFields(out)
 	if present && !finalizer.Has(out) {
 		// Deleted between the read and the add (the apiserver forbids new finalizers then):
-		// the delete's own pass comes with its update event.
-		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "being deleted meanwhile"}, nil
+		// the delete's own pass comes with its update event. Quiet: nothing was reconciled,
+		// so no Ready condition and no Event.
+		return &decision{quiet: true, action: actionDone, reason: ReasonSucceeded, message: "being deleted meanwhile"}, nil
 	}
 	action := runplan.RemoveFinalizer
 	if present {
