@@ -45,8 +45,9 @@ misspelt plural or group of a built-in type is an error with a did-you-mean (ork
 ork run refuse it too); a group that is neither built in nor declared by a CRD of the -f files
 is a warning, unless --api-resources FILE (kubectl api-resources -o wide) lists it.
 Every custom resource of a CRD's crFiles is judged against its crdFile's schema with the
-apiserver's own validation code (defaults applied, unknown fields refused; CEL rules are not
-evaluated), each finding at the field's line in the CR file.`,
+apiserver's own validation code (defaults applied, unknown fields refused, the CRD's
+x-kubernetes-validations CEL rules evaluated as on create), each finding at the field's line in
+the CR file; a CEL rule the apiserver would refuse in the CRD is a finding in the CRD file.`,
 		Example: `  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings
   ork validate -f katalog.yaml -o github            # in a GitHub Actions step

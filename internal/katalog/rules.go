@@ -33,6 +33,8 @@ const (
 	RuleLowercasePlural          Rule = "lowercase-plural"
 	RuleCRFile                   Rule = "cr-file"
 	RuleCRSchema                 Rule = "cr-schema"
+	RuleCRValidationRule         Rule = "cr-validation-rule"
+	RuleCRDValidationRule        Rule = "crd-validation-rule"
 	RuleWorkers                  Rule = "workers"
 	RuleDuration                 Rule = "duration"
 	RuleNothingReconciles        Rule = "nothing-reconciles"
@@ -99,7 +101,9 @@ func Rules() []RuleInfo {
 		{RuleAPITypes, SeverityError, "A CRD has apiTypes with group, version, kind and plural, or a crdFile.", true},
 		{RuleLowercasePlural, SeverityError, "A plural (resource name) is lowercase.", true},
 		{RuleCRFile, SeverityError, "Every crFiles entry is a readable file.", false},
-		{RuleCRSchema, SeverityError, "Every sample custom resource in crFiles is one the apiserver would create: valid against its crdFile's schema, defaults applied, no unknown field, a valid name (CEL rules are not evaluated).", false},
+		{RuleCRSchema, SeverityError, "Every sample custom resource in crFiles is one the apiserver would create: valid against its crdFile's schema, defaults applied, no unknown field, a valid name.", false},
+		{RuleCRValidationRule, SeverityError, "Every sample custom resource in crFiles passes its crdFile's x-kubernetes-validations (CEL) rules, evaluated as the apiserver does on create (transition rules, which read oldSelf, do not apply).", false},
+		{RuleCRDValidationRule, SeverityError, "Every x-kubernetes-validations (CEL) rule of crdFile compiles and stays within the apiserver's estimated cost limits.", false},
 		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
 		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout and remote.finalizeTimeout are positive Go durations.", true},
 		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},

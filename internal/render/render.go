@@ -138,12 +138,23 @@ func (c *Cache) String(name, text string, data map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	out, err := Execute(t, data)
+	if err != nil {
+		return "", fmt.Errorf("render template: %w", err)
+	}
+	return out, nil
+}
+
+// Execute runs a template that Parse returned against data. A field the data lacks is a
+// *MissingField, in words, rather than Go's "map has no entry for key"; other errors are
+// text/template's own.
+func Execute(t *template.Template, data map[string]any) (string, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
 		if mf := missingField(err); mf != nil {
-			return "", fmt.Errorf("render template: %w", mf)
+			return "", mf
 		}
-		return "", fmt.Errorf("render template: %w", err)
+		return "", err
 	}
 	return b.String(), nil
 }

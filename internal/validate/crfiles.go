@@ -17,6 +17,7 @@ func (k *checker) crSchemas() {
 	if c.Manifest == nil || c.APITypes == nil {
 		return // no schema to judge by
 	}
+	rulesSound := k.crdRules()
 	validators := map[string]*crschema.Validator{}
 	for i, p := range c.CRFiles {
 		path := c.Source.Resolve(p)
@@ -51,6 +52,9 @@ func (k *checker) crSchemas() {
 						Hint: fmt.Sprintf("use a version that %s serves", c.CRDFile)})
 					continue
 				}
+				if !rulesSound {
+					v = v.WithoutRules()
+				}
 				validators[version] = v
 			}
 			problems := v.Validate(d.Object)
@@ -59,9 +63,12 @@ func (k *checker) crSchemas() {
 			}
 			for _, pr := range problems {
 				pos := d.Pos(pr.Field)
-				k.out = append(k.out, katalog.Finding{Rule: katalog.RuleCRSchema, Severity: katalog.SeverityError, File: path,
-					Line: pos.Line, Column: pos.Column, Path: pr.Field, Message: fmt.Sprintf("%s: %s", name, pr.Message),
-					Hint: fmt.Sprintf("the apiserver refuses this custom resource (kubectl apply fails): the CRD's schema is in %s", c.CRDFile)})
+				rule, hint := katalog.RuleCRSchema, fmt.Sprintf("the apiserver refuses this custom resource (kubectl apply fails): the CRD's schema is in %s", c.CRDFile)
+				if pr.Rule {
+					rule, hint = katalog.RuleCRValidationRule, fmt.Sprintf("the apiserver refuses this custom resource (kubectl apply fails): the rule is an x-kubernetes-validations entry of %s", c.CRDFile)
+				}
+				k.out = append(k.out, katalog.Finding{Rule: rule, Severity: katalog.SeverityError, File: path,
+					Line: pos.Line, Column: pos.Column, Path: pr.Field, Message: fmt.Sprintf("%s: %s", name, pr.Message), Hint: hint})
 			}
 		}
 	}

@@ -355,10 +355,21 @@ func TestRenderFailuresSendNothing(t *testing.T) {
 		name     string
 		endpoint string
 		args     map[string]any
+		auth     *katalog.SecretKeyRef
 		message  string
 	}{
+		// A field the custom resource lacks is said in words, with the index hint, as in a
+		// declarative template: never Go's "map has no entry for key".
 		{name: "endpoint reads a missing field", endpoint: "{{ .spec.url }}",
-			message: `render endpoint: template: crds.webapp.operatorBox.reconcile.remote.endpoint:1:8: executing "crds.webapp.operatorBox.reconcile.remote.endpoint" at <.spec.url>: map has no entry for key "url"`},
+			message: `render endpoint: template reads .spec.url, which the custom resource lacks (outside remote.args a missing field fails the render; read an optional one with {{ index .spec "url" | default "…" }})`},
+		{name: "endpoint reads a missing nested field", endpoint: "http://{{ .spec.backend.host }}/",
+			message: `render endpoint: template reads .spec.backend, which the custom resource lacks (outside remote.args a missing field fails the render; read an optional one with {{ index .spec "backend" | default "…" }})`},
+		{name: "auth secret name reads a missing field", endpoint: "http://127.0.0.1:1/",
+			auth:    &katalog.SecretKeyRef{Name: "{{ .spec.tokenSecret }}", Key: "token"},
+			message: `render auth secret name: template reads .spec.tokenSecret, which the custom resource lacks (outside remote.args a missing field fails the render; read an optional one with {{ index .spec "tokenSecret" | default "…" }})`},
+		{name: "auth secret namespace reads a missing field", endpoint: "http://127.0.0.1:1/",
+			auth:    &katalog.SecretKeyRef{Name: "tok", Namespace: "{{ .metadata.annotations.team }}", Key: "token"},
+			message: `render auth secret namespace: template reads .metadata.annotations.team, which the custom resource lacks (outside remote.args a missing field fails the render; read an optional one with {{ index .metadata.annotations "team" | default "…" }})`},
 		{name: "endpoint renders to a relative URL", endpoint: "{{ .metadata.name }}/reconcile",
 			message: `render endpoint: endpoint "my-webapp/reconcile" is not an absolute http(s) URL`},
 		{name: "required arg is missing", endpoint: "http://127.0.0.1:1/", args: map[string]any{"x": map[string]any{"y": `{{ required "spec.nope is required" .spec.nope }}`}},
@@ -367,7 +378,12 @@ func TestRenderFailuresSendNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var obs observed
-			r := mustNew(t, crd(tt.endpoint, func(rem *katalog.Remote) { rem.Args = tt.args }), Options{Observe: obs.observe})
+			r := mustNew(t, crd(tt.endpoint, func(rem *katalog.Remote) {
+				rem.Args = tt.args
+				if tt.auth != nil {
+					rem.Auth = &katalog.Auth{SecretRef: tt.auth}
+				}
+			}), Options{Observe: obs.observe, Secrets: newSecrets("orkestra-system/tok/token", "t")})
 			_, err := r.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()})
 			var ce *CallError
 			if !errors.As(err, &ce) || ce.Kind != KindRender {

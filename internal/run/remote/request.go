@@ -175,11 +175,9 @@ func (x text) render(data map[string]any) (string, error) {
 	if x.t == nil {
 		return x.raw, nil
 	}
-	var b strings.Builder
-	if err := x.t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	// render.Execute says in words which field the custom resource lacks, as a declarative
+	// template's error does.
+	return render.Execute(x.t, data)
 }
 
 // valueFunc renders a compiled args value against a CR.
