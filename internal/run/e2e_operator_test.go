@@ -51,8 +51,8 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 		metav1.PatchOptions{FieldManager: run.FieldManager, Force: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
-	// An older ork's child the reconciler no longer returns: not cached, so not pruned
-	// (docs/naming.md says so).
+	// An older ork's child the reconciler no longer returns: labelled at start like the
+	// others, so prune removes it as it would any child (docs/naming.md says so).
 	f.createConfigMap("web-stale", map[string]string{run.ManagedByLabel: run.ManagedByValue}, owner)
 	// Another operator's child, naming the same CR as controller (as no real one would):
 	// only the label keeps it out of this operator's cache.
@@ -83,9 +83,9 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	if got := f.triggers("child") - before; got != 1 {
 		t.Errorf("%v child triggers, want 1: the edit of web-cm (team-b-cm is another operator's, never cached)", got)
 	}
-	if !f.exists("web-stale") {
-		t.Error("an older ork's child that the cache never showed was pruned")
-	}
+	f.eventually("the older ork's child the reconciler no longer returns pruned", func() (bool, error) {
+		return !f.exists("web-stale"), nil
+	})
 	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "team-b-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -207,5 +207,42 @@ func TestChildOfAnotherOperatorIsAConflict(t *testing.T) {
 	if after.ResourceVersion != before.ResourceVersion || after.Labels[run.OperatorLabel] != "team-b" {
 		t.Errorf("team-a's ork wrote team-b's child: labels %v, resourceVersion %s -> %s",
 			after.Labels, before.ResourceVersion, after.ResourceVersion)
+	}
+}
+
+// The children an older ork wrote (no operator label) are labelled before the caches start,
+// so the very first call already sees them in prepared.children: a reconciler that creates
+// what it does not see (a password Secret) must never be told a child is missing that is
+// there. A managed-by object another controller owns is left alone.
+func TestOlderOrksChildrenAreInTheFirstCall(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := newEndpoint(t, func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps,
+		payload: "              children:\n                enabled: true\n"})
+	web := f.createCR("web", map[string]any{})
+	owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	f.createConfigMap("web-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue}, owner)
+	foreign := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other", UID: "0000-other",
+		Controller: ptr.To(true)}
+	f.createConfigMap("foreign-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue}, foreign)
+
+	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	first := ep.nextMatching(t, "the first call for web", func(c call) bool { return c.crName() == "web" })
+	prepared, _ := first.body["prepared"].(map[string]any)
+	children, _ := prepared["children"].(map[string]any)
+	cms, _ := children["configmap"].(map[string]any)
+	if _, ok := cms["web-cm"]; !ok {
+		t.Errorf("the first call's prepared.children = %v, want the older ork's web-cm in it", children)
+	}
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "foreign-cm", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cm.Labels[run.OperatorLabel]; ok {
+		t.Errorf("another controller's object was labelled: %v", cm.Labels)
 	}
 }

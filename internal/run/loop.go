@@ -46,6 +46,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 		controllers = append(controllers, c)
 	}
+	e.labelOlderChildren(ctx, controllers)
 	// Informers keep running until every worker has drained (a reconcile finishing during
 	// shutdown still reads children from the cache), and are waited for: none outlives Run.
 	stopInformers := startInformers(factories, controllers)

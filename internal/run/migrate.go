@@ -1,0 +1,101 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/precondition"
+)
+
+// unlabelledChildren selects children an ork from before OperatorLabel wrote.
+const unlabelledChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + OperatorLabel
+
+// labelOlderChildren gives OperatorLabel to the children an older ork wrote for this
+// Katalog's custom resources, before the child caches start. Without it the caches, which
+// select on the label, would miss them: the first passes would send an incomplete
+// prepared.children (a reconciler that re-creates what it does not see could overwrite a
+// Secret's data), and a change to them would go unheard until an apply labelled them. A
+// child is this operator's when its controller is a custom resource of one of the Katalog's
+// CRDs; a child without a controller (outside its owner's namespace) is left to the apply,
+// which reads it live. Each write carries the child's uid and resourceVersion: a child
+// changed meanwhile is left to the apply too. A failure is logged, not fatal: the apply path
+// labels the rest.
+func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controller) {
+	if e.dry != nil {
+		return
+	}
+	owners := map[schema.GroupKind]bool{}
+	for _, c := range controllers {
+		owners[c.gvk.GroupKind()] = true
+	}
+	seen := map[string]bool{}
+	labelled := 0
+	for _, c := range controllers {
+		for _, ch := range c.children {
+			namespaces := ch.informer.namespaces
+			if len(namespaces) == 0 {
+				namespaces = []string{metav1.NamespaceAll}
+			}
+			for _, ns := range namespaces {
+				if seen[ch.gvr.String()+"/"+ns] {
+					continue
+				}
+				seen[ch.gvr.String()+"/"+ns] = true
+				n, err := e.labelOlderChildrenOf(ctx, ch.gvr, ns, owners)
+				labelled += n
+				if err != nil {
+					e.log.Warn("labelling children of an older ork: the applies will label the rest",
+						"resource", ch.gvr.GroupResource().String(), "error", err.Error())
+				}
+			}
+		}
+	}
+	if labelled > 0 {
+		e.log.Info("labelled the children an older ork wrote", "label", OperatorLabel+"="+e.opts.Name, "children", labelled)
+	}
+}
+
+func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersionResource, ns string, owners map[schema.GroupKind]bool) (int, error) {
+	list, err := e.meta.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: unlabelledChildren})
+	if err != nil {
+		return 0, fmt.Errorf("list: %w", err)
+	}
+	n := 0
+	for _, obj := range list.Items {
+		ref := metav1.GetControllerOf(&obj)
+		if ref == nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || !owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}] {
+			continue // another controller's object that carries ork's managed-by label
+		}
+		if err := e.mayWrite(); err != nil {
+			return n, err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(),
+			"labels": map[string]string{OperatorLabel: e.opts.Name},
+		}})
+		if err != nil {
+			return n, fmt.Errorf("encode label patch: %w", err)
+		}
+		_, err = e.meta.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: FieldManager})
+		switch {
+		case err == nil:
+			n++
+		case precondition.Failed(err), apierrors.IsNotFound(err):
+			// Changed or gone meanwhile: the apply decides.
+		default:
+			return n, fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return n, nil
+}
