@@ -48,7 +48,9 @@ type controller struct {
 	finalize        bool
 	finalizeTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
-	resync   time.Duration
+	resync time.Duration
+	// pruned are the status keys the CRD's schema drops (statusprune.go).
+	pruned   prunedKeys
 	stopping atomic.Bool
 	rec      reconciler
 	log      *slog.Logger
