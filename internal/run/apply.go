@@ -285,7 +285,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		return c.createOnce(ctx, cr, p, live)
 	}
 	for range childWriteAttempts {
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
 		}
 		if live != nil && !ownedOrAdoptable(cr, live) {
@@ -327,7 +327,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // and an apply would overwrite a user's later edit.
 func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
 		}
 		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
@@ -467,7 +467,7 @@ func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructure
 		if ns == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
 			ns = cr.GetNamespace()
 		}
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return err
 		}
 		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{DryRun: c.e.dry.options()})

@@ -177,6 +177,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	case skip != nil:
 		d = *skip
 	default:
+		// The call's side effects are the new leader's to cause, not a replica's whose
+		// Lease may have passed.
+		if err := c.e.mayWrite(in.key); err != nil {
+			return d, steps, false
+		}
 		d = c.safeReconcile(ctx, in)
 	}
 	if d.quiet {
@@ -350,7 +355,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.recorder == nil || c.e.mayWrite() != nil {
+	if c.e.recorder == nil || c.e.mayWrite(keyOf(obj)) != nil {
 		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)
