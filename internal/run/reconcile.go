@@ -187,6 +187,12 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
 	}
+	if d.success && !in.deleting && c.replaced(in) {
+		// Its answer is for an object that is no more: applied, its children would name a
+		// dead uid as their controller. The delete, or the new object's create, is queued.
+		c.log.Debug("custom resource replaced or deleted during the call: its answer is not applied", "key", in.key, "uid", in.cr.GetUID())
+		return decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "replaced or deleted during the call: nothing applied"}, steps, true
+	}
 	var err error
 	t := time.Now()
 	switch {
@@ -331,6 +337,13 @@ func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unst
 		in.trigger = TriggerCreate // a delete the informer saw, then the object again
 	}
 	return in, true
+}
+
+// replaced reports whether the cache no longer holds in's object under its key: deleted,
+// or replaced by a new incarnation (as statusBase judges it for the status write).
+func (c *controller) replaced(in input) bool {
+	cached := c.cached(in.key)
+	return cached == nil || cached.GetUID() != in.cr.GetUID()
 }
 
 // cached is the CR of key in the informer's cache, or nil.
