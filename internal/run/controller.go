@@ -220,6 +220,13 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if !ok1 || !ok2 {
 		return
 	}
+	// Another object under the name: deleted and created again while the watch was down
+	// (the relist shows it as an update). The old one's delete is owed first.
+	if oldU.GetUID() != newU.GetUID() {
+		c.onDelete(oldU)
+		c.enqueue(newObj, TriggerCreate)
+		return
+	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
 		c.enqueue(newObj, TriggerResync)

@@ -133,9 +133,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// A delete is done when its call succeeded and asked for nothing more; only then does
 	// its tombstone go, and only that one (a newer delete keeps its own).
 	deleteDone := in.gone && d.success && d.action == actionDone
-	if deleteDone {
-		c.ledger.dropTombstone(key, tomb)
-	}
+	moreDeletes := deleteDone && c.ledger.dropTombstone(key, tomb)
 	c.observe(in, d, start)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
@@ -148,12 +146,18 @@ func (c *controller) handle(ctx context.Context, key string) {
 			c.scheduleResync(key)
 		}
 	}
-	if deleteDone && c.cached(key) != nil {
+	switch {
+	case moreDeletes:
+		// Another incarnation of the name was deleted too: its delete next (then, if the
+		// name is taken again, the new object).
+		c.ledger.note(key, TriggerDelete)
+		c.queue.Add(key)
+	case deleteDone && c.cached(key) != nil:
 		// The name was taken again while the old object's delete ran: now the new one.
 		c.ledger.note(key, TriggerCreate)
 		c.queue.Add(key)
 	}
-	c.endPass(key, deleteDone)
+	c.endPass(key, deleteDone && !moreDeletes)
 }
 
 // passSteps is what a pass did beside the call, for the decision trace.
