@@ -187,6 +187,7 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 		return planned{}, fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 	}
 	obj.SetOwnerReferences(refs)
+	markOwner(obj, cr, ownable)
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -453,30 +454,4 @@ func fieldConflict(err error) bool {
 		}
 	}
 	return false
-}
-
-// deleteAll removes objects (declarative onDelete).
-func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
-	for _, o := range objs {
-		gvk := o.Obj.GroupVersionKind()
-		m, err := c.e.mapping(gvk)
-		if err != nil {
-			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
-		}
-		ns := o.Obj.GetNamespace()
-		if ns == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ns = cr.GetNamespace()
-		}
-		if err := c.e.mayWrite(keyOf(cr)); err != nil {
-			return err
-		}
-		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{DryRun: c.e.dry.options()})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %s/%s: %w", m.Resource.Resource, o.Obj.GetName(), err)
-		}
-		if err == nil {
-			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: m.Resource.Resource + "/" + o.Obj.GetName(), Namespace: ns})
-		}
-	}
-	return nil
 }

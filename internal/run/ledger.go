@@ -64,6 +64,8 @@ type keyRecord struct {
 	// (prepared.lastApply).
 	lastApplyUID types.UID
 	lastApply    []remote.AppliedResource
+	// removedUID is the object whose declarative onDelete ran: it runs once.
+	removedUID types.UID
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
@@ -272,4 +274,19 @@ func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
 		return r.lastApply
 	}
 	return nil
+}
+
+// markRemoved notes that uid's onDelete objects were deleted.
+func (l *ledger) markRemoved(key string, uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(key).removedUID = uid
+}
+
+// removed reports whether uid's onDelete objects were deleted already.
+func (l *ledger) removed(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	return r != nil && uid != "" && r.removedUID == uid
 }

@@ -202,7 +202,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.deleteAll(ctx, in.cr, d.remove)
+		err = c.removeAll(ctx, in.cr, d.remove)
 	case !in.deleting:
 		steps.applies, err = c.applyAll(ctx, in.cr, d)
 		if err == nil && d.prune {
