@@ -307,11 +307,12 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		}
 		out, err := c.apply(ctx, p, live, owned)
 		if err == nil {
+			last, _ := c.e.writes.get(p.ref)
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
 			if live == nil {
 				return true, false, nil
 			}
-			return false, out.GetResourceVersion() != live.GetResourceVersion(), nil
+			return false, applyChanged(live, out, last.rv), nil
 		}
 		if !precondition.Failed(err) || fieldConflict(err) {
 			return false, false, c.applyError(p, err)
@@ -454,4 +455,12 @@ func fieldConflict(err error) bool {
 		}
 	}
 	return false
+}
+
+// applyChanged reports whether an apply onto live that returned out changed the object.
+// live may come from a cache that lags behind ork's own last write, which returned
+// lastWritten: an answer of that very version is a no-op, not a change.
+func applyChanged(live, out metav1.Object, lastWritten string) bool {
+	rv := out.GetResourceVersion()
+	return rv != live.GetResourceVersion() && rv != lastWritten
 }

@@ -263,12 +263,12 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 		return
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
+	key, ok := c.ownerKey(u)
 	var ownDelete bool
 	if deleted {
 		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news
-		c.e.writes.forget(ev)                // whoever owned it: the record must not outlive the object
+		c.e.writes.forget(ev, ok)            // whoever owned it: the record must not outlive the object
 	}
-	key, ok := c.ownerKey(u)
 	if !ok {
 		return
 	}
