@@ -31,8 +31,9 @@ func (w *warnings) add(text string) {
 	w.texts = append(w.texts, text)
 }
 
-// unknownFields returns the first path segment under prefix of every `unknown field
-// "<prefix>.<key>..."` warning: the top-level keys of prefix the schema pruned.
+// unknownFields returns the key of every `unknown field "<prefix>.<key>"` warning: the
+// top-level keys of prefix the schema pruned. A deeper path (status.conditions[0].x) names a
+// field inside a key the schema keeps: the key itself is not pruned.
 func (w *warnings) unknownFields(prefix string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -44,7 +45,7 @@ func (w *warnings) unknownFields(prefix string) []string {
 			continue
 		}
 		rest := t[i+len(lead):]
-		if end := strings.IndexAny(rest, `."[`); end > 0 {
+		if end := strings.IndexByte(rest, '"'); end > 0 && !strings.ContainsAny(rest[:end], ".[") {
 			out = append(out, rest[:end])
 		}
 	}
