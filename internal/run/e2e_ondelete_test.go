@@ -89,3 +89,61 @@ spec:
 		t.Errorf("site-foreign, not made by ork, was deleted by onDelete: %v", err)
 	}
 }
+
+// A child in another namespace than its CR's (no ownerReference can reach it) carries the
+// CR's uid in orkestra.orkspace.io/owner, and onDelete deletes it by that mark.
+func TestOnDeleteDeletesTheMarkedChildInAnotherNamespace(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	shared := env.Namespace(t)
+	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: ondelete-marked-e2e}
+spec:
+  crds:
+    app:
+      apiTypes: {group: %[1]s, version: v1, kind: App, plural: apps}
+      operatorBox:
+        reconcile:
+          default: true
+        onReconcile:
+          configMaps:
+            - name: "{{ .metadata.name }}-shared"
+              namespace: %[2]s
+              data: {level: info}
+        onDelete:
+          configMaps:
+            - name: "{{ .metadata.name }}-shared"
+              namespace: %[2]s
+              data: {}
+`, f.group, shared)
+	path := filepath.Join(f.dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{path})
+	if err != nil || katalog.HasErrors(findings) {
+		t.Fatalf("Katalog does not load: %v %+v", err, findings)
+	}
+	f.start(set, nil)
+	cr := f.createCR("site", map[string]any{})
+	f.waitReady("site", "True")
+	cms := env.Clientset.CoreV1().ConfigMaps(shared)
+	cm, err := cms.Get(t.Context(), "site-shared", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Annotations["orkestra.orkspace.io/owner"]; got != string(cr.GetUID()) {
+		t.Errorf("child in namespace %s: annotation orkestra.orkspace.io/owner = %q, want the CR's uid %s", shared, got, cr.GetUID())
+	}
+	if len(cm.OwnerReferences) != 0 {
+		t.Errorf("child in another namespace has ownerReferences %v, want none (they cannot cross namespaces)", cm.OwnerReferences)
+	}
+	if err := f.crs().Delete(t.Context(), "site", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the marked child deleted", func() (bool, error) {
+		_, err := cms.Get(t.Context(), "site-shared", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
