@@ -25,6 +25,7 @@ const (
 	RuleCRDFile           Rule = "crd-file"
 	RuleCRDFileMismatch   Rule = "crd-file-mismatch"
 	RuleStatusSubresource Rule = "status-subresource"
+	RuleStatusSchema      Rule = "status-schema"
 
 	RuleAPIVersion               Rule = "api-version"
 	RuleKind                     Rule = "kind"
@@ -95,6 +96,7 @@ func Rules() []RuleInfo {
 		{RuleCRDFile, SeverityError, "crdFile is a readable CustomResourceDefinition manifest.", false},
 		{RuleCRDFileMismatch, SeverityError, "apiTypes and namespaced agree with crdFile.", false},
 		{RuleStatusSubresource, SeverityWarning, "crdFile's version has the status subresource (without it ork run writes no status).", false},
+		{RuleStatusSchema, SeverityWarning, "crdFile's status schema keeps conditions and observedGeneration (declared, or x-kubernetes-preserve-unknown-fields): the apiserver prunes what it does not know, and ork run then writes neither.", false},
 		{RuleAPIVersion, SeverityError, "apiVersion is orkestra.orkspace.io/v1 (or the legacy orkestra.konductor.io/v1Alpha).", true},
 		{RuleKind, SeverityError, "kind is Katalog.", true},
 		{RuleNoCRDs, SeverityError, "spec.crds declares at least one CRD.", true},

@@ -188,6 +188,7 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 		return planned{}, fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
 	}
 	obj.SetOwnerReferences(refs)
+	markOwner(obj, cr, ownable)
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -308,7 +309,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		return c.createOnce(ctx, cr, p, live)
 	}
 	for range childWriteAttempts {
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
 		}
 		if live != nil && !ownedOrAdoptable(cr, live) {
@@ -332,11 +333,12 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		}
 		out, err := c.apply(ctx, p, live, owned)
 		if err == nil {
+			last, _ := c.e.writes.get(p.ref)
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
 			if live == nil {
 				return true, false, nil
 			}
-			return false, out.GetResourceVersion() != live.GetResourceVersion(), nil
+			return false, applyChanged(live, out, last.rv), nil
 		}
 		if !precondition.Failed(err) || fieldConflict(err) {
 			return false, false, c.applyError(p, err)
@@ -353,7 +355,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // and an apply would overwrite a user's later edit.
 func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
 		}
 		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
@@ -396,7 +398,7 @@ func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
-	if err := c.e.mayWrite(); err != nil {
+	if err := c.e.mayWrite(keyOf(cr)); err != nil {
 		return err
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -526,28 +528,10 @@ func fieldConflict(err error) bool {
 	return false
 }
 
-// deleteAll removes objects (declarative onDelete).
-func (c *controller) deleteAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
-	for _, o := range objs {
-		gvk := o.Obj.GroupVersionKind()
-		m, err := c.e.mapping(gvk)
-		if err != nil {
-			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
-		}
-		ns := o.Obj.GetNamespace()
-		if ns == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ns = cr.GetNamespace()
-		}
-		if err := c.e.mayWrite(); err != nil {
-			return err
-		}
-		err = c.e.dyn.Resource(m.Resource).Namespace(ns).Delete(ctx, o.Obj.GetName(), metav1.DeleteOptions{DryRun: c.e.dry.options()})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %s/%s: %w", m.Resource.Resource, o.Obj.GetName(), err)
-		}
-		if err == nil {
-			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: m.Resource.Resource + "/" + o.Obj.GetName(), Namespace: ns})
-		}
-	}
-	return nil
+// applyChanged reports whether an apply onto live that returned out changed the object.
+// live may come from a cache that lags behind ork's own last write, which returned
+// lastWritten: an answer of that very version is a no-op, not a change.
+func applyChanged(live, out metav1.Object, lastWritten string) bool {
+	rv := out.GetResourceVersion()
+	return rv != live.GetResourceVersion() && rv != lastWritten
 }

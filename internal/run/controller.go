@@ -48,7 +48,9 @@ type controller struct {
 	finalize        bool
 	finalizeTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
-	resync   time.Duration
+	resync time.Duration
+	// pruned are the status keys the CRD's schema drops (statusprune.go).
+	pruned   prunedKeys
 	stopping atomic.Bool
 	rec      reconciler
 	log      *slog.Logger
@@ -218,6 +220,13 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if !ok1 || !ok2 {
 		return
 	}
+	// Another object under the name: deleted and created again while the watch was down
+	// (the relist shows it as an update). The old one's delete is owed first.
+	if oldU.GetUID() != newU.GetUID() {
+		c.onDelete(oldU)
+		c.enqueue(newObj, TriggerCreate)
+		return
+	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
 		c.enqueue(newObj, TriggerResync)
@@ -254,12 +263,12 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 		return
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
+	key, ok := c.ownerKey(u)
 	var ownDelete bool
 	if deleted {
 		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news
-		c.e.writes.forget(ev)                // whoever owned it: the record must not outlive the object
+		c.e.writes.forget(ev, ok)            // whoever owned it: the record must not outlive the object
 	}
-	key, ok := c.ownerKey(u)
 	if !ok {
 		return
 	}

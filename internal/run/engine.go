@@ -94,6 +94,8 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	lead := &leadership{enabled: opts.LeaderElect, renewDeadline: opts.RenewDeadline}
 	guarded := rest.CopyConfig(opts.RESTConfig)
 	guarded.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: lead} })
+	// A write that wants its warnings (the status keys a schema prunes) collects them.
+	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)

@@ -95,11 +95,11 @@ func TestStatusPatchWritesOnlyWhatThePassDecided(t *testing.T) {
 		},
 	}}
 	ok := decision{success: true, status: map[string]any{"phase": "Ready"}}
-	if patch, _ := statusPatch(base, ok, 2, now); patch != nil {
+	if patch, _ := statusPatch(base, ok, 2, now, keepAll); patch != nil {
 		t.Errorf("an idle pass patches %v, want nothing written", patch)
 	}
 	ok.status = map[string]any{"phase": "Degraded"}
-	patch, _ := statusPatch(base, ok, 2, now)
+	patch, _ := statusPatch(base, ok, 2, now, keepAll)
 	want := map[string]any{
 		"metadata": map[string]any{"uid": "u1", "resourceVersion": "7"},
 		"status":   map[string]any{"phase": "Degraded"},
@@ -107,7 +107,7 @@ func TestStatusPatchWritesOnlyWhatThePassDecided(t *testing.T) {
 	if diff := cmp.Diff(want, patch); diff != "" {
 		t.Errorf("patch (-want +got):\n%s", diff)
 	}
-	patch, res := statusPatch(base, failure("X", "boom"), 2, now)
+	patch, res := statusPatch(base, failure("X", "boom"), 2, now, keepAll)
 	conds := patch["status"].(map[string]any)["conditions"].([]any)
 	if len(conds) != 2 || conds[0].(map[string]any)["lastProbeTime"] != "2026-01-01T00:00:00Z" {
 		t.Errorf("conditions = %v, want Backup kept whole beside Ready", conds)
@@ -425,3 +425,6 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 		t.Fatalf("candidates %+v, want only the child ork wrote for this CR and no longer keeps", cands)
 	}
 }
+
+// keepAll is a CRD whose status schema prunes nothing.
+func keepAll(string) bool { return false }

@@ -284,6 +284,9 @@ type crdOptions struct {
 	// statusProps is YAML for status.properties (indented 18 spaces by the caller), making
 	// the status schema strict about those fields.
 	statusProps string
+	// prunedStatus drops x-kubernetes-preserve-unknown-fields from a statusProps schema: the
+	// apiserver prunes every other status key.
+	prunedStatus bool
 }
 
 func (f *fixture) writeCRDWith(kind, plural string, o crdOptions) string {
@@ -298,6 +301,9 @@ func (f *fixture) writeCRDWith(kind, plural string, o crdOptions) string {
 	status := "{type: object, x-kubernetes-preserve-unknown-fields: true}"
 	if o.statusProps != "" {
 		status = "\n              type: object\n              x-kubernetes-preserve-unknown-fields: true\n              properties:\n" + o.statusProps
+	}
+	if o.statusProps != "" && o.prunedStatus {
+		status = "\n              type: object\n              properties:\n" + o.statusProps
 	}
 	manifest := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

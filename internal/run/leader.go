@@ -73,9 +73,14 @@ func (l *leadership) lose() {
 	}
 }
 
-// mayWrite is checked before every write to the cluster (and again, per request, by
-// guardTransport).
-func (e *Engine) mayWrite() error { return e.lead.mayWrite(time.Now()) }
+// mayWrite is checked before every write for the custom resource of key, and before its
+// call to the reconciler (whose side effects are writes too), and again, per request, by
+// guardTransport. It is a function of the key: today one Lease covers every key, the
+// scale-out work narrows it to the key's bucket.
+func (e *Engine) mayWrite(key string) error {
+	_ = key // one Lease for all keys, for now
+	return e.lead.mayWrite(time.Now())
+}
 
 // guardTransport refuses every request but a read while this replica may no longer lead.
 // It sits under client-go, so it also holds back what happens after ork's own check: a write

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -37,8 +38,10 @@ type ledger struct {
 type keyRecord struct {
 	// pending is the strongest trigger since the key was last taken.
 	pending Trigger
-	// tombstone is the last state of a deleted object, kept until its delete is done.
-	tombstone *unstructured.Unstructured
+	// tombstones are the last states of deleted objects, oldest first, one per uid, each
+	// kept until its delete is done: a name deleted, created again and deleted again before
+	// ork's pass owes two deletes.
+	tombstones []*unstructured.Unstructured
 	// statusUID and statusRV identify ork's last status write: the object it went to and
 	// the resourceVersion the apiserver answered. A cache older than that is not trusted.
 	statusUID types.UID
@@ -61,6 +64,8 @@ type keyRecord struct {
 	// (prepared.lastApply).
 	lastApplyUID types.UID
 	lastApply    []remote.AppliedResource
+	// removedUID is the object whose declarative onDelete ran: it runs once.
+	removedUID types.UID
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
@@ -93,18 +98,26 @@ func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
 	if triggerRank[t] > triggerRank[r.pending] {
 		r.pending = t
 	}
-	if uid != "" && r.tombstone != nil && r.tombstone.GetUID() == uid {
-		r.tombstone = nil
+	if uid != "" {
+		r.tombstones = slices.DeleteFunc(r.tombstones, func(t *unstructured.Unstructured) bool { return t.GetUID() == uid })
 	}
 	return r.lastPass
 }
 
+// noteDelete records the delete of last: a later state of an object already pending
+// replaces it, another object's is kept beside it.
 func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
 	r.pending = TriggerDelete
-	r.tombstone = last
+	for i, t := range r.tombstones {
+		if t.GetUID() == last.GetUID() {
+			r.tombstones[i] = last
+			return
+		}
+	}
+	r.tombstones = append(r.tombstones, last)
 }
 
 // begin takes the pending trigger of a key coming out of the queue and marks it processing.
@@ -126,7 +139,10 @@ func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured
 	}
 	r.resyncAt = time.Time{}
 	r.processing = true
-	return t, r.tombstone, true
+	if len(r.tombstones) > 0 {
+		tomb = r.tombstones[0]
+	}
+	return t, tomb, true
 }
 
 // end marks a pass over at now and returns the child changes deferred during it. With
@@ -144,7 +160,7 @@ func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
 		deferred = append(deferred, ev)
 	}
 	r.processing, r.deferred, r.lastPass = false, nil, now
-	if forget && r.pending == "" && r.tombstone == nil {
+	if forget && r.pending == "" && len(r.tombstones) == 0 {
 		delete(l.keys, key)
 	}
 	return deferred
@@ -167,13 +183,16 @@ func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
 }
 
 // dropTombstone forgets the tombstone a finished delete used, and only that one: a newer
-// delete that arrived during the pass keeps its own.
-func (l *ledger) dropTombstone(key string, used *unstructured.Unstructured) {
+// delete that arrived during the pass keeps its own. It reports whether deletes remain.
+func (l *ledger) dropTombstone(key string, used *unstructured.Unstructured) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r := l.keys[key]; r != nil && used != nil && r.tombstone == used {
-		r.tombstone = nil
+	r := l.keys[key]
+	if r == nil {
+		return false
 	}
+	r.tombstones = slices.DeleteFunc(r.tombstones, func(t *unstructured.Unstructured) bool { return t == used })
+	return len(r.tombstones) > 0
 }
 
 // statusWrite returns ork's last status write to key.
@@ -255,4 +274,19 @@ func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
 		return r.lastApply
 	}
 	return nil
+}
+
+// markRemoved notes that uid's onDelete objects were deleted.
+func (l *ledger) markRemoved(key string, uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(key).removedUID = uid
+}
+
+// removed reports whether uid's onDelete objects were deleted already.
+func (l *ledger) removed(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	return r != nil && uid != "" && r.removedUID == uid
 }

@@ -16,7 +16,10 @@ type Metrics struct {
 	// TriggersTotal counts why keys were queued, before the queue merges them: a child
 	// change, an update, a resync... It shows what drives the reconciles.
 	TriggersTotal *prometheus.CounterVec
-	queue         queueMetrics
+	// StatusFieldsPruned counts the status keys a CRD's schema was found to prune, once per
+	// CRD and key: ork writes them no more.
+	StatusFieldsPruned *prometheus.CounterVec
+	queue              queueMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -41,9 +44,12 @@ func NewMetrics() *Metrics {
 		TriggersTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_reconcile_triggers_total", Help: "Reasons a key was queued (create, update, delete, child, resync, requeue), counted before the queue merges them.",
 		}, []string{"crd", "trigger"}),
+		StatusFieldsPruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_status_fields_pruned_total", Help: "Status keys the CRD's schema prunes (the apiserver's unknown-field warning), counted once per CRD and key: ork stops writing them.",
+		}, []string{"crd", "field"}),
 		queue: newQueueMetrics(),
 	}
-	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal,
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	return m

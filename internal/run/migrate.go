@@ -30,9 +30,10 @@ func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controll
 	if e.dry != nil {
 		return
 	}
+	// owners are the Katalog's kinds, and whether each is namespaced (its key's form).
 	owners := map[schema.GroupKind]bool{}
 	for _, c := range controllers {
-		owners[c.gvk.GroupKind()] = true
+		owners[c.gvk.GroupKind()] = c.crd.IsNamespaced()
 	}
 	seen := map[string]bool{}
 	labelled := 0
@@ -73,10 +74,18 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || !owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}] {
+		if err != nil {
+			continue
+		}
+		namespaced, ours := owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+		if !ours {
 			continue // another controller's object that carries ork's managed-by label
 		}
-		if err := e.mayWrite(); err != nil {
+		key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
+		if namespaced {
+			key = obj.GetNamespace() + "/" + ref.Name
+		}
+		if err := e.mayWrite(key); err != nil {
 			return n, err
 		}
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{

@@ -131,7 +131,7 @@ func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 		if live == nil || !prunable(cr, live) {
 			return false, nil
 		}
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()

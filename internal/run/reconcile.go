@@ -133,9 +133,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// A delete is done when its call succeeded and asked for nothing more; only then does
 	// its tombstone go, and only that one (a newer delete keeps its own).
 	deleteDone := in.gone && d.success && d.action == actionDone
-	if deleteDone {
-		c.ledger.dropTombstone(key, tomb)
-	}
+	moreDeletes := deleteDone && c.ledger.dropTombstone(key, tomb)
 	c.observe(in, d, start)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
@@ -148,12 +146,18 @@ func (c *controller) handle(ctx context.Context, key string) {
 			c.scheduleResync(key)
 		}
 	}
-	if deleteDone && c.cached(key) != nil {
+	switch {
+	case moreDeletes:
+		// Another incarnation of the name was deleted too: its delete next (then, if the
+		// name is taken again, the new object).
+		c.ledger.note(key, TriggerDelete)
+		c.queue.Add(key)
+	case deleteDone && c.cached(key) != nil:
 		// The name was taken again while the old object's delete ran: now the new one.
 		c.ledger.note(key, TriggerCreate)
 		c.queue.Add(key)
 	}
-	c.endPass(key, deleteDone)
+	c.endPass(key, deleteDone && !moreDeletes)
 }
 
 // passSteps is what a pass did beside the call, for the decision trace.
@@ -177,17 +181,28 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	case skip != nil:
 		d = *skip
 	default:
+		// The call's side effects are the new leader's to cause, not a replica's whose
+		// Lease may have passed.
+		if err := c.e.mayWrite(in.key); err != nil {
+			return d, steps, false
+		}
 		d = c.safeReconcile(ctx, in)
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
+	}
+	if d.success && !in.deleting && c.replaced(in) {
+		// Its answer is for an object that is no more: applied, its children would name a
+		// dead uid as their controller. The delete, or the new object's create, is queued.
+		c.log.Debug("custom resource replaced or deleted during the call: its answer is not applied", "key", in.key, "uid", in.cr.GetUID())
+		return decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "replaced or deleted during the call: nothing applied"}, steps, true
 	}
 	var err error
 	t := time.Now()
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.deleteAll(ctx, in.cr, d.remove)
+		err = c.removeAll(ctx, in.cr, d.remove)
 	case !in.deleting:
 		steps.applies, err = c.applyAll(ctx, in.cr, d)
 		if err == nil && d.prune {
@@ -328,6 +343,13 @@ func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unst
 	return in, true
 }
 
+// replaced reports whether the cache no longer holds in's object under its key: deleted,
+// or replaced by a new incarnation (as statusBase judges it for the status write).
+func (c *controller) replaced(in input) bool {
+	cached := c.cached(in.key)
+	return cached == nil || cached.GetUID() != in.cr.GetUID()
+}
+
 // cached is the CR of key in the informer's cache, or nil.
 func (c *controller) cached(key string) *unstructured.Unstructured {
 	obj, exists, err := c.informer.GetIndexer().GetByKey(key)
@@ -350,7 +372,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.recorder == nil || c.e.mayWrite() != nil {
+	if c.e.recorder == nil || c.e.mayWrite(keyOf(obj)) != nil {
 		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)

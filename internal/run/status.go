@@ -117,20 +117,25 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		return statusResult{}, err
 	}
 	for range statusWriteAttempts {
-		patch, res := statusPatch(base, d, in.cr.GetGeneration(), time.Now())
+		patch, res := statusPatch(base, d, in.cr.GetGeneration(), time.Now(), c.pruned.has)
 		if patch == nil {
 			return res, nil
 		}
-		if err := c.e.mayWrite(); err != nil {
+		if err := c.e.mayWrite(in.key); err != nil {
 			return res, err
 		}
 		body, err := json.Marshal(patch)
 		if err != nil {
 			return res, fmt.Errorf("encode status: %w", err)
 		}
-		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote).
-		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
+		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote). Its
+		// warnings name the keys the CRD's schema pruned.
+		wctx, warned := collectWarnings(ctx)
+		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(wctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
+		if err == nil {
+			res = c.notePruned(in, res, warned.unknownFields("status"))
+		}
 		if err == nil && c.e.dry != nil {
 			c.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})
 			return res, nil // nothing written: not ork's own write
@@ -200,7 +205,7 @@ func (c *controller) freshCR(ctx context.Context, in input) (*unstructured.Unstr
 
 // statusPatch computes the merge patch of one pass onto base, or nil when it would change
 // nothing. Maps of base are only read.
-func statusPatch(base *unstructured.Unstructured, d decision, generation int64, now time.Time) (map[string]any, statusResult) {
+func statusPatch(base *unstructured.Unstructured, d decision, generation int64, now time.Time, pruned func(string) bool) (map[string]any, statusResult) {
 	current, _ := base.Object["status"].(map[string]any)
 	if current == nil {
 		current = map[string]any{}
@@ -209,17 +214,21 @@ func statusPatch(base *unstructured.Unstructured, d decision, generation int64, 
 	patch := map[string]any{}
 	if d.success {
 		for k, v := range d.status {
-			if k == "conditions" || k == "observedGeneration" {
-				continue // ork's own keys: set below
+			if k == "conditions" || k == "observedGeneration" || pruned(k) {
+				continue // ork's own keys (set below), or keys the schema drops
 			}
 			if mergeChanges(current, map[string]any{k: v}) {
 				patch[k] = v
 			}
 		}
-		if og, ok := number(current["observedGeneration"]); !ok || int64(og) != generation {
+		if og, ok := number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
 			patch["observedGeneration"] = generation
 			res.newGeneration = true
 		}
+	}
+	if pruned("conditions") {
+		// Nowhere to write a condition to: no Ready either.
+		return finishPatch(base, patch, res)
 	}
 	oldConds, _ := current["conditions"].([]any)
 	conds := append([]any(nil), oldConds...)
@@ -242,6 +251,12 @@ func statusPatch(base *unstructured.Unstructured, d decision, generation int64, 
 	if !equalJSON(oldConds, conds) {
 		patch["conditions"] = conds
 	}
+	return finishPatch(base, patch, res)
+}
+
+// finishPatch wraps the status keys to write into the merge patch, with the preconditions;
+// nil when there is nothing to write.
+func finishPatch(base *unstructured.Unstructured, patch map[string]any, res statusResult) (map[string]any, statusResult) {
 	if len(patch) == 0 {
 		return nil, res
 	}

@@ -119,8 +119,11 @@ func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UI
 		}
 		b.byOwner[owner][ref] = true
 	}
+	prev := w.rv
 	w.digest, w.rv, w.owner = digest, after.GetResourceVersion(), owner
-	if before == nil || before.GetResourceVersion() != w.rv {
+	// A no-op write returns the version there was: the one before (or, when the cache
+	// lagged, ork's own last write's).
+	if (before == nil || before.GetResourceVersion() != w.rv) && prev != w.rv {
 		w.made = [2]string{w.rv, w.made[0]}
 	}
 	b.writes[ref] = w
@@ -156,14 +159,16 @@ func (b *writeBook) get(ref childRef) (childWrite, bool) {
 }
 
 // forget drops the record of a deleted child, unless ork wrote a newer one since (a late
-// delete event of the object ork has just created again).
-func (b *writeBook) forget(ev childEvent) {
+// delete event of the object ork has just created again). Only the owner's controller drops
+// the prune mark (withPrune): two CRDs' handlers see the delete of a shared child informer
+// in either order, and the other one must not consume the owner's mark before it looks.
+func (b *writeBook) forget(ev childEvent, withPrune bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w, ok := b.writes[ev.ref]; ok && compareRV(w.rv, ev.rv) <= 0 {
 		b.drop(ev.ref)
 	}
-	if ev.uid != "" && b.pruned[ev.ref] == ev.uid {
+	if withPrune && ev.uid != "" && b.pruned[ev.ref] == ev.uid {
 		delete(b.pruned, ev.ref)
 	}
 }

@@ -19,7 +19,7 @@ func TestPrunedChildEventsAreOrksOwn(t *testing.T) {
 	if b.own(childEvent{ref: ref, rv: "11", uid: "uid-2"}, false) {
 		t.Error("an event of another object under the same name counts as ork's own")
 	}
-	b.forget(childEvent{ref: ref, rv: "12", uid: "uid-1"})
+	b.forget(childEvent{ref: ref, rv: "12", uid: "uid-1"}, true)
 	if b.own(childEvent{ref: ref, rv: "13", uid: "uid-1"}, false) {
 		t.Error("the mark outlives the object's delete event")
 	}

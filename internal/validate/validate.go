@@ -33,6 +33,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.declarative()
 		k.sampleTemplates()
 		k.statusSubresource()
+		k.statusSchema()
 		out = append(out, k.out...)
 	}
 	out = withoutCascades(set, out)

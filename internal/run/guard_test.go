@@ -1,0 +1,43 @@
+package run
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// countingReconciler counts its calls: each stands for the POST to the remote reconciler.
+type countingReconciler struct{ calls *int }
+
+func (countingReconciler) close() {}
+
+func (r countingReconciler) reconcile(context.Context, *controller, input) decision {
+	*r.calls++
+	return decision{success: true, action: actionDone}
+}
+
+// A replica whose Lease may have passed to another makes no call either: the reconciler's
+// side effects (a database created, a ticket opened) are writes too, and the new leader makes
+// the same call.
+func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
+	stale := time.Now().Add(-time.Minute)
+	lead := &leadership{enabled: true, renewDeadline: 10 * time.Second}
+	lead.armed.Store(true)
+	lead.lastRenew.Store(&stale)
+	var calls int
+	c := &controller{e: &Engine{lead: lead}, ledger: newLedger(), rec: countingReconciler{&calls}, log: slog.New(slog.DiscardHandler)}
+	cr := &unstructured.Unstructured{}
+	cr.SetNamespace("ns")
+	cr.SetName("web")
+	cr.SetUID("u1")
+	_, _, done := c.pass(t.Context(), input{key: "ns/web", cr: cr, trigger: TriggerCreate})
+	if calls != 0 {
+		t.Errorf("the reconciler was called %d times by a replica past its renew deadline, want none", calls)
+	}
+	if done {
+		t.Error("the pass reports done: want it to stop as a lost Lease does")
+	}
+}

@@ -1,0 +1,151 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/runplan"
+)
+
+// OwnerAnnotation marks a child created outside its CR's namespace with the CR's uid: no
+// ownerReference can cross namespaces, and onDelete deletes only what its CR controls or
+// marks (SPEC §6).
+const OwnerAnnotation = "orkestra.orkspace.io/owner"
+
+// markOwner sets OwnerAnnotation on a child that cannot carry a controller reference to cr.
+func markOwner(obj *unstructured.Unstructured, cr metav1.Object, ownable bool) {
+	if ownable {
+		return
+	}
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[OwnerAnnotation] = string(cr.GetUID())
+	obj.SetAnnotations(ann)
+}
+
+// removal is onDelete's judgement of one live object.
+type removal int
+
+const (
+	notMine removal = iota
+	mine
+	// legacy is an object with ork's managed-by label and no mark, written by an ork from
+	// before the owner annotation: deleted by name, with a log line, for one release.
+	legacy
+)
+
+func judgeRemoval(cr, live metav1.Object) removal {
+	if ref := metav1.GetControllerOf(live); ref != nil {
+		if ref.UID == cr.GetUID() {
+			return mine
+		}
+		return notMine
+	}
+	if owner, marked := live.GetAnnotations()[OwnerAnnotation]; marked {
+		if owner == string(cr.GetUID()) {
+			return mine
+		}
+		return notMine
+	}
+	if live.GetLabels()[ManagedByLabel] == ManagedByValue {
+		return legacy
+	}
+	return notMine
+}
+
+// removeAll deletes the objects of a declarative onDelete block, once per CR: only those the
+// CR controls or marks (see judgeRemoval), each with uid and resourceVersion preconditions,
+// under the children's locks. Objects already gone or going count as deleted.
+func (c *controller) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
+	key := keyOf(cr)
+	if c.ledger.removed(key, cr.GetUID()) {
+		return nil // done on an earlier pass: whatever has the names now is not this CR's
+	}
+	type target struct {
+		gvr  schema.GroupVersionResource
+		ref  childRef
+		name string
+	}
+	targets := make([]target, 0, len(objs))
+	refs := make([]childRef, 0, len(objs))
+	for _, o := range objs {
+		gvk := o.Obj.GroupVersionKind()
+		m, err := c.e.mapping(gvk)
+		if err != nil {
+			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
+		}
+		ns := o.Obj.GetNamespace()
+		switch {
+		case m.Scope.Name() != meta.RESTScopeNameNamespace:
+			ns = ""
+		case ns == "":
+			ns = cr.GetNamespace()
+		}
+		ref := childRef{gr: m.Resource.GroupResource(), namespace: ns, name: o.Obj.GetName()}
+		targets = append(targets, target{gvr: m.Resource, ref: ref, name: o.Obj.GetName()})
+		refs = append(refs, ref)
+	}
+	defer c.e.childLocks.lockAll(refs)()
+	for _, t := range targets {
+		if err := c.removeOne(ctx, cr, t.gvr, t.ref); err != nil {
+			return err
+		}
+	}
+	if c.e.dry == nil { // a dry run deleted nothing
+		c.ledger.markRemoved(key, cr.GetUID())
+	}
+	return nil
+}
+
+// removeOne deletes one onDelete object if cr controls or marks it; a precondition that
+// fails means it changed meanwhile: read and judge again.
+func (c *controller) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref childRef) error {
+	for range childWriteAttempts {
+		live, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s/%s: %w", gvr.Resource, ref.name, err)
+		}
+		if live.GetDeletionTimestamp() != nil {
+			return nil
+		}
+		switch judgeRemoval(cr, live) {
+		case notMine:
+			c.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
+				"key", keyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
+			return nil
+		case legacy:
+			c.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
+				"objects ork creates are marked now, and this fallback goes in a later release",
+				"key", keyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
+		}
+		if err := c.e.mayWrite(keyOf(cr)); err != nil {
+			return err
+		}
+		uid, rv := live.GetUID(), live.GetResourceVersion()
+		err = c.e.dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: c.e.dry.options()})
+		switch {
+		case err == nil:
+			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: gvr.Resource + "/" + ref.name, Namespace: ref.namespace})
+			return nil
+		case apierrors.IsNotFound(err):
+			return nil
+		case !precondition.Failed(err):
+			return fmt.Errorf("delete %s/%s: %w", gvr.Resource, ref.name, err)
+		}
+	}
+	return fmt.Errorf("delete %s/%s: the object kept changing under %d attempts", gvr.Resource, ref.name, childWriteAttempts)
+}

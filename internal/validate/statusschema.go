@@ -1,0 +1,57 @@
+package validate
+
+import (
+	"fmt"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// statusSchema warns when the crdFile's status schema would prune what ork run writes: the
+// apiserver drops every status key a structural schema neither declares nor preserves, and
+// ork run, told so by the apiserver's warning, then writes no conditions (no Ready) or no
+// observedGeneration for the CRD's custom resources.
+func (k *checker) statusSchema() {
+	c := k.crd
+	if c.Manifest == nil || c.APITypes == nil || k.schema == nil {
+		return
+	}
+	hasStatus := false
+	for _, v := range c.Manifest.Spec.Versions {
+		if v.Name == c.APITypes.Version && v.Subresources != nil && v.Subresources.Status != nil {
+			hasStatus = true
+		}
+	}
+	if !hasStatus {
+		return // no status written at all: the status-subresource rule says it
+	}
+	root := k.schema
+	if root.XPreserveUnknownFields != nil && *root.XPreserveUnknownFields {
+		if _, declared := root.Properties["status"]; !declared {
+			return
+		}
+	}
+	status, declared := root.Properties["status"]
+	var pruned []string
+	switch {
+	case !declared:
+		pruned = []string{"conditions", "observedGeneration"}
+	case status.XPreserveUnknownFields != nil && *status.XPreserveUnknownFields:
+		return
+	default:
+		for _, key := range []string{"conditions", "observedGeneration"} {
+			if _, ok := status.Properties[key]; !ok {
+				pruned = append(pruned, key)
+			}
+		}
+	}
+	if len(pruned) == 0 {
+		return
+	}
+	what := "status." + pruned[0]
+	if len(pruned) == 2 {
+		what = "status." + pruned[0] + " nor status." + pruned[1]
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s declares no %s and does not preserve unknown fields: the apiserver prunes what ork run writes there, so ork run stops writing it (no conditions: no Ready condition)",
+		c.APITypes.Version, c.Manifest.Name, what),
+		"declare conditions (a list of objects) and observedGeneration (an integer) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
