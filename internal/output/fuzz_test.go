@@ -15,16 +15,19 @@ import (
 
 // FuzzFindingReports writes one arbitrary finding (beside a fixed one) in each CI format and
 // checks what a CI system reads back:
+//
 //   - SARIF validates against the OASIS SARIF 2.1.0 schema in testdata/sarif, every
 //     ruleIndex points at its rule, and the result's message is the finding's text;
+//
 //   - JUnit parses with encoding/xml, counts one test case per finding and a failure per
 //     error, and the failure carries the message (characters XML cannot hold read back
 //     as U+FFFD);
+//
 //   - GitHub workflow commands are one line per finding, and the Actions runner's
 //     unescaping gives back the file, the title and the message exactly:
 //     unescape(escape(s)) == s.
 //
-//	go test ./internal/output -run '^$' -fuzz FuzzFindingReports -fuzztime 5m
+//     go test ./internal/output -run '^$' -fuzz FuzzFindingReports -fuzztime 5m
 func FuzzFindingReports(f *testing.F) {
 	for _, fd := range reportSample {
 		f.Add(fd.File, fd.Path, fd.Message, fd.Hint, fd.Line, fd.Column, fd.Severity == katalog.SeverityWarning, uint8(0))
