@@ -10,14 +10,18 @@ import (
 
 // FuzzStatusMergeKeepsConditions: the status merge of one pass (statusPatch, applied as the
 // JSON merge patch it is sent as) never drops what it was not asked to drop. After it:
+//
 //   - every condition of the CR whose type is neither Ready nor one the reconciler's status
 //     sets is still there, unchanged (lastProbeTime and all);
+//
 //   - each condition the reconciler set on success is there as it sent it (the last of a type);
+//
 //   - Ready is there, True on success and False on failure;
+//
 //   - every other status key the reconciler did not send keeps its value, and on failure
 //     nothing but the conditions changes.
 //
-//	go test ./internal/run -run '^$' -fuzz FuzzStatusMergeKeepsConditions -fuzztime 5m
+//     go test ./internal/run -run '^$' -fuzz FuzzStatusMergeKeepsConditions -fuzztime 5m
 func FuzzStatusMergeKeepsConditions(f *testing.F) {
 	for _, s := range []struct {
 		current, theirs string
