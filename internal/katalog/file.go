@@ -60,7 +60,7 @@ func (f *File) Resolve(p string) string {
 // the file system the Katalog was loaded from.
 func (f *File) ReadFile(p string) ([]byte, error) { return fs.ReadFile(f.fsys, f.fsName(p)) }
 
-// Stat is ReadFile's os.Stat.
+// Stat is os.Stat for the paths ReadFile reads.
 func (f *File) Stat(p string) (fs.FileInfo, error) { return fs.Stat(f.fsys, f.fsName(p)) }
 
 // fsName is p's name in f.fsys: relative to the Katalog's directory, an absolute p from the
