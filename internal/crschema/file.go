@@ -42,6 +42,11 @@ func ReadFile(path string) ([]Doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(path, data)
+}
+
+// Parse is ReadFile for a manifest already read; path names it in errors.
+func Parse(path string, data []byte) ([]Doc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Doc
 	for {

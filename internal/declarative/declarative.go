@@ -119,7 +119,9 @@ func (r *Reconciler) renderTree(f *katalog.File, path string, v any, cr map[stri
 		return out, nil
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, e := range x {
+		// In key order, so that of two broken templates every pass reports the same one.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e := x[k]
 			v, err := r.renderTree(f, path+"."+k, e, cr)
 			if err != nil {
 				return nil, err

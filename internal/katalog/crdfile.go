@@ -2,7 +2,7 @@ package katalog
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -16,7 +16,7 @@ func readCRDFile(c *CRD) []Finding {
 	}
 	f := c.Source
 	at := CRDPath(c.Name, "crdFile")
-	data, err := os.ReadFile(f.Resolve(c.CRDFile))
+	data, err := f.ReadFile(c.CRDFile)
 	if err != nil {
 		return []Finding{f.Finding(RuleCRDFile, SeverityError, at,
 			fmt.Sprintf("cannot read crdFile %q: %v", c.CRDFile, PathlessError(err)),
@@ -93,9 +93,9 @@ func servesVersion(m *apiextensionsv1.CustomResourceDefinition, name string) boo
 	return false
 }
 
-// PathlessError drops the path from an *os.PathError, for messages that already name the file.
+// PathlessError drops the path from an *fs.PathError, for messages that already name the file.
 func PathlessError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	if pe, ok := err.(*fs.PathError); ok {
 		return pe.Err
 	}
 	return err

@@ -1,6 +1,8 @@
 package katalog
 
 import (
+	"io/fs"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +22,10 @@ type File struct {
 	positions map[string]Pos
 	// meant holds the node paths that an unknown field's did-you-mean names.
 	meant map[string]bool
+	// fsys is the file system the Katalog was read from, name its path in fsys: the files it
+	// names (crdFile, crFiles, caFile) are read from there too.
+	fsys fs.FS
+	name string
 }
 
 // Misspelt reports whether the field at a finding's path (display form, "crds.web...") is
@@ -41,12 +47,36 @@ func (f *File) meantAbsent(path string) bool {
 	return false
 }
 
-// Resolve returns p relative to the Katalog file's directory (absolute paths unchanged).
+// Resolve returns p relative to the Katalog file's directory (absolute paths unchanged), as
+// a path on the host, for messages and for callers that read the host.
 func (f *File) Resolve(p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(filepath.Dir(f.Path), p)
+}
+
+// ReadFile reads p (crdFile, a crFiles entry, caFile), relative to the Katalog file, from
+// the file system the Katalog was loaded from.
+func (f *File) ReadFile(p string) ([]byte, error) { return fs.ReadFile(f.fsys, f.fsName(p)) }
+
+// Stat is os.Stat for the paths ReadFile reads.
+func (f *File) Stat(p string) (fs.FileInfo, error) { return fs.Stat(f.fsys, f.fsName(p)) }
+
+// fsName is p's name in f.fsys: relative to the Katalog's directory, an absolute p from the
+// file system's root; ".." stops at the root, as it does on the host.
+func (f *File) fsName(p string) string {
+	p = filepath.ToSlash(p)
+	if v := filepath.VolumeName(p); v != "" {
+		p = p[len(v):]
+	}
+	if !path.IsAbs(p) {
+		p = path.Join("/", path.Dir(f.name), p)
+	}
+	if name := strings.TrimPrefix(path.Clean("/"+p), "/"); name != "" {
+		return name
+	}
+	return "."
 }
 
 // Pos returns the position of the node at path, or of its nearest ancestor that exists.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -37,30 +39,71 @@ func (s *Set) CRD(name string) *CRD {
 // ErrUnreadable marks a file that could not be read at all (exit code 2, not 1).
 var ErrUnreadable = errors.New("unreadable file")
 
-// Load reads and decodes the Katalog files. Structural problems (syntax, unknown fields,
-// wrong types, crdFile issues) come back as findings with positions. A file that cannot be
-// read is an error (wrapping ErrUnreadable, the first such file's), and also a finding of
-// RuleUnreadable, so that machine-readable reports can carry it; the other files are still
-// decoded.
+// Load reads and decodes the Katalog files from the host, each path as the user named it
+// (relative to the working directory, or absolute). Structural problems (syntax, unknown
+// fields, wrong types, crdFile issues) come back as findings with positions. A file that
+// cannot be read is an error (wrapping ErrUnreadable, the first such file's), and also a
+// finding of RuleUnreadable, so that machine-readable reports can carry it; the other files
+// are still decoded.
 func Load(paths []string) (*Set, []Finding, error) {
 	if len(paths) == 0 {
 		paths = []string{DefaultFile}
 	}
-	sources := make([]Source, 0, len(paths))
+	files := make([]Source, len(paths))
+	for i, p := range paths {
+		files[i] = hostSource(p)
+	}
+	return load(files)
+}
+
+// LoadFS is Load over fsys: paths are names in fsys (see fs.ValidPath), and each file a
+// Katalog names (crdFile, crFiles, caFile) is read from fsys too, relative to the Katalog's
+// directory, an absolute one from fsys's root. Nothing is read from the host unless fsys
+// reads it (Load uses os.DirFS).
+func LoadFS(fsys fs.FS, paths []string) (*Set, []Finding, error) {
+	if len(paths) == 0 {
+		paths = []string{DefaultFile}
+	}
+	files := make([]Source, len(paths))
+	for i, p := range paths {
+		files[i] = Source{Path: p, fsys: fsys, name: p}
+	}
+	return load(files)
+}
+
+// hostSource is the host file at p (as the user named it) as a name in an os.DirFS of its
+// volume's root, so that "../crds/x.yaml" and absolute crdFiles resolve as on the host.
+func hostSource(p string) Source {
+	abs, err := filepath.Abs(p)
+	if err != nil { // no working directory: p can only be read as it is
+		return Source{Path: p, fsys: os.DirFS("."), name: filepath.ToSlash(p)}
+	}
+	vol := filepath.VolumeName(abs)
+	return Source{Path: p, fsys: os.DirFS(vol + string(filepath.Separator)),
+		name: strings.TrimPrefix(filepath.ToSlash(abs[len(vol):]), "/")}
+}
+
+// load reads each source's Data from its file system, then decodes them all.
+func load(files []Source) (*Set, []Finding, error) {
+	sources := make([]Source, 0, len(files))
 	var unreadable []Finding
 	var firstErr error
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
+	for _, src := range files {
+		data, err := fs.ReadFile(src.fsys, src.name)
 		if err != nil {
+			if pe, ok := err.(*fs.PathError); ok {
+				pe.Path = src.Path // the file as the user named it, not its name in the file system
+			}
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%w: %w", ErrUnreadable, err)
 			}
 			// No position: the file has none to give.
-			unreadable = append(unreadable, Finding{Rule: RuleUnreadable, Severity: SeverityError, File: p,
+			unreadable = append(unreadable, Finding{Rule: RuleUnreadable, Severity: SeverityError, File: src.Path,
 				Message: "cannot read the file: " + err.Error(), Hint: "check the -f path and the file's permissions"})
 			continue
 		}
-		sources = append(sources, Source{Path: p, Data: data})
+		src.Data = data
+		sources = append(sources, src)
 	}
 	set, findings := Decode(sources...)
 	findings = append(findings, unreadable...)
@@ -72,18 +115,27 @@ func Load(paths []string) (*Set, []Finding, error) {
 type Source struct {
 	Path string
 	Data []byte
+	// fsys and name locate the Katalog for the files it names; unset, Path on the host.
+	fsys fs.FS
+	name string
 }
 
-// Decode decodes Katalogs held in memory; see Load.
+// Decode decodes Katalogs held in memory; see Load. The files they name are read from the
+// host, relative to each Source's Path.
 func Decode(sources ...Source) (*Set, []Finding) {
 	set := &Set{}
 	var findings []Finding
 	for _, src := range sources {
-		f, fs := decodeFile(src.Path, src.Data)
-		findings = append(findings, fs...)
+		if src.fsys == nil {
+			host := hostSource(src.Path)
+			src.fsys, src.name = host.fsys, host.name
+		}
+		f, found := decodeFile(src.Path, src.Data)
+		findings = append(findings, found...)
 		if f == nil {
 			continue
 		}
+		f.fsys, f.name = src.fsys, src.name
 		set.Files = append(set.Files, f)
 		findings = append(findings, set.addCRDs(f)...)
 	}

@@ -106,7 +106,7 @@ func TestJUnitCountsFailuresPerFile(t *testing.T) {
 }
 
 // sarifSchema compiles the OASIS SARIF 2.1.0 schema kept in testdata/sarif (see its README).
-func sarifSchema(t *testing.T) *jsonschema.Schema {
+func sarifSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
 	f, err := os.Open("../../testdata/sarif/sarif-schema-2.1.0.json")
 	if err != nil {

@@ -173,6 +173,11 @@ func (c *Cache) Value(name string, v any, data map[string]any) (any, error) {
 		if s == noValue {
 			return nil, nil // a field that is there but null: absent, never the text "<no value>"
 		}
+		if !strings.Contains(x, noValue) {
+			// A null field inside other text renders as nothing, as in remote.args: a name
+			// "web-<no value>" is nothing anyone wrote.
+			s = strings.ReplaceAll(s, noValue, "")
+		}
 		return Coerce(s), nil
 	case map[string]any:
 		out := make(map[string]any, len(x))

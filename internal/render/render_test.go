@@ -120,4 +120,8 @@ func TestNullFieldRendersAsAbsent(t *testing.T) {
 	if v := got.(map[string]any)["image"]; v != nil {
 		t.Errorf("a null field rendered as %#v, want nil (never the text <no value>)", v)
 	}
+	// Inside other text it is nothing, as in remote.args.
+	if got, err := Value("t", "web-{{ .spec.image }}", data); err != nil || got != "web-" {
+		t.Errorf("a null field inside text rendered as %#v, %v; want \"web-\"", got, err)
+	}
 }

@@ -3,7 +3,6 @@ package validate
 import (
 	"crypto/x509"
 	"fmt"
-	"os"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -91,7 +90,7 @@ func (k *checker) tls(t *katalog.TLS) {
 }
 
 func (k *checker) caFile(at, p string) {
-	data, err := os.ReadFile(k.crd.Source.Resolve(p))
+	data, err := k.crd.Source.ReadFile(p)
 	if err != nil {
 		k.errorAt(katalog.RuleCAFile, at, fmt.Sprintf("cannot read caFile %q: %v", p, katalog.PathlessError(err)), "caFile is relative to the Katalog file")
 		return

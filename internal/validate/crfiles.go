@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/orkspace/ork/internal/crschema"
@@ -21,12 +23,18 @@ func (k *checker) crSchemas() {
 	validators := map[string]*crschema.Validator{}
 	for i, p := range c.CRFiles {
 		path := c.Source.Resolve(p)
-		docs, err := crschema.ReadFile(path)
+		data, err := c.Source.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a missing file is the cr-file rule's
+		}
+		var docs []crschema.Doc
+		if err == nil {
+			docs, err = crschema.Parse(path, data)
+		} else {
+			err = fmt.Errorf("%s: %w", path, katalog.PathlessError(err)) // a directory, say
+		}
 		if err != nil {
-			// An unreadable file is the cr-file rule's; one that does not parse is said here.
-			if !strings.Contains(err.Error(), "no such file") {
-				k.errorAt(katalog.RuleCRFile, fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, err), "a crFiles entry is a YAML manifest of custom resources")
-			}
+			k.errorAt(katalog.RuleCRFile, fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, err), "a crFiles entry is a YAML manifest of custom resources")
 			continue
 		}
 		for _, d := range docs {

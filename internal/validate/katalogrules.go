@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -70,7 +69,7 @@ func (k *checker) apiTypes() {
 // crFiles checks that every sample CR file exists.
 func (k *checker) crFiles() {
 	for i, p := range k.crd.CRFiles {
-		if _, err := os.Stat(k.crd.Source.Resolve(p)); err != nil {
+		if _, err := k.crd.Source.Stat(p); err != nil {
 			k.errorAt(katalog.RuleCRFile, fmt.Sprintf("crFiles[%d]", i), fmt.Sprintf("cannot read crFile %q: %v", p, katalog.PathlessError(err)),
 				"crFiles are relative to the Katalog file")
 		}

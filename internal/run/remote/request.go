@@ -76,6 +76,12 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 	if r.lastApplyEnabled {
 		body.Prepared.LastApply = req.LastApply
 	}
+	return encodeRequest(body)
+}
+
+// encodeRequest writes body as the JSON ork POSTs: decoding it gives body back (see
+// FuzzPreparedRequestRoundTrip).
+func encodeRequest(body preparedRequest) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// Templates and labels often hold <, > and &; escaping them helps no reconciler.
