@@ -56,7 +56,7 @@ func FuzzStatusMergeKeepsConditions(f *testing.F) {
 			d = decision{success: true, status: theirs}
 		}
 		before := deepCopyJSON(base.Object)
-		patch, _ := statusPatch(base, d, generation, now)
+		patch, _ := statusPatch(base, d, generation, now, func(string) bool { return false })
 		if !equalJSON(before, base.Object) {
 			t.Fatalf("statusPatch modified its base")
 		}
