@@ -166,9 +166,12 @@ func watchHealth(t *testing.T, eng *run.Engine) func() string {
 	var first atomic.Pointer[string]
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
+	// A probe that hangs is a failed probe too (the kubelet's timeoutSeconds): 2 s, beyond
+	// what a loaded 2-core machine needs to answer from memory.
+	client := &http.Client{Timeout: 2 * time.Second}
 	go func() {
 		for ctx.Err() == nil {
-			res, err := http.Get("http://" + eng.HealthAddr() + "/healthz")
+			res, err := client.Get("http://" + eng.HealthAddr() + "/healthz")
 			msg := ""
 			switch {
 			case err != nil:
@@ -322,13 +325,21 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	cfg := restConfigVia(proxy)
 	eng := f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), cfg)
 	unhealthy := watchHealth(t, eng)
+	// /healthz is judged by a clock the test moves: the outage lasts "ten minutes" for it,
+	// five times its bounds, in faultHold of real time.
+	var skew atomic.Int64
+	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	proxy.down()
 	for i := range 4 { // created through the test's own client, while ork cannot reach it
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
+	skew.Store(int64(10 * time.Minute))
 	select {
 	case <-time.After(*faultHold):
 	case <-t.Context().Done():
+	}
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Errorf("/healthz answered %d %q ten minutes into the apiserver's outage: a liveness probe would restart ork for it", code, body)
 	}
 	proxy.up()
 	for i := range 4 {
@@ -400,4 +411,57 @@ func TestFaultUpdateStorm(t *testing.T) {
 	if got := f.triggers("child"); got != 0 {
 		t.Errorf("%v child triggers: ork's own applies came back as changes", got)
 	}
+}
+
+// healthz asks /healthz once, with a client timeout.
+func healthz(t *testing.T, eng *run.Engine) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second} // answered from memory; 5 s is a hang
+	res, err := client.Get("http://" + eng.HealthAddr() + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, strings.TrimSpace(string(b))
+}
+
+// /healthz fails when a worker has been inside one pass longer than the CRD's timeout plus 2
+// minutes: a restart is the cure. The clock /healthz judges by is moved, not waited for.
+func TestHealthzFailsForAWorkerStuckInAPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	release := make(chan struct{})
+	ep := newEndpoint(t, func(c call) response {
+		select { // holds the pass until the test has seen /healthz fail
+		case <-release:
+		case <-c.ctx.Done():
+		}
+		return okWithChildren(c)
+	})
+	eng := f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "30s"}), nil)
+	var skew atomic.Int64
+	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
+	f.createCR("web", map[string]any{})
+	ep.next(t) // the pass is inside its call
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Fatalf("/healthz answered %d %q at the start of a pass", code, body)
+	}
+	// 30 s timeout + 2 min - 5 s: within the bound even if the pass began 5 s of real time
+	// before the skew (a loaded machine's worst case between Get and the call arriving).
+	skew.Store(int64(30*time.Second + 2*time.Minute - 5*time.Second))
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Errorf("/healthz answered %d %q within the timeout plus 2 minutes", code, body)
+	}
+	skew.Store(int64(30*time.Second + 2*time.Minute + time.Second))
+	code, body := healthz(t, eng)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "inside the pass of "+f.ns+"/web") {
+		t.Errorf("/healthz answered %d %q past the timeout plus 2 minutes, want 503 naming the stuck pass", code, body)
+	}
+	close(release)
+	f.waitReady("web", "True")
+	f.eventually("/healthz well again once the pass ended", func() (bool, error) {
+		code, _ := healthz(t, eng)
+		return code == http.StatusOK, nil
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -54,6 +55,8 @@ type Engine struct {
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
+	// live watches the workers for /healthz (health.go).
+	live *liveness
 	// dry is the dry run (DryRun); nil when ork writes for real.
 	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
@@ -101,7 +104,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DebugDecisions {
 		decisions = trace.NewStore(trace.Options{})
 	}
+	pauses := remote.NewPauses()
 	return &Engine{
+		live:           newLiveness(time.Now, pauses.Holding),
 		trace:          decisions,
 		dry:            newDryRunner(opts, len(set.CRDs)),
 		redact:         redact,
@@ -115,7 +120,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		secrets:        newSecretCache(kube, opts.SecretTTL),
-		pauses:         remote.NewPauses(),
+		pauses:         pauses,
 		log:            opts.Logger,
 	}, nil
 }
