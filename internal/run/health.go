@@ -121,7 +121,7 @@ const (
 // liveness watches every controller's queue for /healthz.
 type liveness struct {
 	// clock is time.Now; tests set another (export_test.go) while the engine runs.
-	clock  atomic.Pointer[func() time.Time]
+	clock atomic.Pointer[func() time.Time]
 	// paused is true while an endpoint asked to wait (Retry-After): remote.Pauses.Holding.
 	paused func(time.Time) bool
 	mu     sync.Mutex
