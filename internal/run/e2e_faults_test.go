@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // faultHold is how long each fault holds; `go test -run TestFault -fault-hold 60s` for the
@@ -33,6 +36,10 @@ type faultEndpoint struct {
 	fault atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 	mu    sync.Mutex
 	calls map[string][]time.Time
+	// failed counts the calls a fault answered (or broke).
+	failed atomic.Int64
+	// maxBody is the most bytes one answer of a fault got written to ork's connection.
+	maxBody atomic.Int64
 }
 
 func newFaultEndpoint(t testing.TB) *faultEndpoint { return newFaultEndpointWith(t, nil) }
@@ -58,6 +65,7 @@ func (fe *faultEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 	fe.calls[name] = append(fe.calls[name], time.Now())
 	fe.mu.Unlock()
 	if f := fe.fault.Load(); f != nil && (*f)(w, r) {
+		fe.failed.Add(1)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -112,6 +120,12 @@ type faultRun struct {
 	tune  []func(*run.Options)
 	cfg   func(*fixture) (endpoint string)
 	bound func(hold time.Duration) int // max calls per CR during the fault; default backoffCalls
+	// reason is the one docs/reliability.md gives for the fault: Ready=False says
+	// ReconcileError, with a message that starts "<reason>: ".
+	reason string
+	// failed is how the test knows calls failed while the fault held: the fault server saw
+	// them; default the engine's error metric.
+	failed func() int64
 }
 
 func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
@@ -130,8 +144,27 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 	for i := range fr.n {
 		f.patchSpec(fmt.Sprintf("cr-%d", i), `{"spec":{"v":2}}`)
 	}
+	// While the fault holds, it must be seen: calls fail and a CR says why. The first calls
+	// go out as the CRs are created; 30 s (eventually's bound) only catches a fault that is
+	// never seen, and the fault holds until it is.
+	f.eventually("the fault seen: calls failed and a CR Ready=False with "+fr.reason, func() (bool, error) {
+		failed := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+		if fr.failed != nil {
+			failed = float64(fr.failed())
+		}
+		for i := range fr.n {
+			c := readyCondition(f.getCR(fmt.Sprintf("cr-%d", i)))
+			// SPEC: the condition's reason is ReconcileError; the fault's own leads its message.
+			msg, _ := c["message"].(string)
+			if failed > 0 && c != nil && c["status"] == "False" && c["reason"] == "ReconcileError" &&
+				strings.HasPrefix(msg, fr.reason+": ") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%v failed calls; Ready of cr-0: %v", failed, readyCondition(f.getCR("cr-0")))
+	})
 	select {
-	case <-time.After(*faultHold):
+	case <-time.After(time.Until(from.Add(*faultHold))):
 	case <-t.Context().Done():
 	}
 	to := time.Now()
@@ -217,12 +250,14 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 		// behindProxy sends ork to the endpoint through a proxy that can be cut.
 		behindProxy bool
 		bound       func(time.Duration) int
+		// reason is docs/reliability.md's for the row.
+		reason string
 	}{
-		{name: "hangs past the timeout", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "hangs past the timeout", reason: "RemoteTimeout", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(_ http.ResponseWriter, r *http.Request) bool { <-r.Context().Done(); return true })
 		}},
-		{name: "answers 500", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(500, "boom")) }},
-		{name: "answers 429 with Retry-After", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers 500", reason: "RemoteHTTPError", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(500, "boom")) }},
+		{name: "answers 429 with Retry-After", reason: "RemoteThrottled", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.Header().Set("Retry-After", "2")
 				w.WriteHeader(http.StatusTooManyRequests)
@@ -232,20 +267,25 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 			// The pause holds for the whole endpoint: beside the first calls, one per key per
 			// Retry-After at most.
 			bound: func(d time.Duration) int { return int(d/(2*time.Second)) + 3 }},
-		{name: "answers garbage", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
-		{name: "streams a 100 MB body", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers garbage", reason: "InvalidRemoteResponse", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
+		{name: "streams a 100 MB body", reason: "RemoteResponseTooLarge", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.WriteHeader(http.StatusOK)
 				chunk := []byte(strings.Repeat(" ", 64<<10))
+				written := int64(0)
 				for range 100 << 20 / len(chunk) {
-					if _, err := w.Write(chunk); err != nil {
+					n, err := w.Write(chunk)
+					written += int64(n)
+					if err != nil {
 						break // ork stopped reading at its 8 MiB limit
 					}
+				}
+				for m := fe.maxBody.Load(); written > m && !fe.maxBody.CompareAndSwap(m, written); m = fe.maxBody.Load() {
 				}
 				return true
 			})
 		}},
-		{name: "resets connections mid-response", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "resets connections mid-response", reason: "RemoteUnreachable", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				conn, buf, err := http.NewResponseController(w).Hijack()
 				if err != nil {
@@ -260,16 +300,24 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				return true
 			})
 		}},
-		{name: "is down and comes back", behindProxy: true,
+		{name: "is down and comes back", reason: "RemoteUnreachable", behindProxy: true,
 			on: func(_ *faultEndpoint, p *tcpProxy) { p.down() }, off: func(_ *faultEndpoint, p *tcpProxy) { p.up() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			fe := newFaultEndpoint(t)
+			// A small send buffer on the server's side of each connection: what it wrote is
+			// then what ork read, give or take that buffer and ork's receive buffer.
+			fe := newFaultEndpointWith(t, func(s *http.Server) {
+				s.ConnState = func(c net.Conn, st http.ConnState) {
+					if tc, ok := c.(*net.TCPConn); ok && st == http.StateNew {
+						_ = tc.SetWriteBuffer(sendBuffer)
+					}
+				}
+			})
 			var proxy *tcpProxy
-			fr := faultRun{n: 4, bound: tt.bound,
+			fr := faultRun{n: 4, bound: tt.bound, reason: tt.reason,
 				on: func() { tt.on(fe, proxy) },
 				off: func() {
 					fe.clear()
@@ -284,8 +332,35 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				}
 			}
 			fr.run(t, f, fe)
+			if tt.reason == "RemoteResponseTooLarge" {
+				// Memory stays bounded: ork read at most its limit of one body, plus the
+				// buffers between (this side's send buffer, doubled by the kernel, and at
+				// most the kernel's largest receive buffer on ork's side, plus a 1 MiB
+				// margin for the HTTP stack's own): far below the 100 MB sent when ork reads
+				// all.
+				bound := int64(remote.DefaultMaxBodyBytes) + 2*sendBuffer + maxReceiveBuffer(t) + 1<<20
+				if got := fe.maxBody.Load(); got == 0 || got > bound {
+					t.Errorf("one 100 MB answer got %d bytes onto ork's connection, want 1..%d (8 MiB limit plus buffers)", got, bound)
+				}
+			}
 		})
 	}
+}
+
+// sendBuffer is the fault server's socket send buffer in TestFaultsOfTheEndpoint.
+const sendBuffer = 64 << 10
+
+// maxReceiveBuffer is the largest receive buffer Linux grows a TCP socket to (tcp_rmem's
+// third field); 6 MiB, the kernel's default, where it cannot be read.
+func maxReceiveBuffer(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
+		if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			return n
+		}
+	}
+	t.Logf("tcp_rmem unreadable (%v): assuming 6 MiB", err)
+	return 6 << 20
 }
 
 // 12.8 An endpoint that closes idle keep-alive connections after a second (as Node, Python
