@@ -425,32 +425,62 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	}
 }
 
-// 12.10 The watch breaks and the informer lists again (410 Gone): every CR still converges,
-// and the relist costs one resync call per CR at most.
+// 12.10 The watch on the CRs (exactly that watch: not the children's) breaks and the next
+// one is answered 410 Gone, so the informer lists again: each CR that existed before gets
+// exactly one call, with trigger resync, and nothing else; CRs created afterwards are seen
+// through the new watch.
 func TestFaultWatchExpired(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fe := newFaultEndpoint(t)
+	ep := newEndpoint(t, okWithChildren)
 	faults := newAPIFaults()
-	f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), faults.config(env.Config))
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config))
 	for i := range 4 {
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	before := fe.callsBetween(time.Time{}, time.Now())
-	faults.expireWatches("/" + f.gvr.Resource)
-	for i := 4; i < 6; i++ { // created after the break: seen through the new watch
+	f.waitPassesDone(ep)
+	before := map[string]int{}
+	for i := range 4 {
+		before[fmt.Sprintf("cr-%d", i)] = len(ep.callsFor(fmt.Sprintf("cr-%d", i)))
+	}
+	children := f.triggers("child")
+	// The engine watches every namespace (no WatchNamespaces): the CRs' watch is this path.
+	crWatch := "/apis/" + f.group + "/v1/apps"
+	faults.expireWatches(crWatch)
+	if faults.cut() != 1 {
+		t.Fatalf("%d watch streams on %s cut, want exactly the CRs' one", faults.cut(), crWatch)
+	}
+	f.eventually("the relist", func() (bool, error) { return faults.expired() == 1, nil })
+	f.eventually("one call per CR after the relist", func() (bool, error) {
+		for name, n := range before {
+			if len(ep.callsFor(name)) == n {
+				return false, fmt.Errorf("no call for %s yet", name)
+			}
+		}
+		return true, nil
+	})
+	// Quiet: CRs created afterwards go through the new watch and their passes end after any
+	// late second call the relist would have caused (one worker queue, in order of arrival).
+	for i := 4; i < 6; i++ {
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
 	for i := range 6 {
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	f.eventually("the relist", func() (bool, error) { return faults.expired() > 0, nil })
-	after := fe.callsBetween(time.Time{}, time.Now())
+	f.waitPassesDone(ep)
 	for name, n := range before {
-		if extra := after[name] - n; extra > 1 {
-			t.Errorf("%s got %d calls after the relist, want at most one resync", name, extra)
+		extra := ep.callsFor(name)[n:]
+		var triggers []string
+		for _, c := range extra {
+			triggers = append(triggers, c.trigger())
 		}
+		if len(extra) != 1 || extra[0].trigger() != "resync" {
+			t.Errorf("%s got calls %v after the relist, want exactly one resync", name, triggers)
+		}
+	}
+	if got := f.triggers("child") - children; got != 0 {
+		t.Errorf("%v child triggers after the relist: the children's watches were cut too", got)
 	}
 }
 
