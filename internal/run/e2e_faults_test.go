@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -363,26 +364,56 @@ func maxReceiveBuffer(t *testing.T) int64 {
 	return 6 << 20
 }
 
-// 12.8 An endpoint that closes idle keep-alive connections after a second (as Node, Python
-// and gunicorn servers do) causes no failed reconcile: a call sent on a connection the server
-// just closed is sent again on a new one.
+// 12.8 An endpoint that closes idle keep-alive connections (as Node, Python and gunicorn
+// servers do after a few idle seconds) causes no failed reconcile: a call sent on a
+// connection the server just closed is sent again on a new one. Deterministic, not timed:
+// this endpoint answers one request per connection and closes it as soon as the next
+// request's first bytes arrive, so every call after the first meets a closed connection.
 func TestFaultIdleConnectionsClosedByTheEndpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fe := newFaultEndpointWith(t, func(s *http.Server) { s.IdleTimeout = time.Second })
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), nil)
-	for i := range 6 { // calls spaced around the idle timeout
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns, answered atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				raw, _ := io.ReadAll(req.Body)
+				var body map[string]any
+				_ = json.Unmarshal(raw, &body)
+				res := okWithChildren(call{body: body})
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(res.body), res.body)
+				answered.Add(1)
+				_, _ = br.ReadString('\n') // the next request on this connection: closed unanswered
+			}()
+		}
+	}()
+	f.start(f.writeKatalog(remoteSpec{endpoint: "http://" + ln.Addr().String()}), nil)
+	for i := range 4 { // one after another: each call finds the last one's connection idle
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
-		select {
-		case <-time.After(time.Duration(800+100*i) * time.Millisecond):
-		case <-t.Context().Done():
-		}
 	}
 	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")); n != 0 {
 		t.Errorf("%v failed reconciles against an endpoint closing idle connections, want 0", n)
 	}
-	_ = eng
+	// Each call after the first was sent on a closed connection and again on a new one.
+	if c, a := conns.Load(), answered.Load(); c < a || a < 4 {
+		t.Errorf("%d connections for %d answers, want a new connection per answer (at least 4)", c, a)
+	}
 }
 
 // 12.9 The apiserver unreachable, every connection cut and new ones refused, as across its
