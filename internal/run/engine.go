@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
@@ -83,6 +84,15 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	// Every client but the Lease's goes through the write guard.
 	lead := &leadership{enabled: opts.LeaderElect, renewDeadline: opts.RenewDeadline}
 	guarded := rest.CopyConfig(opts.RESTConfig)
+	if guarded.QPS > 0 && guarded.RateLimiter == nil {
+		// One limiter for every client below: each would otherwise get its own, and
+		// --kube-api-qps would bind each of the three, not ork.
+		burst := guarded.Burst
+		if burst <= 0 {
+			burst = rest.DefaultBurst
+		}
+		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
+	}
 	guarded.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: lead} })
 	kube, err := kubernetes.NewForConfig(guarded)
 	if err != nil {
