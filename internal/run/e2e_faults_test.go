@@ -417,8 +417,10 @@ func TestFaultIdleConnectionsClosedByTheEndpoint(t *testing.T) {
 }
 
 // 12.9 The apiserver unreachable, every connection cut and new ones refused, as across its
-// restart, while CRs are created: ork keeps running and converges when it is back. (The
-// relist a restart can force is TestFaultWatchExpired.)
+// restart, while CRs are created: ork keeps running, /healthz stays up (judged ten minutes
+// in), and converges when it is back; cut again while a pass is in its call, the pass's
+// writes fail (the error metric rises) and are retried until it is back. (The relist a
+// restart can force is TestFaultWatchExpired.)
 func TestFaultAPIServerUnreachable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -451,6 +453,28 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	for i := range 4 {
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
+	skew.Store(0)
+	// A second outage while a pass is in its call: the pass's writes fail, and are retried
+	// with backoff until the apiserver is back.
+	release := make(chan struct{})
+	fe.set(func(_ http.ResponseWriter, r *http.Request) bool {
+		select { // held until the apiserver is cut
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return false // then answered as usual
+	})
+	errorsBefore := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+	f.createCR("late", map[string]any{})
+	f.eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
+	proxy.down()
+	fe.clear()
+	close(release)
+	f.eventually("a write of the pass failed", func() (bool, error) {
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")) > errorsBefore, nil
+	})
+	proxy.up()
+	f.waitReady("late", "True")
 	if msg := unhealthy(); msg != "" {
 		t.Errorf("/healthz failed while the apiserver was unreachable: %s", msg)
 	}

@@ -12,9 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/util/workqueue"
-
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/trace"
 )
