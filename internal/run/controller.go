@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // ownerIndex indexes children by the UID of their controller owner.
@@ -98,6 +99,11 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.rec = rec
+	timeout := remote.DefaultTimeout
+	if rr, ok := rec.(*remoteReconciler); ok {
+		timeout = rr.r.Timeout()
+	}
+	c.queue = e.live.watch(crd.Name, c.workers, timeout, c.queue)
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.childrenPayload = r.Payload.Children.Enabled
 		c.finalize, c.finalizeTimeout = r.Finalize, r.FinalizeTimeoutOrDefault()

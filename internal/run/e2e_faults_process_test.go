@@ -115,8 +115,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
 	f.writeKatalog(remoteSpec{endpoint: g.srv.URL, timeout: "2m"})
-	lease := []string{"--leader-elect", "--lease-name=handover", "--leader-elect-lease-duration=3s",
-		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
+	lease := leaseFlags("handover")
 	leader := startOrk(t, f, bin, lease...)
 	leader.waitLine(t, f, "ork is running")
 	standby := startOrk(t, f, bin, lease...)
@@ -131,6 +130,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	}
 	stale := g.next("fresh", true) // the standby's calls answer at once
 	f.crsWith(t, crs, "fresh")
+	converged := f.resourceVersions(t, crs)
 	close(stale)                                                       // the frozen leader's calls are answered "stale"...
 	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
 		t.Fatal(err)
@@ -144,6 +144,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the old leader still runs a minute after losing its Lease")
 	}
+	f.unchangedSince(t, converged)
 	for _, name := range crs {
 		by, _, _ := unstructured.NestedString(f.getCR(name).Object, "status", "by")
 		d, err := f.get(deployments, name)

@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // faultHold is how long each fault holds; `go test -run TestFault -fault-hold 60s` for the
@@ -33,6 +37,10 @@ type faultEndpoint struct {
 	fault atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 	mu    sync.Mutex
 	calls map[string][]time.Time
+	// failed counts the calls a fault answered (or broke).
+	failed atomic.Int64
+	// maxBody is the most bytes one answer of a fault got written to ork's connection.
+	maxBody atomic.Int64
 }
 
 func newFaultEndpoint(t testing.TB) *faultEndpoint { return newFaultEndpointWith(t, nil) }
@@ -58,6 +66,7 @@ func (fe *faultEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 	fe.calls[name] = append(fe.calls[name], time.Now())
 	fe.mu.Unlock()
 	if f := fe.fault.Load(); f != nil && (*f)(w, r) {
+		fe.failed.Add(1)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -112,6 +121,12 @@ type faultRun struct {
 	tune  []func(*run.Options)
 	cfg   func(*fixture) (endpoint string)
 	bound func(hold time.Duration) int // max calls per CR during the fault; default backoffCalls
+	// reason is the one docs/reliability.md gives for the fault: Ready=False says
+	// ReconcileError, with a message that starts "<reason>: ".
+	reason string
+	// failed is how the test knows calls failed while the fault held: the fault server saw
+	// them; default the engine's error metric.
+	failed func() int64
 }
 
 func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
@@ -130,8 +145,27 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 	for i := range fr.n {
 		f.patchSpec(fmt.Sprintf("cr-%d", i), `{"spec":{"v":2}}`)
 	}
+	// While the fault holds, it must be seen: calls fail and a CR says why. The first calls
+	// go out as the CRs are created; 30 s (eventually's bound) only catches a fault that is
+	// never seen, and the fault holds until it is.
+	f.eventually("the fault seen: calls failed and a CR Ready=False with "+fr.reason, func() (bool, error) {
+		failed := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+		if fr.failed != nil {
+			failed = float64(fr.failed())
+		}
+		for i := range fr.n {
+			c := readyCondition(f.getCR(fmt.Sprintf("cr-%d", i)))
+			// SPEC: the condition's reason is ReconcileError; the fault's own leads its message.
+			msg, _ := c["message"].(string)
+			if failed > 0 && c != nil && c["status"] == "False" && c["reason"] == "ReconcileError" &&
+				strings.HasPrefix(msg, fr.reason+": ") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%v failed calls; Ready of cr-0: %v", failed, readyCondition(f.getCR("cr-0")))
+	})
 	select {
-	case <-time.After(*faultHold):
+	case <-time.After(time.Until(from.Add(*faultHold))):
 	case <-t.Context().Done():
 	}
 	to := time.Now()
@@ -166,9 +200,12 @@ func watchHealth(t *testing.T, eng *run.Engine) func() string {
 	var first atomic.Pointer[string]
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
+	// A probe that hangs is a failed probe too (the kubelet's timeoutSeconds): 2 s, beyond
+	// what a loaded 2-core machine needs to answer from memory.
+	client := &http.Client{Timeout: 2 * time.Second}
 	go func() {
 		for ctx.Err() == nil {
-			res, err := http.Get("http://" + eng.HealthAddr() + "/healthz")
+			res, err := client.Get("http://" + eng.HealthAddr() + "/healthz")
 			msg := ""
 			switch {
 			case err != nil:
@@ -214,12 +251,14 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 		// behindProxy sends ork to the endpoint through a proxy that can be cut.
 		behindProxy bool
 		bound       func(time.Duration) int
+		// reason is docs/reliability.md's for the row.
+		reason string
 	}{
-		{name: "hangs past the timeout", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "hangs past the timeout", reason: "RemoteTimeout", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(_ http.ResponseWriter, r *http.Request) bool { <-r.Context().Done(); return true })
 		}},
-		{name: "answers 500", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(500, "boom")) }},
-		{name: "answers 429 with Retry-After", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers 500", reason: "RemoteHTTPError", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(500, "boom")) }},
+		{name: "answers 429 with Retry-After", reason: "RemoteThrottled", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.Header().Set("Retry-After", "2")
 				w.WriteHeader(http.StatusTooManyRequests)
@@ -229,20 +268,25 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 			// The pause holds for the whole endpoint: beside the first calls, one per key per
 			// Retry-After at most.
 			bound: func(d time.Duration) int { return int(d/(2*time.Second)) + 3 }},
-		{name: "answers garbage", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
-		{name: "streams a 100 MB body", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers garbage", reason: "InvalidRemoteResponse", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
+		{name: "streams a 100 MB body", reason: "RemoteResponseTooLarge", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.WriteHeader(http.StatusOK)
 				chunk := []byte(strings.Repeat(" ", 64<<10))
+				written := int64(0)
 				for range 100 << 20 / len(chunk) {
-					if _, err := w.Write(chunk); err != nil {
+					n, err := w.Write(chunk)
+					written += int64(n)
+					if err != nil {
 						break // ork stopped reading at its 8 MiB limit
 					}
+				}
+				for m := fe.maxBody.Load(); written > m && !fe.maxBody.CompareAndSwap(m, written); m = fe.maxBody.Load() {
 				}
 				return true
 			})
 		}},
-		{name: "resets connections mid-response", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "resets connections mid-response", reason: "RemoteUnreachable", on: func(fe *faultEndpoint, _ *tcpProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				conn, buf, err := http.NewResponseController(w).Hijack()
 				if err != nil {
@@ -257,16 +301,24 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				return true
 			})
 		}},
-		{name: "is down and comes back", behindProxy: true,
+		{name: "is down and comes back", reason: "RemoteUnreachable", behindProxy: true,
 			on: func(_ *faultEndpoint, p *tcpProxy) { p.down() }, off: func(_ *faultEndpoint, p *tcpProxy) { p.up() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			fe := newFaultEndpoint(t)
+			// A small send buffer on the server's side of each connection: what it wrote is
+			// then what ork read, give or take that buffer and ork's receive buffer.
+			fe := newFaultEndpointWith(t, func(s *http.Server) {
+				s.ConnState = func(c net.Conn, st http.ConnState) {
+					if tc, ok := c.(*net.TCPConn); ok && st == http.StateNew {
+						_ = tc.SetWriteBuffer(sendBuffer)
+					}
+				}
+			})
 			var proxy *tcpProxy
-			fr := faultRun{n: 4, bound: tt.bound,
+			fr := faultRun{n: 4, bound: tt.bound, reason: tt.reason,
 				on: func() { tt.on(fe, proxy) },
 				off: func() {
 					fe.clear()
@@ -281,35 +333,94 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				}
 			}
 			fr.run(t, f, fe)
+			if tt.reason == "RemoteResponseTooLarge" {
+				// Memory stays bounded: ork read at most its limit of one body, plus the
+				// buffers between (this side's send buffer, doubled by the kernel, and at
+				// most the kernel's largest receive buffer on ork's side, plus a 1 MiB
+				// margin for the HTTP stack's own): far below the 100 MB sent when ork reads
+				// all.
+				bound := int64(remote.DefaultMaxBodyBytes) + 2*sendBuffer + maxReceiveBuffer(t) + 1<<20
+				if got := fe.maxBody.Load(); got == 0 || got > bound {
+					t.Errorf("one 100 MB answer got %d bytes onto ork's connection, want 1..%d (8 MiB limit plus buffers)", got, bound)
+				}
+			}
 		})
 	}
 }
 
-// 12.8 An endpoint that closes idle keep-alive connections after a second (as Node, Python
-// and gunicorn servers do) causes no failed reconcile: a call sent on a connection the server
-// just closed is sent again on a new one.
+// sendBuffer is the fault server's socket send buffer in TestFaultsOfTheEndpoint.
+const sendBuffer = 64 << 10
+
+// maxReceiveBuffer is the largest receive buffer Linux grows a TCP socket to (tcp_rmem's
+// third field); 6 MiB, the kernel's default, where it cannot be read.
+func maxReceiveBuffer(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
+		if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			return n
+		}
+	}
+	t.Logf("tcp_rmem unreadable (%v): assuming 6 MiB", err)
+	return 6 << 20
+}
+
+// 12.8 An endpoint that closes idle keep-alive connections (as Node, Python and gunicorn
+// servers do after a few idle seconds) causes no failed reconcile: a call sent on a
+// connection the server just closed is sent again on a new one. Deterministic, not timed:
+// this endpoint answers one request per connection and closes it as soon as the next
+// request's first bytes arrive, so every call after the first meets a closed connection.
 func TestFaultIdleConnectionsClosedByTheEndpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fe := newFaultEndpointWith(t, func(s *http.Server) { s.IdleTimeout = time.Second })
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), nil)
-	for i := range 6 { // calls spaced around the idle timeout
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns, answered atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				raw, _ := io.ReadAll(req.Body)
+				var body map[string]any
+				_ = json.Unmarshal(raw, &body)
+				res := okWithChildren(call{body: body})
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(res.body), res.body)
+				answered.Add(1)
+				_, _ = br.ReadString('\n') // the next request on this connection: closed unanswered
+			}()
+		}
+	}()
+	f.start(f.writeKatalog(remoteSpec{endpoint: "http://" + ln.Addr().String()}), nil)
+	for i := range 4 { // one after another: each call finds the last one's connection idle
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
-		select {
-		case <-time.After(time.Duration(800+100*i) * time.Millisecond):
-		case <-t.Context().Done():
-		}
 	}
 	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")); n != 0 {
 		t.Errorf("%v failed reconciles against an endpoint closing idle connections, want 0", n)
 	}
-	_ = eng
+	// Each call after the first was sent on a closed connection and again on a new one.
+	if c, a := conns.Load(), answered.Load(); c < a || a < 4 {
+		t.Errorf("%d connections for %d answers, want a new connection per answer (at least 4)", c, a)
+	}
 }
 
 // 12.9 The apiserver unreachable, every connection cut and new ones refused, as across its
-// restart, while CRs are created: ork keeps running and converges when it is back. (The
-// relist a restart can force is TestFaultWatchExpired.)
+// restart, while CRs are created: ork keeps running, /healthz stays up (judged ten minutes
+// in), and converges when it is back; cut again while a pass is in its call, the pass's
+// writes fail (the error metric rises) and are retried until it is back. (The relist a
+// restart can force is TestFaultWatchExpired.)
 func TestFaultAPIServerUnreachable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -322,82 +433,221 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	cfg := restConfigVia(proxy)
 	eng := f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), cfg)
 	unhealthy := watchHealth(t, eng)
+	// /healthz is judged by a clock the test moves: the outage lasts "ten minutes" for it,
+	// five times its bounds, in faultHold of real time.
+	var skew atomic.Int64
+	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	proxy.down()
 	for i := range 4 { // created through the test's own client, while ork cannot reach it
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
+	skew.Store(int64(10 * time.Minute))
 	select {
 	case <-time.After(*faultHold):
 	case <-t.Context().Done():
+	}
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Errorf("/healthz answered %d %q ten minutes into the apiserver's outage: a liveness probe would restart ork for it", code, body)
 	}
 	proxy.up()
 	for i := range 4 {
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
+	skew.Store(0)
+	// A second outage while a pass is in its call: the pass's writes fail, and are retried
+	// with backoff until the apiserver is back.
+	release := make(chan struct{})
+	fe.set(func(_ http.ResponseWriter, r *http.Request) bool {
+		select { // held until the apiserver is cut
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return false // then answered as usual
+	})
+	errorsBefore := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+	f.createCR("late", map[string]any{})
+	f.eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
+	proxy.down()
+	fe.clear()
+	close(release)
+	f.eventually("a write of the pass failed", func() (bool, error) {
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")) > errorsBefore, nil
+	})
+	proxy.up()
+	f.waitReady("late", "True")
 	if msg := unhealthy(); msg != "" {
 		t.Errorf("/healthz failed while the apiserver was unreachable: %s", msg)
 	}
 }
 
-// 12.10 The watch breaks and the informer lists again (410 Gone): every CR still converges,
-// and the relist costs one resync call per CR at most.
+// 12.10 The watch on the CRs (exactly that watch: not the children's) breaks and the next
+// one is answered 410 Gone, so the informer lists again: each CR that existed before gets
+// exactly one call, with trigger resync, and nothing else; CRs created afterwards are seen
+// through the new watch.
 func TestFaultWatchExpired(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fe := newFaultEndpoint(t)
+	ep := newEndpoint(t, okWithChildren)
 	faults := newAPIFaults()
-	f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), faults.config(env.Config))
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config))
 	for i := range 4 {
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	before := fe.callsBetween(time.Time{}, time.Now())
-	faults.expireWatches("/" + f.gvr.Resource)
-	for i := 4; i < 6; i++ { // created after the break: seen through the new watch
+	f.waitPassesDone(ep)
+	before := map[string]int{}
+	for i := range 4 {
+		before[fmt.Sprintf("cr-%d", i)] = len(ep.callsFor(fmt.Sprintf("cr-%d", i)))
+	}
+	children := f.triggers("child")
+	// The engine watches every namespace (no WatchNamespaces): the CRs' watch is this path.
+	crWatch := "/apis/" + f.group + "/v1/apps"
+	faults.expireWatches(crWatch)
+	if faults.cut() != 1 {
+		t.Fatalf("%d watch streams on %s cut, want exactly the CRs' one", faults.cut(), crWatch)
+	}
+	f.eventually("the relist", func() (bool, error) { return faults.expired() == 1, nil })
+	f.eventually("one call per CR after the relist", func() (bool, error) {
+		for name, n := range before {
+			if len(ep.callsFor(name)) == n {
+				return false, fmt.Errorf("no call for %s yet", name)
+			}
+		}
+		return true, nil
+	})
+	// Quiet: CRs created afterwards go through the new watch and their passes end after any
+	// late second call the relist would have caused (one worker queue, in order of arrival).
+	for i := 4; i < 6; i++ {
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
 	for i := range 6 {
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	f.eventually("the relist", func() (bool, error) { return faults.expired() > 0, nil })
-	after := fe.callsBetween(time.Time{}, time.Now())
+	f.waitPassesDone(ep)
 	for name, n := range before {
-		if extra := after[name] - n; extra > 1 {
-			t.Errorf("%s got %d calls after the relist, want at most one resync", name, extra)
+		extra := ep.callsFor(name)[n:]
+		var triggers []string
+		for _, c := range extra {
+			triggers = append(triggers, c.trigger())
 		}
+		if len(extra) != 1 || extra[0].trigger() != "resync" {
+			t.Errorf("%s got calls %v after the relist, want exactly one resync", name, triggers)
+		}
+	}
+	if got := f.triggers("child") - children; got != 0 {
+		t.Errorf("%v child triggers after the relist: the children's watches were cut too", got)
 	}
 }
 
-// 12.13 30 updates of one CR within a second: the last spec wins, updates that arrive while
-// the key is busy are folded into one call, and ork's own echoes cost nothing.
+// 12.13 30 updates of one CR within a second: the first is held at a gate inside its call
+// while the other 29 land, so they arrive while the key is busy: they fold into exactly one
+// more call, which carries the last spec, and ork's own echoes cost nothing.
 func TestFaultUpdateStorm(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	var lastSeen atomic.Int64
+	gate := make(chan struct{})
+	var gated atomic.Bool
 	ep := newEndpoint(t, func(c call) response {
-		v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v") // encoding/json: float64
-		lastSeen.Store(int64(v))
+		if v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v"); v == 1 && gated.CompareAndSwap(false, true) {
+			select { // the first update's call waits for the rest of the storm
+			case <-gate:
+			case <-c.ctx.Done():
+			}
+		}
 		return okWithChildren(c)
 	})
 	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
 	f.createCR("web", map[string]any{"v": 0})
 	f.waitReady("web", "True")
-	for v := 1; v <= 30; v++ {
+	f.waitPassesDone(ep)
+	before := len(ep.callsFor("web"))
+	updates := f.triggers("update")
+	f.patchSpec("web", `{"spec":{"v":1}}`)
+	ep.nextMatching(t, "for the first update", func(c call) bool {
+		v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v") // encoding/json: float64
+		return v == 1
+	})
+	for v := 2; v <= 30; v++ {
 		f.patchSpec("web", fmt.Sprintf(`{"spec":{"v":%d}}`, v))
 	}
+	// Every update reached ork's informer (each counts one update trigger) while the key is
+	// busy, before the gate opens.
+	f.eventually("the 30 updates seen by ork", func() (bool, error) {
+		return f.triggers("update")-updates >= 30, nil
+	})
+	close(gate)
 	f.eventually("the last spec reconciled", func() (bool, error) {
 		cr := f.getCR("web")
 		og, _, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration")
-		if og == 31 && lastSeen.Load() == 30 {
+		if og == 31 {
 			return true, nil
 		}
-		return false, fmt.Errorf("generation %d, observedGeneration %d, last spec seen %d", cr.GetGeneration(), og, lastSeen.Load())
+		return false, fmt.Errorf("generation %d, observedGeneration %d", cr.GetGeneration(), og)
 	})
 	f.waitPassesDone(ep)
-	if calls := ep.callsFor("web"); len(calls) > 31 {
-		t.Errorf("%d calls for 1 create and 30 updates, want at most 31", len(calls))
+	calls := ep.callsFor("web")[before:]
+	var specs []float64
+	for _, c := range calls {
+		v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v")
+		specs = append(specs, v)
+	}
+	if len(specs) != 2 || specs[0] != 1 || specs[1] != 30 {
+		t.Errorf("calls after the storm carried specs %v, want [1 30]: the held one, then exactly one more with the last spec", specs)
 	}
 	if got := f.triggers("child"); got != 0 {
 		t.Errorf("%v child triggers: ork's own applies came back as changes", got)
 	}
+}
+
+// healthz asks /healthz once, with a client timeout.
+func healthz(t *testing.T, eng *run.Engine) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second} // answered from memory; 5 s is a hang
+	res, err := client.Get("http://" + eng.HealthAddr() + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, strings.TrimSpace(string(b))
+}
+
+// /healthz fails when a worker has been inside one pass longer than the CRD's timeout plus 2
+// minutes: a restart is the cure. The clock /healthz judges by is moved, not waited for.
+func TestHealthzFailsForAWorkerStuckInAPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	release := make(chan struct{})
+	ep := newEndpoint(t, func(c call) response {
+		select { // holds the pass until the test has seen /healthz fail
+		case <-release:
+		case <-c.ctx.Done():
+		}
+		return okWithChildren(c)
+	})
+	eng := f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "30s"}), nil)
+	var skew atomic.Int64
+	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
+	f.createCR("web", map[string]any{})
+	ep.next(t) // the pass is inside its call
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Fatalf("/healthz answered %d %q at the start of a pass", code, body)
+	}
+	// 30 s timeout + 2 min - 5 s: within the bound even if the pass began 5 s of real time
+	// before the skew (a loaded machine's worst case between Get and the call arriving).
+	skew.Store(int64(30*time.Second + 2*time.Minute - 5*time.Second))
+	if code, body := healthz(t, eng); code != http.StatusOK {
+		t.Errorf("/healthz answered %d %q within the timeout plus 2 minutes", code, body)
+	}
+	skew.Store(int64(30*time.Second + 2*time.Minute + time.Second))
+	code, body := healthz(t, eng)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "inside the pass of "+f.ns+"/web") {
+		t.Errorf("/healthz answered %d %q past the timeout plus 2 minutes, want 503 naming the stuck pass", code, body)
+	}
+	close(release)
+	f.waitReady("web", "True")
+	f.eventually("/healthz well again once the pass ended", func() (bool, error) {
+		code, _ := healthz(t, eng)
+		return code == http.StatusOK, nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,7 +151,8 @@ func TestFinalizeHoldsTheCRUntilOKAcrossARestart(t *testing.T) {
 }
 
 // Past finalizeTimeout (counted from deletionTimestamp), ork lifts its finalizer even though
-// the reconciler never said ok, and says so with a Warning Event.
+// the reconciler never said ok, and says so with a Warning Event; not before: the CR is
+// still there at every look until deletionTimestamp + finalizeTimeout.
 func TestFinalizeTimeoutRemovesTheFinalizerWithAnEvent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -161,17 +163,35 @@ func TestFinalizeTimeoutRemovesTheFinalizerWithAnEvent(t *testing.T) {
 		}
 		return jsonResponse(map[string]any{"result": "ok"})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn + "            finalizeTimeout: 2s\n"}), nil)
+	const timeout = 3 * time.Second
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn + "            finalizeTimeout: 3s\n"}), nil)
 	f.liftFinalizersAtCleanup("web")
 	f.createCR("web", map[string]any{})
 	f.waitFinalizer("web", true)
+	deleted := time.Now()
 	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ep.nextMatching(t, "deleting web", func(c call) bool { return deleting(c) })
+	// deletionTimestamp has whole seconds (rounded down), as ork reads it too: the deadline
+	// is that plus the timeout, at most a second before the delete + timeout.
+	cr, err := f.crs().Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("web right after its delete call: %v (the finalizer was lifted at once?)", err)
+	}
+	deadline := cr.GetDeletionTimestamp().Add(timeout)
 	f.waitGone("web")
+	gone := time.Now() // polled every 50 ms: at most that late
+	if gone.Before(deadline) {
+		t.Errorf("the finalizer was lifted %v before deletionTimestamp + finalizeTimeout", deadline.Sub(gone))
+	}
+	// After: by the timeout (from the delete call) plus slack for one pass, the apiserver's
+	// delete and the poll: 2 s on a loaded 2-core machine, well under the 10 m requeue.
+	if late := gone.Sub(deleted.Add(timeout)); late > 2*time.Second {
+		t.Errorf("the finalizer was lifted %v after the delete + finalizeTimeout, want within 2s", late)
+	}
 	ev := f.waitEvent("web", corev1.EventTypeWarning, run.EventFinalizeTimeout)
-	if !strings.Contains(ev.Message, "2s") {
+	if !strings.Contains(ev.Message, "3s") {
 		t.Errorf("FinalizeTimeout Event %q does not name the timeout", ev.Message)
 	}
 }

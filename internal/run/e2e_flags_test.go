@@ -117,20 +117,34 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 	f.waitReady("web", "True")
 }
 
-// --backoff-base sets the first retry delay of a failed reconcile (doubling after).
+// --backoff-base sets the first retry delay of a failed reconcile, doubling after, and
+// --backoff-max caps it: a fault that lasts past the cap shows retries spaced at the cap,
+// not beyond.
 func TestRunBackoffFlags(t *testing.T) {
 	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "error", "error": "no"}) })
 	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
-	p := startOrk(t, f, bin, "--backoff-base=300ms", "--backoff-max=10s")
+	p := startOrk(t, f, bin, "--backoff-base=300ms", "--backoff-max=1s")
 	p.waitLine(t, f, "ork is running")
 	f.createCR("web", map[string]any{})
-	calls := []call{ep.next(t), ep.next(t), ep.next(t)}
-	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond} {
-		if gap := calls[i+1].at.Sub(calls[i].at); gap < floor {
+	var calls []call
+	for range 6 {
+		calls = append(calls, ep.next(t))
+	}
+	// 300 ms, 600 ms, then the cap three times (uncapped: 1.2 s, 2.4 s, 4.8 s). A retry cannot
+	// come before its delay (added when the pass ends, after the call arrived); it may come
+	// later by one pass (a status write) plus scheduling: 500 ms of slack on a loaded 2-core
+	// machine. Uncapped, the last two retries would come 0.9 s and 3.3 s past cap + slack.
+	const capDelay, slack = time.Second, 500 * time.Millisecond
+	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, capDelay, capDelay, capDelay} {
+		gap := calls[i+1].at.Sub(calls[i].at)
+		if gap < floor {
 			t.Errorf("retry %d came %v after the call before, want at least %v", i+1, gap, floor)
+		}
+		if floor == capDelay && gap > capDelay+slack {
+			t.Errorf("retry %d came %v after the call before, want at most the cap %v (+%v): the backoff went beyond --backoff-max", i+1, gap, capDelay, slack)
 		}
 	}
 }

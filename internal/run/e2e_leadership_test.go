@@ -130,8 +130,7 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 		}})
 	})
 	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "2m"})
-	lease := []string{"--leader-elect", "--lease-name=frozen", "--leader-elect-lease-duration=3s",
-		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
+	lease := leaseFlags("frozen")
 	leader := startOrk(t, f, bin, lease...)
 	leader.waitLine(t, f, "ork is running")
 	standby := startOrk(t, f, bin, lease...)
@@ -147,6 +146,8 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 		by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by")
 		return by == "fresh", nil
 	})
+	f.crsWith(t, []string{"web"}, "fresh")
+	converged := f.resourceVersions(t, []string{"web"})
 	close(release)                                                     // the frozen leader's call is answered...
 	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
 		t.Fatal(err)
@@ -160,6 +161,7 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the old leader still runs a minute after losing its Lease")
 	}
+	f.unchangedSince(t, converged)
 	if by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by"); by != "fresh" {
 		t.Errorf("status.by = %q: the old leader wrote after losing the Lease", by)
 	}
@@ -169,5 +171,56 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 	}
 	if img := image(dep); img != "fresh" {
 		t.Errorf("deployment image = %q: the old leader applied after losing the Lease", img)
+	}
+}
+
+// Lease timings of the multi-process tests. The leader renews every retry period and loses
+// its Lease only when no renewal succeeds for a whole renew deadline: 8 s of missed
+// one-request renewals, which a loaded 2-core machine does not reach by accident (a renewal
+// takes milliseconds there, a second at worst), while a SIGSTOP does. A standby takes over
+// at most a lease duration plus a retry period after the freeze.
+const (
+	childLeaseDuration = 10 * time.Second
+	childRenewDeadline = 8 * time.Second
+	childRetryPeriod   = time.Second
+)
+
+// leaseFlags are ork run's leader-election flags with the timings above, on Lease name.
+func leaseFlags(name string) []string {
+	return []string{"--leader-elect", "--lease-name=" + name,
+		"--leader-elect-lease-duration=" + childLeaseDuration.String(),
+		"--leader-elect-renew-deadline=" + childRenewDeadline.String(),
+		"--leader-elect-retry-period=" + childRetryPeriod.String()}
+}
+
+// resourceVersions records the resourceVersion of each named CR and of its Deployment.
+func (f *fixture) resourceVersions(t *testing.T, crs []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range crs {
+		out["cr "+name] = f.getCR(name).GetResourceVersion()
+		d, err := f.get(deployments, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["deployment "+name] = d.GetResourceVersion()
+	}
+	return out
+}
+
+// unchangedSince fails for every object whose resourceVersion moved since rvs: a write
+// after the standby had converged.
+func (f *fixture) unchangedSince(t *testing.T, rvs map[string]string) {
+	t.Helper()
+	var crs []string
+	for k := range rvs {
+		if name, ok := strings.CutPrefix(k, "cr "); ok {
+			crs = append(crs, name)
+		}
+	}
+	for k, now := range f.resourceVersions(t, crs) {
+		if rvs[k] != now {
+			t.Errorf("%s: resourceVersion %s after the old leader ran again, %s when the standby had converged: it was written", k, now, rvs[k])
+		}
 	}
 }

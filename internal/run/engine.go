@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
@@ -56,6 +58,8 @@ type Engine struct {
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
+	// live watches the workers for /healthz (health.go).
+	live *liveness
 	// dry is the dry run (DryRun); nil when ork writes for real.
 	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
@@ -93,6 +97,15 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	// Every client but the Lease's goes through the write guard.
 	lead := &leadership{enabled: opts.LeaderElect, renewDeadline: opts.RenewDeadline}
 	guarded := rest.CopyConfig(opts.RESTConfig)
+	if guarded.QPS > 0 && guarded.RateLimiter == nil {
+		// One limiter for every client below: each would otherwise get its own, and
+		// --kube-api-qps would bind each of the three, not ork.
+		burst := guarded.Burst
+		if burst <= 0 {
+			burst = rest.DefaultBurst
+		}
+		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
+	}
 	guarded.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: lead} })
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
 	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
@@ -116,7 +129,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DebugDecisions {
 		decisions = trace.NewStore(trace.Options{})
 	}
+	pauses := remote.NewPauses()
 	return &Engine{
+		live:           newLiveness(time.Now, pauses.Holding),
 		trace:          decisions,
 		dry:            newDryRunner(opts, len(set.CRDs)),
 		redact:         redact,
@@ -130,7 +145,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		secrets:        newSecretCache(kube, opts.SecretTTL),
-		pauses:         remote.NewPauses(),
+		pauses:         pauses,
 		log:            opts.Logger,
 	}, nil
 }

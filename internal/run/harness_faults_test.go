@@ -27,11 +27,13 @@ type apiFaults struct {
 	watchLag  time.Duration
 	watchPath string
 	lagAfter  atomic.Uint64
-	// expire: watch streams whose path contains it are cut, and the next watch there is
-	// answered 410 Gone (the resourceVersion too old), forcing a relist.
+	// expire: watch streams on exactly this path are cut, and the next watch there is
+	// answered 410 Gone (the resourceVersion too old), forcing a relist. Exactly: a
+	// substring such as "/apps" would also cut /apis/apps/v1/deployments.
 	expire   string
 	streams  map[io.Closer]string
 	nExpired int
+	nCut     int
 	// beforeRequest, when set, sees each request before it goes to the apiserver (to let
 	// another writer in first). Set it before the engine starts.
 	beforeRequest func(*http.Request)
@@ -41,16 +43,24 @@ func newAPIFaults() *apiFaults {
 	return &apiFaults{counts: map[string]int{}, streams: map[io.Closer]string{}}
 }
 
-// expireWatches cuts the watches on path and answers the next one 410 Gone.
+// expireWatches cuts the watches on exactly path and answers the next one 410 Gone.
 func (a *apiFaults) expireWatches(path string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.expire = path
 	for body, p := range a.streams {
-		if strings.Contains(p, path) {
-			body.Close()
+		if p == path {
+			go body.Close() // Close takes a.mu to leave the set
+			a.nCut++
 		}
 	}
+}
+
+// cut counts the watch streams expireWatches closed.
+func (a *apiFaults) cut() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nCut
 }
 
 // expired counts the watches answered 410 Gone.
@@ -91,7 +101,7 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 	if watch && a.watchPath != "" && strings.Contains(req.URL.Path, a.watchPath) {
 		lag = a.watchLag
 	}
-	if watch && a.expire != "" && strings.Contains(req.URL.Path, a.expire) {
+	if watch && a.expire != "" && req.URL.Path == a.expire {
 		a.expire = ""
 		a.nExpired++
 		a.mu.Unlock()
@@ -111,8 +121,16 @@ func (a *apiFaults) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Re
 	}
 	res, err := rt.RoundTrip(req)
 	if err == nil && watch {
+		// A stream leaves the set when closed: cut() counts open ones only.
+		body := &trackedBody{ReadCloser: res.Body}
+		body.closed = func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			delete(a.streams, body)
+		}
+		res.Body = body
 		a.mu.Lock()
-		a.streams[res.Body] = req.URL.Path
+		a.streams[body] = req.URL.Path
 		a.mu.Unlock()
 	}
 	if err != nil || lag == 0 {
@@ -205,4 +223,16 @@ func restConfigVia(p *tcpProxy) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Host = "https://" + p.addr
 	return cfg
+}
+
+// trackedBody is a watch stream that tells apiFaults when it is closed.
+type trackedBody struct {
+	io.ReadCloser
+	once   sync.Once
+	closed func()
+}
+
+func (b *trackedBody) Close() error {
+	b.once.Do(b.closed)
+	return b.ReadCloser.Close()
 }

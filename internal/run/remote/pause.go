@@ -75,3 +75,16 @@ func (p *Pauses) remaining(u *url.URL, now time.Time) time.Duration {
 	}
 	return until.Sub(now)
 }
+
+// Holding is true while any endpoint asked to wait: ready keys may then sit unsent, which is
+// no sign of a stuck engine.
+func (p *Pauses) Holding(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, until := range p.until {
+		if now.Before(until) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package run_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/orkspace/ork/internal/run"
+)
+
+// requestClock records when each request of the engine left, below client-go's limiter.
+type requestClock struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (r *requestClock) config(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.QPS, out.Burst = qps, burst // as ork run sets them from --kube-api-qps and --kube-api-burst
+	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			r.mu.Lock()
+			r.at = append(r.at, time.Now())
+			r.mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	return out
+}
+
+// worst is the window in which the most requests left beyond what a limiter of qps and
+// burst allows (qps × window + burst, plus slack): over 0 means the limit was broken.
+func (r *requestClock) worst(qps float64, burst int, slack time.Duration) (over int, window string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.at {
+		for j := i; j < len(r.at); j++ {
+			d := r.at[j].Sub(r.at[i])
+			allowed := float64(burst) + qps*(d+slack).Seconds()
+			if n := j - i + 1; float64(n)-allowed > float64(over) {
+				over, window = int(float64(n)-allowed), fmt.Sprintf("%d requests in %v", n, d.Round(time.Millisecond))
+			}
+		}
+	}
+	return over, window
+}
+
+// --kube-api-qps binds the engine's requests to the apiserver: in any window, at most
+// qps × window + burst left. The same
+// start and ten CRs without the flag go past that bound (the start's access review alone
+// sends 29 requests at once).
+func TestKubeAPIQPSBindsTheEngine(t *testing.T) {
+	t.Parallel()
+	const qps, burst = 20, 20
+	// Slack: the time is taken after the limiter let the request go; on a loaded 2-core
+	// machine a goroutine may wait up to ~half a second to run, which can make an earlier
+	// request look later and a window look shorter by that much.
+	const slack = 500 * time.Millisecond
+	for _, limited := range []bool{true, false} {
+		t.Run(fmt.Sprintf("limited=%v", limited), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ep := newEndpoint(t, okWithChildren)
+			clock := &requestClock{}
+			cfg := clock.config(env.Config, qps, burst)
+			if !limited { // ork's default: no client-side limit
+				cfg = clock.config(env.Config, run.NoClientRateLimit, 0)
+			}
+			f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), cfg)
+			for i := range 10 {
+				f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+			}
+			for i := range 10 {
+				f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+			}
+			over, window := clock.worst(qps, burst, slack)
+			switch {
+			case limited && over > 0:
+				t.Errorf("with --kube-api-qps=%d --kube-api-burst=%d: %s, %d beyond the limit", qps, burst, window, over)
+			case !limited && over == 0:
+				t.Errorf("without the flag no window went past %d/s + %d: the test's load cannot show the limit binding", qps, burst)
+			}
+		})
+	}
+}
