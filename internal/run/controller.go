@@ -37,6 +37,8 @@ type controller struct {
 	// managed is the set of group/resources the reconciler may return.
 	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
+	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
+	lanes   *laneQueue
 	ledger  *ledger
 	workers int
 	// childrenPayload is true when the reconciler sees the children (payload.children):
@@ -87,10 +89,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](e.opts.BackoffBase, e.opts.BackoffMax),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: crd.Name, MetricsProvider: e.opts.Metrics.QueueProvider()},
-	)
+	c.lanes = newLaneQueue(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics)
+	c.queue = c.lanes
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
 		return nil, err
@@ -117,8 +117,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if err := c.informer.SetTransform(stripManagedFields); err != nil {
 		return nil, fmt.Errorf("informer transform: %w", err)
 	}
-	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueue(obj, TriggerCreate) },
+	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
+		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial) },
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -197,7 +198,8 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 		c.crd.Name, timeout, missing)
 }
 
-func (c *controller) enqueue(obj any, t Trigger) {
+// enqueue queues obj's key for t: in the fast lane when fast (a real change).
+func (c *controller) enqueue(obj any, t Trigger, fast bool) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		c.log.Warn("cannot key object", "err", err)
@@ -209,6 +211,9 @@ func (c *controller) enqueue(obj any, t Trigger) {
 	}
 	c.ledger.noteObject(key, t, uid)
 	c.countTrigger(t)
+	if fast {
+		c.lanes.markFast(key)
+	}
 	c.queue.Add(key)
 }
 
@@ -220,7 +225,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
-		c.enqueue(newObj, TriggerResync)
+		c.enqueue(newObj, TriggerResync, false)
 		return
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
@@ -228,7 +233,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
 		return
 	}
-	c.enqueue(newObj, TriggerUpdate)
+	c.enqueue(newObj, TriggerUpdate, true)
 }
 
 func (c *controller) onDelete(obj any) {
@@ -242,6 +247,7 @@ func (c *controller) onDelete(obj any) {
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
 	c.countTrigger(TriggerDelete)
+	c.lanes.markFast(key)
 	c.queue.Add(key)
 }
 
@@ -288,12 +294,13 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	c.childChanged(key)
 }
 
-// childChanged queues the owner for a child's change, no sooner than ChildMinInterval after
+// childChanged queues the owner for a child's change (the fast lane), no sooner than ChildMinInterval after
 // its last pass: a rollout's burst of changes, or a controller fighting ork, cannot run the
 // remote reconciler hot.
 func (c *controller) childChanged(key string) {
 	last := c.ledger.note(key, TriggerChild)
 	c.countTrigger(TriggerChild)
+	c.lanes.markFast(key)
 	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
 		c.queue.AddAfter(key, wait)
 		return

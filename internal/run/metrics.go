@@ -17,6 +17,7 @@ type Metrics struct {
 	// change, an update, a resync... It shows what drives the reconciles.
 	TriggersTotal *prometheus.CounterVec
 	queue         queueMetrics
+	lanes         laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -42,10 +43,12 @@ func NewMetrics() *Metrics {
 			Name: "ork_reconcile_triggers_total", Help: "Reasons a key was queued (create, update, delete, child, resync, requeue), counted before the queue merges them.",
 		}, []string{"crd", "trigger"}),
 		queue: newQueueMetrics(),
+		lanes: newLaneMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
+	m.lanes.register(reg)
 	return m
 }
 

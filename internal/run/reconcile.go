@@ -274,6 +274,7 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 			c.queue.AddRateLimited(key)
 		}
 	case actionRetryAfter:
+		c.lanes.keepLane(key) // a retry keeps the lane of the pass that failed
 		if d.quiet {
 			// Held by the server's pause, nothing sent: the endpoint has not seen this
 			// trigger yet. Wait for the pause to end (remote bounds it), spread by up to a
@@ -287,6 +288,7 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))
 	case actionBackoff:
 		c.ledger.note(key, TriggerRequeue)
+		c.lanes.keepLane(key)
 		c.queue.AddRateLimited(key)
 	}
 }
