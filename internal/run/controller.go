@@ -38,9 +38,11 @@ type controller struct {
 	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
 	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
-	lanes   *laneQueue
-	ledger  *ledger
-	workers int
+	lanes  *laneQueue
+	ledger *ledger
+	// suspended are the CRs suspended at their last pass (suspend.go).
+	suspended *suspensions
+	workers   int
 	// childrenPayload is true when the reconciler sees the children (payload.children):
 	// then a child's status change is news to it.
 	childrenPayload bool
@@ -80,6 +82,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		gvk:       schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
 		managed:   map[schema.GroupResource]bool{},
 		ledger:    newLedger(),
+		suspended: newSuspensions(),
 		workers:   crd.OperatorBox.Reconcile.WorkerCount(),
 		hasStatus: hasStatus,
 		log:       e.log.With("crd", crd.Name),

@@ -16,8 +16,10 @@ type Metrics struct {
 	// TriggersTotal counts why keys were queued, before the queue merges them: a child
 	// change, an update, a resync... It shows what drives the reconciles.
 	TriggersTotal *prometheus.CounterVec
-	queue         queueMetrics
-	lanes         laneMetrics
+	// SuspendedCRs counts the custom resources suspended at their last pass.
+	SuspendedCRs *prometheus.GaugeVec
+	queue        queueMetrics
+	lanes        laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -42,10 +44,13 @@ func NewMetrics() *Metrics {
 		TriggersTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_reconcile_triggers_total", Help: "Reasons a key was queued (create, update, delete, child, resync, requeue), counted before the queue merges them.",
 		}, []string{"crd", "trigger"}),
+		SuspendedCRs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ork_suspended_crs", Help: "Custom resources annotated orkestra.orkspace.io/reconcile: suspended at their last pass.",
+		}, []string{"crd"}),
 		queue: newQueueMetrics(),
 		lanes: newLaneMetrics(),
 	}
-	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal,
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.SuspendedCRs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)

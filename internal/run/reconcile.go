@@ -165,6 +165,9 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
+	if d, held, ok := c.suspension(ctx, in); held || !ok {
+		return d, steps, ok // suspended: nothing but its condition is written
+	}
 	if d, skip := c.skipDelete(in); skip {
 		return d, steps, true
 	}
