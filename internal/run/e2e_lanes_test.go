@@ -1,0 +1,152 @@
+package run_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// slowReconciler is an endpoint that takes 50 ms a call and keeps, in arrival order, which
+// CR each call was for and with what trigger, and every time a CR was called while a call
+// for it was still running.
+type slowReconciler struct {
+	ep       *endpoint
+	mu       sync.Mutex
+	order    []string // "namespace/name replicas=N", in arrival order
+	inFlight map[string]bool
+	overlaps []string
+}
+
+func newSlowReconciler(t *testing.T) *slowReconciler {
+	r := &slowReconciler{inFlight: map[string]bool{}}
+	r.ep = newEndpoint(t, func(c call) response {
+		o, _ := c.body["object"].(map[string]any)
+		md, _ := o["metadata"].(map[string]any)
+		spec, _ := o["spec"].(map[string]any)
+		key := fmt.Sprint(md["namespace"], "/", md["name"])
+		r.mu.Lock()
+		r.order = append(r.order, fmt.Sprintf("%s replicas=%v", key, spec["replicas"]))
+		if r.inFlight[key] {
+			r.overlaps = append(r.overlaps, key)
+		}
+		r.inFlight[key] = true
+		r.mu.Unlock()
+		select { // the work a real reconciler does
+		case <-time.After(50 * time.Millisecond):
+		case <-c.ctx.Done():
+		}
+		r.mu.Lock()
+		delete(r.inFlight, key)
+		r.mu.Unlock()
+		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
+	})
+	return r
+}
+
+// calls returns the calls so far, in arrival order.
+func (r *slowReconciler) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.order...)
+}
+
+func (r *slowReconciler) checkNoOverlap(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.overlaps) > 0 {
+		t.Errorf("a CR was called while its previous call still ran: %v", r.overlaps)
+	}
+}
+
+// createBacklog creates n CRs named prefix-NNN in namespace ns.
+func (f *fixture) createBacklog(ns, prefix string, n int) {
+	f.t.Helper()
+	for i := range n {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": f.group + "/v1", "kind": "App",
+			"metadata": map[string]any{"name": fmt.Sprintf("%s-%03d", prefix, i)},
+			"spec":     map[string]any{"replicas": 1},
+		}}
+		if _, err := f.dyn.Resource(f.gvr).Namespace(ns).Create(f.t.Context(), u, metav1.CreateOptions{}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// A spec edit made while ork passes a start-up backlog (300 CRs, 2 workers, 50 ms a call:
+// about 7.5 s of passes) does not wait behind it: the start-up passes are the slow lane, the
+// edit the fast one. The edit's call is among the first workers+1 calls that arrive after the
+// patch returned (the informer sees the edit after that, so this is stricter than counting
+// from when ork saw it): the calls in flight finish, and the next take is the edit's.
+func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
+	const backlog, workers = 300, 2
+	f := newFixture(t)
+	r := newSlowReconciler(t)
+	f.createBacklog(f.ns, "cr", backlog)
+	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
+	// Let the start-up passes get going (bounded: 30s; 20 calls take about 0.5s).
+	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
+	edited := fmt.Sprintf("cr-%03d", backlog-1) // listed last: without lanes, called last
+	f.patchSpec(edited, `{"spec":{"replicas":5}}`)
+	after := len(r.calls())
+	// The trigger is create: the start-up pass the edit overtook had not run yet, and a
+	// pending create is not downgraded. The spec sent is the edited one.
+	want := f.ns + "/" + edited + " replicas=5"
+	var got []string
+	f.eventually("the edited CR's call", func() (bool, error) {
+		got = r.calls()[after:]
+		for _, c := range got {
+			if c == want {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	pos := 0
+	for i, c := range got {
+		if c == want {
+			pos = i + 1
+			break
+		}
+	}
+	if pos > workers+1 {
+		t.Fatalf("the edit's call was call %d after the edit, want among the first %d: %v", pos, workers+1, got[:pos])
+	}
+	if n := len(r.calls()); n >= backlog {
+		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
+	}
+	r.checkNoOverlap(t)
+}
+
+// In one lane, namespaces take turns: five CRs of a small namespace listed at start beside
+// 300 of a big one are passed within the first rounds, not after the big namespace's backlog.
+func TestSmallNamespaceIsNotQueuedBehindABigOne(t *testing.T) {
+	const backlog, small, workers = 300, 5, 2
+	f := newFixture(t)
+	other := env.Namespace(t)
+	r := newSlowReconciler(t)
+	f.createBacklog(f.ns, "big", backlog)
+	f.createBacklog(other, "small", small)
+	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
+	// Round robin over two namespaces: the small one's keys are every other take; workers
+	// calls may be in flight before it. Bound: 2*small + workers calls.
+	bound := 2*small + workers
+	f.eventually(fmt.Sprintf("%d calls", bound), func() (bool, error) { return len(r.calls()) >= bound, nil })
+	seen := 0
+	first := r.calls()[:bound]
+	for _, c := range first {
+		if strings.HasPrefix(c, other+"/") {
+			seen++
+		}
+	}
+	if seen != small {
+		t.Fatalf("%d of the small namespace's %d CRs among the first %d calls, want all: %v", seen, small, bound, first)
+	}
+	r.checkNoOverlap(t)
+}
