@@ -35,6 +35,8 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
+	// resumed is true on the first pass after the suspend annotation went (suspend.go).
+	resumed bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -165,7 +167,7 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
-	if d, held, ok := c.suspension(ctx, in); held || !ok {
+	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}
 	if d, skip := c.skipDelete(in); skip {

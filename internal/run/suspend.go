@@ -85,7 +85,7 @@ func (s *suspensions) forgetWarning(key string) {
 // Suspended condition, once. A CR no longer suspended loses its Suspended condition and
 // goes on with its pass (held false). ok is false when a write was refused because this
 // replica may no longer lead.
-func (c *controller) suspension(ctx context.Context, in input) (d decision, held, ok bool) {
+func (c *controller) suspension(ctx context.Context, in *input) (d decision, held, ok bool) {
 	value, annotated := in.cr.GetAnnotations()[SuspendAnnotation]
 	suspended := annotated && value == SuspendValue && !in.gone
 	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(c.suspended.set(in.key, suspended)))
@@ -103,7 +103,11 @@ func (c *controller) suspension(ctx context.Context, in input) (d decision, held
 		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
 	}
 	if !suspended {
-		if err := c.setSuspendedCondition(ctx, in, false); err != nil {
+		// The pass that removes the condition is the first since the CR was resumed: a
+		// delete that waited gets its call even when finalizeTimeout has passed meanwhile.
+		removed, err := c.setSuspendedCondition(ctx, *in, false)
+		in.resumed = removed
+		if err != nil {
 			return decision{}, false, !isNotLeader(err)
 		}
 		return decision{}, false, true
@@ -115,7 +119,7 @@ func (c *controller) suspension(ctx context.Context, in input) (d decision, held
 			SuspendAnnotation, SuspendValue, finalizer.Name))
 	}
 	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}
-	if err := c.setSuspendedCondition(ctx, in, true); err != nil {
+	if _, err := c.setSuspendedCondition(ctx, *in, true); err != nil {
 		if isNotLeader(err) {
 			return d, true, false
 		}
@@ -128,44 +132,45 @@ func (c *controller) suspension(ctx context.Context, in input) (d decision, held
 func isNotLeader(err error) bool { return err != nil && errors.Is(err, errNotLeader) }
 
 // setSuspendedCondition adds (on) or removes the Suspended condition, when the status does
-// not say so already; nothing else in the status changes. A dry run writes nothing.
-func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) error {
+// not say so already; nothing else in the status changes. changed says it was written. A
+// dry run writes nothing.
+func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) (changed bool, err error) {
 	if !c.hasStatus || in.gone || c.e.dry != nil {
-		return nil
+		return false, nil
 	}
 	base, err := c.statusBase(ctx, in)
 	if err != nil || base == nil {
-		return err
+		return false, err
 	}
 	for range statusWriteAttempts {
 		patch := suspendedPatch(base, on, time.Now())
 		if patch == nil {
-			return nil
+			return false, nil
 		}
 		if err := c.e.mayWrite(); err != nil {
-			return err
+			return false, err
 		}
 		body, err := json.Marshal(patch)
 		if err != nil {
-			return fmt.Errorf("encode status: %w", err)
+			return false, fmt.Errorf("encode status: %w", err)
 		}
 		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
 		if err == nil {
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
-			return nil
+			return true, nil
 		}
 		if apierrors.IsNotFound(err) {
-			return nil // deleted meanwhile: its delete is queued
+			return false, nil // deleted meanwhile: its delete is queued
 		}
 		if !precondition.Failed(err) {
-			return fmt.Errorf("write the Suspended condition: %w", err)
+			return false, fmt.Errorf("write the Suspended condition: %w", err)
 		}
 		if base, err = c.freshCR(ctx, in); err != nil || base == nil {
-			return err
+			return false, err
 		}
 	}
-	return fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
+	return false, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
 }
 
 // suspendedPatch is the merge patch that adds or removes the Suspended condition of base,
