@@ -1,8 +1,10 @@
 package run_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/orkspace/ork/internal/finalizer"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/runplan"
 )
 
 // annotateSuspend sets the suspend annotation of the CR to value, or removes it ("").
@@ -166,5 +169,41 @@ func TestSuspendAnnotationWithAnotherValueIsReportedOnceAndIgnored(t *testing.T)
 	}
 	if c := condition(f.getCR("web"), "Suspended"); c != nil {
 		t.Fatalf("Suspended condition on a CR whose annotation is not suspended: %v", c)
+	}
+}
+
+// ork run --dry-run lists a suspended CR as suspended, not called, with nothing to change.
+func TestDryRunListsSuspendedCRs(t *testing.T) {
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.createCR("paused", map[string]any{"replicas": 1})
+	f.annotateSuspend("paused", run.SuspendValue)
+	f.createCR("live", map[string]any{"replicas": 1})
+	var mu sync.Mutex
+	plans := map[string]runplan.CR{}
+	eng := newEngine(t, f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, f, func(o *run.Options) {
+		o.DryRun = true
+		o.OnPlan = func(p runplan.CR) {
+			mu.Lock()
+			defer mu.Unlock()
+			plans[p.Name] = p
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // one pass over two CRs
+	defer cancel()
+	if err := eng.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	p, ok := plans["paused"]
+	if !ok || !p.Suspended || p.Called || len(p.Changes) != 0 || p.Reason != run.ReasonSuspended {
+		t.Fatalf("plan of the suspended CR = %+v (listed %v), want suspended, not called, no change", p, ok)
+	}
+	if l := plans["live"]; l.Suspended || !l.Called {
+		t.Fatalf("plan of the other CR = %+v, want called", l)
+	}
+	if n := len(ep.callsFor("paused")); n != 0 {
+		t.Fatalf("%d calls for the suspended CR in a dry run", n)
 	}
 }
