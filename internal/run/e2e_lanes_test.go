@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,8 @@ func (f *fixture) createBacklog(ns, prefix string, n int) {
 // about 7.5 s of passes) does not wait behind it: the start-up passes are the slow lane, the
 // edit the fast one. The edit's call is among the first workers+1 calls that arrive after the
 // patch returned (the informer sees the edit after that, so this is stricter than counting
-// from when ork saw it): the calls in flight finish, and the next take is the edit's.
+// from when ork saw it): the calls in flight finish, and the next take is the edit's. The
+// same holds for a CR created, and one deleted, while the backlog runs.
 func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 	const backlog, workers = 300, 2
 	f := newFixture(t)
@@ -97,31 +99,34 @@ func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 	after := len(r.calls())
 	// The trigger is create: the start-up pass the edit overtook had not run yet, and a
 	// pending create is not downgraded. The spec sent is the edited one.
-	want := f.ns + "/" + edited + " replicas=5"
-	var got []string
-	f.eventually("the edited CR's call", func() (bool, error) {
-		got = r.calls()[after:]
-		for _, c := range got {
-			if c == want {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	pos := 0
-	for i, c := range got {
-		if c == want {
-			pos = i + 1
-			break
-		}
+	assertEarly(t, f, r, after, f.ns+"/"+edited+" replicas=5", workers+1)
+	// A CR created now (a watch add, not the initial list) is fast too.
+	f.createBacklog(f.ns, "new", 1)
+	assertEarly(t, f, r, len(r.calls()), f.ns+"/new-000 replicas=1", workers+1)
+	// And a delete (of a CR whose start-up pass has not run yet: its one call is the delete's).
+	doomed := fmt.Sprintf("cr-%03d", backlog-2)
+	if err := f.crs().Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	if pos > workers+1 {
-		t.Fatalf("the edit's call was call %d after the edit, want among the first %d: %v", pos, workers+1, got[:pos])
-	}
+	assertEarly(t, f, r, len(r.calls()), f.ns+"/"+doomed+" replicas=1", workers+1)
 	if n := len(r.calls()); n >= backlog {
 		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
 	}
 	r.checkNoOverlap(t)
+}
+
+// assertEarly waits for the call want and fails unless it is among the first n calls that
+// arrived after the first after.
+func assertEarly(t *testing.T, f *fixture, r *slowReconciler, after int, want string, n int) {
+	t.Helper()
+	var got []string
+	f.eventually(want, func() (bool, error) {
+		got = r.calls()[after:]
+		return slices.Contains(got, want), nil
+	})
+	if pos := slices.Index(got, want) + 1; pos > n {
+		t.Fatalf("%s was call %d after its cause, want among the first %d: %v", want, pos, n, got[:pos])
+	}
 }
 
 // In one lane, namespaces take turns: five CRs of a small namespace listed at start beside
