@@ -207,3 +207,26 @@ func TestDryRunListsSuspendedCRs(t *testing.T) {
 		t.Fatalf("%d calls for the suspended CR in a dry run", n)
 	}
 }
+
+// A suspended CR deleted with no finalizer of ork's gets no deleting call either.
+func TestSuspendedCRDeletedWithoutFinalizerGetsNoCall(t *testing.T) {
+	f := newFixture(t)
+	ep := newEndpoint(t, okWithChildren)
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.createCR("web", map[string]any{"replicas": 1})
+	f.waitReady("web", "True")
+	f.annotateSuspend("web", run.SuspendValue)
+	f.eventually("Suspended=True", func() (bool, error) { return condition(f.getCR("web"), "Suspended") != nil, nil })
+	calls := len(ep.callsFor("web"))
+	held := f.heldPasses()
+	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitHeldPass(held)
+	if n := len(ep.callsFor("web")); n != calls {
+		t.Fatalf("%d calls for the delete of a suspended CR, want none", n-calls)
+	}
+	f.eventually("ork_suspended_crs back to 0", func() (bool, error) {
+		return testutil.ToFloat64(f.metrics.SuspendedCRs.WithLabelValues("app")) == 0, nil
+	})
+}
