@@ -153,7 +153,7 @@ func TestFiveKeysOfASmallNamespaceAreTakenWithinTenTakes(t *testing.T) {
 		wq.Add(fmt.Sprintf("small/cr-%d", i))
 	}
 	small := 0
-	for i := range 10 {
+	for range 10 {
 		k := take(t, wq)
 		if namespaceOf(k) == "small" {
 			small++
@@ -162,7 +162,6 @@ func TestFiveKeysOfASmallNamespaceAreTakenWithinTenTakes(t *testing.T) {
 		if small == 5 {
 			return
 		}
-		_ = i
 	}
 	t.Fatalf("%d of 5 small keys taken in 10 takes", small)
 }

@@ -34,7 +34,7 @@ const (
 )
 
 // suspendMessage is the Suspended condition's message.
-var suspendMessage = fmt.Sprintf("reconciling is suspended by the annotation %s: %s; remove it to resume", SuspendAnnotation, SuspendValue)
+const suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
 
 // suspensions is what a controller remembers of suspended CRs: which are suspended (the
 // metric), and which annotation values it has already warned about.
