@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // slowReconciler is an endpoint that takes 50 ms a call and keeps, in arrival order, which
@@ -85,9 +87,8 @@ func (f *fixture) createBacklog(ns, prefix string, n int) {
 // A spec edit made while ork passes a start-up backlog (300 CRs, 2 workers, 50 ms a call:
 // about 7.5 s of passes) does not wait behind it: the start-up passes are the slow lane, the
 // edit the fast one. The edit's call is among the first workers+1 calls that arrive after the
-// patch returned (the informer sees the edit after that, so this is stricter than counting
-// from when ork saw it): the calls in flight finish, and the next take is the edit's. The
-// same holds for a CR created, and one deleted, while the backlog runs.
+// moment ork saw it: the calls in flight finish, and the next take is the edit's. The same
+// holds for a CR created, and one deleted, while the backlog runs.
 func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 	const backlog, workers = 300, 2
 	f := newFixture(t)
@@ -96,38 +97,60 @@ func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
 	// Let the start-up passes get going (bounded: 30s; 20 calls take about 0.5s).
 	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
-	edited := fmt.Sprintf("cr-%03d", backlog-1) // listed last: without lanes, called last
-	f.patchSpec(edited, `{"spec":{"replicas":5}}`)
-	after := len(r.calls())
+	edited := fmt.Sprintf("cr-%03d", backlog-1) // without lanes it waits for its turn in the backlog
+	seen := r.afterSeen(t, f, "update", func() { f.patchSpec(edited, `{"spec":{"replicas":5}}`) })
 	// The trigger is create: the start-up pass the edit overtook had not run yet, and a
 	// pending create is not downgraded. The spec sent is the edited one.
-	assertEarly(t, f, r, after, f.ns+"/"+edited+" replicas=5", workers+1)
+	r.assertEarly(t, f, seen, f.ns+"/"+edited+" replicas=5", workers+1)
 	// A CR created now (a watch add, not the initial list) is fast too.
-	f.createBacklog(f.ns, "new", 1)
-	assertEarly(t, f, r, len(r.calls()), f.ns+"/new-000 replicas=1", workers+1)
+	seen = r.afterSeen(t, f, "create", func() { f.createBacklog(f.ns, "new", 1) })
+	r.assertEarly(t, f, seen, f.ns+"/new-000 replicas=1", workers+1)
 	// And a delete (of a CR whose start-up pass has not run yet: its one call is the delete's).
 	doomed := fmt.Sprintf("cr-%03d", backlog-2)
-	if err := f.crs().Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	assertEarly(t, f, r, len(r.calls()), f.ns+"/"+doomed+" replicas=1", workers+1)
+	seen = r.afterSeen(t, f, "delete", func() {
+		if err := f.crs().Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r.assertEarly(t, f, seen, f.ns+"/"+doomed+" replicas=1", workers+1)
 	if n := len(r.calls()); n >= backlog {
 		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
 	}
 	r.checkNoOverlap(t)
 }
 
-// assertEarly waits for the call want and fails unless it is among the first n calls that
-// arrived after the first after.
-func assertEarly(t *testing.T, f *fixture, r *slowReconciler, after int, want string, n int) {
+// afterSeen runs cause and returns the number of calls that had arrived when ork counted
+// its trigger (ork_reconcile_triggers_total), the moment ork saw it. The counter is polled
+// every millisecond: a call arriving within that millisecond counts as after.
+func (r *slowReconciler) afterSeen(t *testing.T, f *fixture, trigger string, cause func()) int {
 	t.Helper()
-	var got []string
+	counter := f.metrics.TriggersTotal.WithLabelValues("app", trigger)
+	before := testutil.ToFloat64(counter)
+	cause()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for testutil.ToFloat64(counter) == before {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("ork did not see the %s within 30s", trigger)
+		}
+	}
+	return len(r.calls())
+}
+
+// assertEarly waits for the call want and fails unless it is among the first n calls that
+// arrived after the first seen (or before them: ork took it before the counter was read).
+func (r *slowReconciler) assertEarly(t *testing.T, f *fixture, seen int, want string, n int) {
+	t.Helper()
+	var at int
 	f.eventually(want, func() (bool, error) {
-		got = r.calls()[after:]
-		return slices.Contains(got, want), nil
+		at = slices.Index(r.calls(), want)
+		return at >= 0, nil
 	})
-	if pos := slices.Index(got, want) + 1; pos > n {
-		t.Fatalf("%s was call %d after its cause, want among the first %d: %v", want, pos, n, got[:pos])
+	if pos := at - seen + 1; pos > n {
+		t.Fatalf("%s was call %d after ork saw its cause, want among the first %d: %v", want, pos, n, r.calls()[seen:at+1])
 	}
 }
 
