@@ -63,7 +63,7 @@ func RunPlanJSONLine(w io.Writer, cr runplan.CR) error {
 	return err
 }
 
-func called(cr runplan.CR) bool { return cr.Reason != "BeingDeleted" }
+func called(cr runplan.CR) bool { return cr.Reason != "BeingDeleted" && !cr.Suspended }
 
 // writeCR writes "webapp default/web (create): would change" and a line per change.
 func writeCR(b *strings.Builder, st Style, cr runplan.CR) {

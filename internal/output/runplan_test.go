@@ -21,6 +21,8 @@ func TestRunPlanText(t *testing.T) {
 			Changes: []runplan.Change{}},
 		{CRD: "webapp", Namespace: "default", Name: "leaving", Trigger: "create", Deleting: true, Success: true, Reason: "BeingDeleted",
 			Message: "being deleted: not called (--include-deletes calls the reconciler)", Changes: []runplan.Change{}},
+		{CRD: "webapp", Namespace: "default", Name: "paused", Trigger: "create", Suspended: true, Success: true, Reason: "Suspended",
+			Message: "reconciling is suspended by the annotation orkestra.orkspace.io/reconcile: suspended; remove it to resume", Changes: []runplan.Change{}},
 		{CRD: "webapp", Namespace: "default", Name: "web", Trigger: "create", Called: true, Result: "ok", Success: true,
 			Reason: "ReconcileSucceeded", Changes: []runplan.Change{
 				{Action: runplan.Update, Ref: "deployments/web", Namespace: "default", Fields: []string{"spec.template.spec.containers[0].image"}},

@@ -38,8 +38,12 @@ type controller struct {
 	// managed is the set of group/resources the reconciler may return.
 	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
-	ledger  *ledger
-	workers int
+	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
+	lanes  *laneQueue
+	ledger *ledger
+	// suspended are the CRs suspended at their last pass (suspend.go).
+	suspended *suspensions
+	workers   int
 	// childrenPayload is true when the reconciler sees the children (payload.children):
 	// then a child's status change is news to it.
 	childrenPayload bool
@@ -81,6 +85,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		gvk:       schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
 		managed:   map[schema.GroupResource]bool{},
 		ledger:    newLedger(),
+		suspended: newSuspensions(),
 		workers:   crd.OperatorBox.Reconcile.WorkerCount(),
 		hasStatus: hasStatus,
 		log:       e.log.With("crd", crd.Name),
@@ -90,10 +95,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](e.opts.BackoffBase, e.opts.BackoffMax),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: crd.Name, MetricsProvider: e.opts.Metrics.QueueProvider()},
-	)
+	c.lanes = newLaneQueue(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics)
+	c.queue = c.lanes
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
 		return nil, err
@@ -125,8 +128,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if err := c.informer.SetTransform(stripManagedFields); err != nil {
 		return nil, fmt.Errorf("informer transform: %w", err)
 	}
-	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueue(obj, TriggerCreate) },
+	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
+		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial) },
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -205,7 +209,8 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 		c.crd.Name, timeout, missing)
 }
 
-func (c *controller) enqueue(obj any, t Trigger) {
+// enqueue queues obj's key for t: in the fast lane when fast (a real change).
+func (c *controller) enqueue(obj any, t Trigger, fast bool) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		c.log.Warn("cannot key object", "err", err)
@@ -217,6 +222,9 @@ func (c *controller) enqueue(obj any, t Trigger) {
 	}
 	c.ledger.noteObject(key, t, uid)
 	c.countTrigger(t)
+	if fast {
+		c.lanes.markFast(key)
+	}
 	c.queue.Add(key)
 }
 
@@ -230,12 +238,12 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// (the relist shows it as an update). The old one's delete is owed first.
 	if oldU.GetUID() != newU.GetUID() {
 		c.onDelete(oldU)
-		c.enqueue(newObj, TriggerCreate)
+		c.enqueue(newObj, TriggerCreate, true) // a real change: the fast lane
 		return
 	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
-		c.enqueue(newObj, TriggerResync)
+		c.enqueue(newObj, TriggerResync, false)
 		return
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
@@ -243,7 +251,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
 		return
 	}
-	c.enqueue(newObj, TriggerUpdate)
+	c.enqueue(newObj, TriggerUpdate, true)
 }
 
 func (c *controller) onDelete(obj any) {
@@ -257,6 +265,7 @@ func (c *controller) onDelete(obj any) {
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
 	c.countTrigger(TriggerDelete)
+	c.lanes.markFast(key)
 	c.queue.Add(key)
 }
 
@@ -303,12 +312,13 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	c.childChanged(key)
 }
 
-// childChanged queues the owner for a child's change, no sooner than ChildMinInterval after
+// childChanged queues the owner for a child's change (the fast lane), no sooner than ChildMinInterval after
 // its last pass: a rollout's burst of changes, or a controller fighting ork, cannot run the
 // remote reconciler hot.
 func (c *controller) childChanged(key string) {
 	last := c.ledger.note(key, TriggerChild)
 	c.countTrigger(TriggerChild)
+	c.lanes.markFast(key)
 	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
 		c.queue.AddAfter(key, wait)
 		return

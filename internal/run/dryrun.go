@@ -134,7 +134,7 @@ func (c *controller) emitPlan(in input, d decision) {
 		changes = []runplan.Change{}
 	}
 	r.onPlan(runplan.CR{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName(), Trigger: string(in.trigger),
-		Deleting: in.deleting, Called: d.reason != reasonNotCalled && !d.quiet && c.crd.IsRemote(), Result: d.result,
+		Deleting: in.deleting, Suspended: d.reason == ReasonSuspended, Called: d.reason != reasonNotCalled && !d.quiet && c.crd.IsRemote(), Result: d.result,
 		Success: d.success, Reason: d.reason, Message: d.message, Changes: changes})
 }
 

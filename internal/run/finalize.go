@@ -49,7 +49,8 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 	case !has && c.ledger.finalized(in.key, in.cr.GetUID()):
 		// Answered ok and lifted; another controller's finalizer keeps it for now.
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
-	case has && c.finalizeDeadline(in.cr).Before(time.Now()):
+	case has && !in.resumed && c.finalizeDeadline(in.cr).Before(time.Now()):
+		// (A delete that waited while the CR was suspended gets one call first.)
 		msg := fmt.Sprintf("the reconciler did not answer ok within finalizeTimeout (%s since the delete): finalizer %s removed without its clean-up",
 			c.finalizeTimeout, finalizer.Name)
 		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {

@@ -19,7 +19,10 @@ type Metrics struct {
 	// StatusFieldsPruned counts the status keys a CRD's schema was found to prune, once per
 	// CRD and key: ork writes them no more.
 	StatusFieldsPruned *prometheus.CounterVec
-	queue              queueMetrics
+	// SuspendedCRs counts the custom resources suspended at their last pass.
+	SuspendedCRs *prometheus.GaugeVec
+	queue        queueMetrics
+	lanes        laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -47,11 +50,16 @@ func NewMetrics() *Metrics {
 		StatusFieldsPruned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_status_fields_pruned_total", Help: "Status keys the CRD's schema prunes (the apiserver's unknown-field warning), counted once per CRD and key: ork stops writing them.",
 		}, []string{"crd", "field"}),
+		SuspendedCRs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ork_suspended_crs", Help: "Custom resources annotated orkestra.orkspace.io/reconcile: suspended at their last pass.",
+		}, []string{"crd"}),
 		queue: newQueueMetrics(),
+		lanes: newLaneMetrics(),
 	}
-	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned,
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
+	m.lanes.register(reg)
 	return m
 }
 

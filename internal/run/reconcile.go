@@ -35,6 +35,8 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
+	// resumed is true on the first pass after the suspend annotation went (suspend.go).
+	resumed bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -169,6 +171,9 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
+	if d, held, ok := c.suspension(ctx, &in); held || !ok {
+		return d, steps, ok // suspended: nothing but its condition is written
+	}
 	if d, skip := c.skipDelete(in); skip {
 		return d, steps, true
 	}
@@ -289,6 +294,7 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 			c.queue.AddRateLimited(key)
 		}
 	case actionRetryAfter:
+		c.lanes.keepLane(key) // a retry keeps the lane of the pass that failed
 		if d.quiet {
 			// Held by the server's pause, nothing sent: the endpoint has not seen this
 			// trigger yet. Wait for the pause to end (remote bounds it), spread by up to a
@@ -302,6 +308,7 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))
 	case actionBackoff:
 		c.ledger.note(key, TriggerRequeue)
+		c.lanes.keepLane(key)
 		c.queue.AddRateLimited(key)
 	}
 }

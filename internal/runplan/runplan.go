@@ -49,6 +49,9 @@ type CR struct {
 	Trigger string `json:"trigger"`
 	// Deleting is true for a custom resource being deleted.
 	Deleting bool `json:"deleting,omitempty"`
+	// Suspended is true for a custom resource annotated orkestra.orkspace.io/reconcile:
+	// suspended: not called, nothing written.
+	Suspended bool `json:"suspended,omitempty"`
 	// Called is false when the reconciler was not asked: a custom resource being deleted,
 	// unless --include-deletes.
 	Called bool `json:"called"`

@@ -1,0 +1,309 @@
+// Package lanequeue is the order in which a CRD's work queue hands out keys: two lanes, fast
+// for real changes and slow for passes that change nothing most of the time, each lane fair
+// between namespaces. It plugs into client-go's work queue (workqueue.TypedQueueConfig.Queue),
+// which keeps de-duplication, one worker per key, delayed adds, rate limiting and metrics.
+package lanequeue
+
+import (
+	"container/list"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Lane is one of the two lanes.
+type Lane int
+
+// The lanes. Slow is the zero value: an add with no cause given is slow.
+const (
+	Slow Lane = iota
+	Fast
+)
+
+func (l Lane) String() string {
+	if l == Fast {
+		return "fast"
+	}
+	return "slow"
+}
+
+// DefaultSlowEvery is how many takes may pass, at most, before one is from the slow lane
+// while both lanes have keys ready.
+const DefaultSlowEvery = 8
+
+// Observer is told of depths and waits. It is called with the queue's lock held: it must be
+// quick and must not call back into the queue.
+type Observer interface {
+	// LaneDepth is the number of keys ready in lane.
+	LaneDepth(lane Lane, n int)
+	// NamespaceDepth is the number of keys ready for namespace, over both lanes; 0 when it
+	// has none left.
+	NamespaceDepth(namespace string, n int)
+	// Waited is how long a key waited, from its push to its take from lane.
+	Waited(lane Lane, d time.Duration)
+}
+
+// Options configure a Queue.
+type Options[T comparable] struct {
+	// Group is the namespace of a key: keys of one group share a turn. Default: one group.
+	Group func(T) string
+	// SlowEvery: while both lanes have keys ready, at least one take in every SlowEvery is
+	// from the slow lane. Default DefaultSlowEvery; 1 would make the slow lane the only one
+	// taken while it has keys.
+	SlowEvery int
+	// Now is the clock for waits. Default time.Now.
+	Now func() time.Time
+	// Observer is told of depths and waits. Default none.
+	Observer Observer
+}
+
+// Queue holds the keys ready for a worker. client-go's work queue calls Push, Touch, Len and
+// Pop; the engine calls Fast before an Add whose cause is a real change, and Taken when it
+// takes a key, to learn its lane.
+type Queue[T comparable] struct {
+	opts  Options[T]
+	mu    sync.Mutex
+	lanes [2]lane[T]
+	items map[T]*item[T]
+	// fast are keys whose next push or touch is fast.
+	fast map[T]struct{}
+	// taken is the lane each key was last taken from, until the engine asks.
+	taken map[T]Lane
+	// fastRun counts fast takes since the last slow one, while the slow lane had keys.
+	fastRun int
+	depth   map[string]int
+}
+
+var _ workqueue.Queue[string] = (*Queue[string])(nil)
+
+// item is one ready key.
+type item[T comparable] struct {
+	key   T
+	lane  Lane
+	group *group[T]
+	elem  *list.Element
+	since time.Time
+}
+
+// lane is a round robin over the groups with keys ready in it.
+type lane[T comparable] struct {
+	groups map[string]*group[T]
+	ring   *list.List // of *group[T]
+	next   *list.Element
+	n      int
+}
+
+// group is one namespace's ready keys in one lane, oldest first.
+type group[T comparable] struct {
+	name string
+	keys *list.List // of *item[T]
+	at   *list.Element
+}
+
+// New returns an empty queue.
+func New[T comparable](opts Options[T]) *Queue[T] {
+	if opts.Group == nil {
+		opts.Group = func(T) string { return "" }
+	}
+	if opts.SlowEvery <= 0 {
+		opts.SlowEvery = DefaultSlowEvery
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	q := &Queue[T]{opts: opts, items: map[T]*item[T]{}, fast: map[T]struct{}{}, taken: map[T]Lane{}, depth: map[string]int{}}
+	for i := range q.lanes {
+		q.lanes[i] = lane[T]{groups: map[string]*group[T]{}, ring: list.New()}
+	}
+	return q
+}
+
+// Fast says that the next add of key has a fast cause: it is pushed to the fast lane, or,
+// already waiting in the slow one, moves to the fast one. A key that is being worked on
+// keeps the mark until the work queue pushes it again after Done.
+func (q *Queue[T]) Fast(key T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.fast[key] = struct{}{}
+}
+
+// Taken is the lane key was last taken from (Slow when it was never taken), and forgets it.
+func (q *Queue[T]) Taken(key T) Lane {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.taken[key]
+	delete(q.taken, key)
+	return l
+}
+
+// Depth is the number of keys ready in l.
+func (q *Queue[T]) Depth(l Lane) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.lanes[l].n
+}
+
+// Push adds a key that is not in the queue.
+func (q *Queue[T]) Push(key T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.items[key]; ok {
+		q.touch(key) // the work queue never does this; stay correct if it ever does
+		return
+	}
+	l := Slow
+	if _, ok := q.fast[key]; ok {
+		delete(q.fast, key)
+		l = Fast
+	}
+	it := &item[T]{key: key, since: q.opts.Now()}
+	q.items[key] = it
+	q.insert(it, l)
+	q.countGroup(it.group.name, 1)
+}
+
+// Touch is an add of a key already waiting: a fast cause moves it to the fast lane, at the
+// back of its namespace's keys there.
+func (q *Queue[T]) Touch(key T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.touch(key)
+}
+
+func (q *Queue[T]) touch(key T) {
+	if _, ok := q.fast[key]; !ok {
+		return
+	}
+	delete(q.fast, key)
+	it := q.items[key]
+	if it == nil || it.lane == Fast {
+		return
+	}
+	q.remove(it)
+	q.insert(it, Fast)
+}
+
+// Len is the number of keys ready in both lanes.
+func (q *Queue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.lanes[Fast].n + q.lanes[Slow].n
+}
+
+// Pop takes the next key: from the fast lane, but from the slow one at least once in every
+// SlowEvery takes while both have keys; within the lane, from the next namespace in turn.
+// The work queue calls it only when Len is not 0.
+func (q *Queue[T]) Pop() T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := Fast
+	switch {
+	case q.lanes[Fast].n == 0:
+		l = Slow
+	case q.lanes[Slow].n == 0:
+		q.fastRun = 0
+	case q.fastRun >= q.opts.SlowEvery-1:
+		l = Slow
+	default:
+		q.fastRun++
+	}
+	if l == Slow {
+		q.fastRun = 0
+	}
+	it := q.lanes[l].take()
+	delete(q.items, it.key)
+	q.taken[it.key] = l
+	q.observeDepth(l)
+	q.countGroup(it.group.name, -1)
+	if o := q.opts.Observer; o != nil {
+		o.Waited(l, q.opts.Now().Sub(it.since))
+	}
+	return it.key
+}
+
+func (q *Queue[T]) insert(it *item[T], l Lane) {
+	it.lane = l
+	q.lanes[l].add(it, q.opts.Group(it.key))
+	q.observeDepth(l)
+}
+
+func (q *Queue[T]) remove(it *item[T]) {
+	q.lanes[it.lane].drop(it)
+	q.observeDepth(it.lane)
+}
+
+func (q *Queue[T]) observeDepth(l Lane) {
+	if o := q.opts.Observer; o != nil {
+		o.LaneDepth(l, q.lanes[l].n)
+	}
+}
+
+// countGroup keeps the per-namespace depth over both lanes.
+func (q *Queue[T]) countGroup(name string, delta int) {
+	n := q.depth[name] + delta
+	if n <= 0 {
+		delete(q.depth, name)
+		n = 0
+	} else {
+		q.depth[name] = n
+	}
+	if o := q.opts.Observer; o != nil {
+		o.NamespaceDepth(name, n)
+	}
+}
+
+// add puts it at the back of its group, and a group that had no keys at the end of the round.
+func (l *lane[T]) add(it *item[T], name string) {
+	g := l.groups[name]
+	if g == nil {
+		g = &group[T]{name: name, keys: list.New()}
+		l.groups[name] = g
+		if l.next == nil {
+			g.at = l.ring.PushBack(g)
+			l.next = g.at
+		} else {
+			g.at = l.ring.InsertBefore(g, l.next)
+		}
+	}
+	it.group = g
+	it.elem = g.keys.PushBack(it)
+	l.n++
+}
+
+// take removes the oldest key of the group whose turn it is, and passes the turn on.
+func (l *lane[T]) take() *item[T] {
+	g := l.next.Value.(*group[T])
+	it := g.keys.Front().Value.(*item[T])
+	l.drop(it)
+	if l.next == g.at { // the group still has keys: the turn passes to the one after it
+		l.next = l.after(g.at)
+	}
+	return it
+}
+
+// drop removes it from its group, and a group left empty from the round.
+func (l *lane[T]) drop(it *item[T]) {
+	g := it.group
+	g.keys.Remove(it.elem)
+	l.n--
+	if g.keys.Len() > 0 {
+		return
+	}
+	delete(l.groups, g.name)
+	if l.next == g.at {
+		l.next = l.after(g.at)
+	}
+	l.ring.Remove(g.at)
+	if l.ring.Len() == 0 {
+		l.next = nil
+	}
+}
+
+// after is the element after e in the round, wrapping.
+func (l *lane[T]) after(e *list.Element) *list.Element {
+	if n := e.Next(); n != nil {
+		return n
+	}
+	return l.ring.Front()
+}
