@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/katalog"
 )
 
 // countingReconciler counts its calls: each stands for the POST to the remote reconciler.
@@ -28,7 +30,8 @@ func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
 	lead.armed.Store(true)
 	lead.lastRenew.Store(&stale)
 	var calls int
-	c := &controller{e: &Engine{lead: lead}, ledger: newLedger(), rec: countingReconciler{&calls}, log: slog.New(slog.DiscardHandler)}
+	c := &controller{e: &Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
+		suspended: newSuspensions(), rec: countingReconciler{&calls}, log: slog.New(slog.DiscardHandler)}
 	cr := &unstructured.Unstructured{}
 	cr.SetNamespace("ns")
 	cr.SetName("web")
