@@ -168,8 +168,16 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 		_ = inf.AddIndexers(cache.Indexers{ownerIndex: ownerUIDIndex})
 	}
 	resource := gvr.GroupResource()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.onChild(resource, nil, obj, false) },
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if isInInitialList {
+				// The cache's first list, at start or on a new leader: the owner's own
+				// initial add queues it (in the slow lane). Passing it for its children
+				// too would put the whole start-up backlog in the fast lane.
+				return
+			}
+			c.onChild(resource, nil, obj, false)
+		},
 		UpdateFunc: func(old, obj any) { c.onChild(resource, old, obj, false) },
 		DeleteFunc: func(obj any) { c.onChild(resource, nil, obj, true) },
 	}); err != nil {

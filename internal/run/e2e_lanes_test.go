@@ -12,8 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/orkspace/ork/internal/run"
 )
 
 // slowReconciler is an endpoint that takes 50 ms a call and keeps, in arrival order, which
@@ -228,4 +231,32 @@ func TestSlowLaneMovesUnderASteadyStreamOfEdits(t *testing.T) {
 		t.Fatalf("%d start-up passes among %d calls under the stream, want at least %d (1 in 8)", slow, len(window), want)
 	}
 	r.checkNoOverlap(t)
+}
+
+// The start-up backlog of an operator whose CRs own children (any real one) stays in the slow
+// lane: the children's own initial list is no change to pass their owners for. Without
+// this, every CR was marked fast by its child's initial add, and the edit waited behind the
+// whole backlog again.
+func TestSpecEditOvertakesABacklogWithChildren(t *testing.T) {
+	const backlog, workers = 200, 2
+	f := newFixture(t)
+	r := newSlowReconciler(t)
+	f.createBacklog(f.ns, "cr", backlog)
+	list, err := f.dyn.Resource(f.gvr).Namespace(f.ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range list.Items {
+		owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: cr.GetName(), UID: cr.GetUID(),
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+		f.createConfigMap(cr.GetName()+"-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "orkestra"}, owner)
+	}
+	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL, managed: managedWithConfigMaps}), nil)
+	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
+	edited := fmt.Sprintf("cr-%03d", backlog-1)
+	seen := r.afterSeen(t, f, "update", func() { f.patchSpec(edited, `{"spec":{"replicas":5}}`) })
+	r.assertEarly(t, f, seen, f.ns+"/"+edited+" replicas=5", workers+1)
+	if n := len(r.calls()); n >= backlog {
+		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
+	}
 }
