@@ -52,6 +52,9 @@ type controller struct {
 	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
 	finalize        bool
 	finalizeTimeout time.Duration
+	// passTimeout bounds one pass: the call's timeout plus passWriteGrace for the reads and
+	// writes around it.
+	passTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
 	resync time.Duration
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
@@ -107,6 +110,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		timeout = rr.r.Timeout()
 	}
 	c.queue = e.live.watch(crd.Name, c.workers, timeout, c.queue)
+	c.passTimeout = timeout + passWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.childrenPayload = r.Payload.Children.Enabled
 		c.finalize, c.finalizeTimeout = r.Finalize, r.FinalizeTimeoutOrDefault()

@@ -135,6 +135,12 @@ func (c *controller) armFinalizeDeadline(in input, d decision) {
 	if !c.finalize || !in.deleting || in.gone || !finalizer.Has(in.cr) || (d.success && d.action == actionDone) {
 		return
 	}
+	if d.reason == ReasonSuspended {
+		// Held by the suspend annotation: finalizeTimeout does not act while it holds, and
+		// the pass's own schedule (a backoff when its condition write failed) paces it. An
+		// immediate Add past the deadline would spin on the key.
+		return
+	}
 	c.ledger.note(in.key, TriggerRequeue)
 	if wait := time.Until(c.finalizeDeadline(in.cr)); wait > 0 {
 		c.queue.AddAfter(in.key, wait)

@@ -113,6 +113,10 @@ const (
 	// stuckGrace is how much longer than its CRD's timeout a pass may run: the timeout bounds
 	// the call, the grace the writes around it.
 	stuckGrace = 2 * time.Minute
+	// passWriteGrace is how much longer than its call a pass's context lasts (the reads and
+	// writes around the call): below stuckGrace, so that a pass blocked on the apiserver
+	// ends with an error before the probe would call it stuck.
+	passWriteGrace = 90 * time.Second
 	// stallAfter is how long ready keys may wait while a worker is free and none takes one.
 	stallAfter = 2 * time.Minute
 )

@@ -126,7 +126,16 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.endPass(key, true)
 		return
 	}
-	d, steps, done := c.pass(ctx, in)
+	// A deadline of its own, below /healthz's bound for a stuck pass: the apiserver requests
+	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
+	// than refuses would hold the worker until the probe restarts ork.
+	passCtx := ctx
+	if c.passTimeout > 0 {
+		var cancel context.CancelFunc
+		passCtx, cancel = context.WithTimeout(ctx, c.passTimeout)
+		defer cancel()
+	}
+	d, steps, done := c.pass(passCtx, in)
 	if !done {
 		// Leadership is lost: nothing more is written, the engine is stopping.
 		c.endPass(key, false)
@@ -152,11 +161,14 @@ func (c *controller) handle(ctx context.Context, key string) {
 	case moreDeletes:
 		// Another incarnation of the name was deleted too: its delete next (then, if the
 		// name is taken again, the new object).
+		// Both are real changes (a delete, a create): the fast lane.
 		c.ledger.note(key, TriggerDelete)
+		c.lanes.markFast(key)
 		c.queue.Add(key)
 	case deleteDone && c.cached(key) != nil:
 		// The name was taken again while the old object's delete ran: now the new one.
 		c.ledger.note(key, TriggerCreate)
+		c.lanes.markFast(key)
 		c.queue.Add(key)
 	}
 	c.endPass(key, deleteDone && !moreDeletes)
