@@ -230,3 +230,31 @@ func TestSuspendedCRDeletedWithoutFinalizerGetsNoCall(t *testing.T) {
 		return testutil.ToFloat64(f.metrics.SuspendedCRs.WithLabelValues("app")) == 0, nil
 	})
 }
+
+// A CR suspended while its call runs gets nothing of that call's answer: no child, and the
+// next pass (the annotation's) writes the Suspended condition.
+func TestSuspendedDuringTheCallAppliesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var once sync.Once
+	ep := newEndpoint(t, func(c call) response {
+		once.Do(func() {
+			// Suspend it while this call runs, and answer only once ork's cache has the
+			// annotation (its update trigger was counted).
+			updates := f.metrics.TriggersTotal.WithLabelValues("app", "update")
+			before := testutil.ToFloat64(updates)
+			f.annotateSuspend("web", run.SuspendValue)
+			f.eventually("ork to see the annotation", func() (bool, error) { return testutil.ToFloat64(updates) > before, nil })
+		})
+		return okWithChildren(c)
+	})
+	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.createCR("web", map[string]any{})
+	f.eventually("the Suspended condition", func() (bool, error) {
+		c := condition(f.getCR("web"), "Suspended")
+		return c != nil && c["status"] == "True", nil
+	})
+	if _, err := env.Clientset.AppsV1().Deployments(f.ns).Get(t.Context(), "web", getOpts); err == nil {
+		t.Error("the answer of a call during which the CR was suspended was applied: its Deployment exists")
+	}
+}

@@ -214,6 +214,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		c.log.Debug("custom resource replaced or deleted during the call: its answer is not applied", "key", in.key, "uid", in.cr.GetUID())
 		return decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "replaced or deleted during the call: nothing applied"}, steps, true
 	}
+	if d.success && !in.deleting && c.suspendedNow(in.key) {
+		// Suspended while its call ran (an incident: someone wants it left alone now): its
+		// answer is not applied. The annotation's own update passes it next, which writes
+		// the Suspended condition.
+		c.log.Debug("custom resource suspended during the call: its answer is not applied", "key", in.key)
+		return decision{quiet: true, action: actionDone, reason: ReasonSuspended, message: "suspended during the call: nothing applied"}, steps, true
+	}
 	var err error
 	t := time.Now()
 	switch {
@@ -367,6 +374,12 @@ func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unst
 func (c *controller) replaced(in input) bool {
 	cached := c.cached(in.key)
 	return cached == nil || cached.GetUID() != in.cr.GetUID()
+}
+
+// suspendedNow reports whether the cache shows key's CR suspended.
+func (c *controller) suspendedNow(key string) bool {
+	cached := c.cached(key)
+	return cached != nil && cached.GetAnnotations()[SuspendAnnotation] == SuspendValue
 }
 
 // cached is the CR of key in the informer's cache, or nil.
