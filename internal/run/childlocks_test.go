@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
 
@@ -311,4 +312,57 @@ func TestChildLocksObserveTheirWait(t *testing.T) {
 			t.Errorf("observed wait %v, want 2s", got)
 		}
 	})
+}
+
+// Which children a pass locks: only those whose ownership the cache cannot vouch for. A
+// child the cache shows controlled by this CR takes no lock (its uid precondition decides),
+// nor does an onCreate child that exists (never written again).
+func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	cr := modelCR("a")
+	controlledBy := func(name string, uid types.UID) *metav1.PartialObjectMetadata {
+		o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "5"}}
+		if uid != "" {
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "App", Name: "x", UID: uid, Controller: ptr.To(true)}})
+		}
+		return o
+	}
+	for _, tc := range []struct {
+		name       string
+		cached     *metav1.PartialObjectMetadata
+		createOnly bool
+		// wroteFor is the CR ork's write book says last wrote the child ("": none).
+		wroteFor types.UID
+		locked   bool
+	}{
+		{name: "absent from the cache", locked: true},
+		{name: "controlled by this CR", cached: controlledBy("c", cr.GetUID())},
+		{name: "controlled by another CR", cached: controlledBy("c", "uid-b"), locked: true},
+		{name: "an orphan", cached: controlledBy("c", ""), locked: true},
+		{name: "controlled by this CR, but another CR wrote it since the cache's version",
+			cached: controlledBy("c", cr.GetUID()), wroteFor: "uid-b", locked: true},
+		{name: "an onCreate child that exists", cached: controlledBy("c", "uid-b"), createOnly: true},
+		{name: "an onCreate child that is absent", createOnly: true, locked: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+			if tc.cached != nil {
+				if err := inf.GetIndexer().Add(tc.cached); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
+			obj := &unstructured.Unstructured{}
+			obj.SetName("c")
+			obj.SetNamespace("ns")
+			p := planned{obj: obj, gvr: gvr, ref: refOf(gvr.GroupResource(), obj), createOnly: tc.createOnly}
+			if tc.wroteFor != "" {
+				out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ResourceVersion: "6"}}
+				c.e.writes.wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
+			}
+			if locked := c.ownCached(cr, p) == nil; locked != tc.locked {
+				t.Errorf("locked = %v, want %v", locked, tc.locked)
+			}
+		})
+	}
 }
