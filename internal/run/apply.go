@@ -317,7 +317,7 @@ func alreadyOwned(p planned, live metav1.Object) error {
 }
 
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
-// under the child's lock when checkOwner read it (applyAll). A child ork controls is applied with a uid
+// under its lock if checkOwner read it. A child ork controls is applied with a uid
 // precondition (never onto a replacement someone else created); an orphan or an earlier
 // incarnation's child is adopted with a resourceVersion precondition too. When a
 // precondition fails, the object is read again and the decision taken anew.
