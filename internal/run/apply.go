@@ -78,14 +78,6 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	if err != nil {
 		return applyReport{}, err
 	}
-	// The writes of these children are serialised with every other worker's, from the
-	// ownership check to the last write: no other CR can take one of them in between, and
-	// an AlreadyOwned found on the second child still leaves nothing applied.
-	refs := make([]childRef, len(plans))
-	for i, p := range plans {
-		refs[i] = p.ref
-	}
-	defer c.e.childLocks.lockAll(refs)()
 	rep := applyReport{kept: make(map[childRef]bool, len(plans))}
 	for _, p := range plans {
 		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
@@ -95,8 +87,25 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 			c.e.writes.relisted(p.ref)
 		}
 	}
+	// A child the cache shows controlled by this CR takes no lock: its uid precondition
+	// decides. Any other is locked from its live read to its first write, so that no other
+	// CR takes it in between (two CRs finding it absent cannot both create it).
 	lives := make([]metav1.Object, len(plans))
+	var unowned []childRef
 	for i, p := range plans {
+		if lives[i] = c.ownCached(cr, p); lives[i] == nil {
+			unowned = append(unowned, p.ref)
+		}
+	}
+	held, err := c.lockChildren(ctx, unowned)
+	if err != nil {
+		return rep, err
+	}
+	defer held.releaseAll()
+	for i, p := range plans {
+		if lives[i] != nil {
+			continue
+		}
 		if lives[i], err = c.checkOwner(ctx, cr, p); err != nil {
 			rep.objects[i].Outcome, rep.objects[i].Error = trace.Failed, err.Error()
 			return rep, err
@@ -104,6 +113,7 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	}
 	for i, p := range plans {
 		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
+		held.release(p.ref)
 		o := &rep.objects[i]
 		switch {
 		case err != nil:
@@ -233,19 +243,26 @@ func (c *controller) force(o resources.Object) bool {
 	return true
 }
 
-// checkOwner refuses a child another object controls, before anything of the result is
-// written. A child the cache shows as this CR's is taken as it is (the write's uid
-// precondition catches a replacement); anything else (absent from the cache, another
-// controller, an orphan, an earlier incarnation's, or written by another CR since the cache
-// last heard of it) is decided against the live object, which it returns (nil: absent).
-func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
+// ownCached is the cached child when the cache alone decides its ownership: one the cache
+// shows as this CR's is taken as it is (the write's uid precondition catches a
+// replacement), as is an onCreate child that exists (never written again). nil otherwise.
+func (c *controller) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
 	cached := c.cachedChild(p)
 	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
-		cached = nil // another CR wrote it after the cache's version: read it
+		return nil // another CR wrote it after the cache's version: read it
 	}
 	if cached != nil && (p.createOnly || controlledBy(cr, cached)) {
-		return cached, nil
+		return cached
 	}
+	return nil
+}
+
+// checkOwner refuses a child another object controls, before anything of the result is
+// written. A child ownCached does not vouch for (absent from the cache, another controller,
+// an orphan, an earlier incarnation's, or written by another CR since the cache last heard
+// of it) is decided against the live object, which it returns (nil: absent). applyAll
+// holds the child's lock meanwhile.
+func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
 	live, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 	if err != nil {
 		return nil, err
@@ -300,7 +317,7 @@ func alreadyOwned(p planned, live metav1.Object) error {
 }
 
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
-// under the child's lock (applyAll). A child ork controls is applied with a uid
+// under its lock if checkOwner read it. A child ork controls is applied with a uid
 // precondition (never onto a replacement someone else created); an orphan or an earlier
 // incarnation's child is adopted with a resourceVersion precondition too. When a
 // precondition fails, the object is read again and the decision taken anew.

@@ -52,7 +52,7 @@ type Engine struct {
 	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
 	// child.
 	writes     *writeBook
-	childLocks childLocks
+	childLocks *childLocks
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
@@ -144,6 +144,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		lead:           lead,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
+		childLocks:     newChildLocks(),
 		secrets:        newSecretCache(kube, opts.SecretTTL),
 		pauses:         pauses,
 		log:            opts.Logger,

@@ -21,8 +21,11 @@ type Metrics struct {
 	StatusFieldsPruned *prometheus.CounterVec
 	// SuspendedCRs counts the custom resources suspended at their last pass.
 	SuspendedCRs *prometheus.GaugeVec
-	queue        queueMetrics
-	lanes        laneMetrics
+	// ChildLockWait times each wait for a child lock (the ownership check of a child the
+	// cache does not show controlled by the CR): near zero unless two CRs name one child.
+	ChildLockWait *prometheus.HistogramVec
+	queue         queueMetrics
+	lanes         laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -53,10 +56,14 @@ func NewMetrics() *Metrics {
 		SuspendedCRs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "ork_suspended_crs", Help: "Custom resources annotated orkestra.orkspace.io/reconcile: suspended at their last pass.",
 		}, []string{"crd"}),
+		ChildLockWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ork_child_lock_wait_seconds", Help: "Time a pass waited for the lock of one child it checks for ownership before creating or adopting it.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"crd"}),
 		queue: newQueueMetrics(),
 		lanes: newLaneMetrics(),
 	}
-	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs,
+	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)

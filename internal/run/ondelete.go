@@ -95,7 +95,13 @@ func (c *controller) removeAll(ctx context.Context, cr *unstructured.Unstructure
 		targets = append(targets, target{gvr: m.Resource, ref: ref, name: o.Obj.GetName()})
 		refs = append(refs, ref)
 	}
-	defer c.e.childLocks.lockAll(refs)()
+	// Judged and deleted under the children's locks, as a create or adoption is: no pass of
+	// another CR takes one of them between this read and this delete.
+	held, err := c.lockChildren(ctx, refs)
+	if err != nil {
+		return err
+	}
+	defer held.releaseAll()
 	for _, t := range targets {
 		if err := c.removeOne(ctx, cr, t.gvr, t.ref); err != nil {
 			return err

@@ -36,18 +36,14 @@ type pruneCandidate struct {
 // annotated prune: "false". Candidates come from the child caches; each delete carries the
 // cached object's uid and resourceVersion as preconditions, so it happens only if the live
 // object is still the one judged prunable (a child someone annotated, or handed to another
-// owner, since the cache saw it is read again and judged anew). Under the children's locks,
-// as every child write.
+// owner, since the cache saw it is read again and judged anew). No child lock is taken:
+// those preconditions decide against any concurrent adoption, which carries its own
+// resourceVersion precondition.
 func (c *controller) prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error {
 	cands := c.pruneCandidates(cr, rep.kept)
 	if len(cands) == 0 {
 		return nil
 	}
-	refs := make([]childRef, len(cands))
-	for i, cand := range cands {
-		refs[i] = cand.ref
-	}
-	defer c.e.childLocks.lockAll(refs)()
 	for _, cand := range cands {
 		pruned, err := c.pruneOne(ctx, cr, cand)
 		if err != nil {

@@ -3,7 +3,6 @@ package run
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
@@ -208,31 +207,6 @@ func (b *writeBook) own(ev childEvent, upTo bool) bool {
 		return true
 	}
 	return upTo && compareRV(ev.rv, w.rv) <= 0
-}
-
-// childLocks serialise the writes of one child across ork's workers; a child hashes to one
-// of a fixed set of locks, so two unrelated children rarely wait for each other.
-type childLocks [256]sync.Mutex
-
-// lockAll takes the locks of refs, in one order whatever the order of refs (no deadlock
-// between two passes), and returns the func that releases them.
-func (l *childLocks) lockAll(refs []childRef) func() {
-	idx := make([]int, 0, len(refs))
-	for _, ref := range refs {
-		h := fnv.New32a()
-		_, _ = h.Write([]byte(ref.gr.String() + "/" + ref.namespace + "/" + ref.name))
-		idx = append(idx, int(h.Sum32()%uint32(len(l))))
-	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, i := range idx {
-		l[i].Lock()
-	}
-	return func() {
-		for _, i := range idx {
-			l[i].Unlock()
-		}
-	}
 }
 
 // compareRV orders two resourceVersions: -1, 0 or 1 as a is older than, the same as, or
