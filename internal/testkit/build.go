@@ -111,3 +111,15 @@ func ModuleRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// RemoveAfter removes the binaries once the tests have run and returns the exit code to
+// use: TestMain is os.Exit(bins.RemoveAfter(m.Run())). A failed removal fails the run.
+func (b *Binaries) RemoveAfter(code int) int {
+	if err := b.Remove(); err != nil {
+		fmt.Fprintf(os.Stderr, "testkit: remove built binaries: %v\n", err)
+		if code == 0 {
+			return 1
+		}
+	}
+	return code
+}
