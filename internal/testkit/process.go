@@ -3,6 +3,7 @@ package testkit
 import (
 	"net"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,5 +79,26 @@ func (p *Process) WaitListening(t testing.TB, addr string, timeout time.Duration
 			t.Fatalf("%s not listening on %s after %s:\n%s", p.Cmd.Path, addr, timeout, p.Output.String())
 		case <-tick.C:
 		}
+	}
+}
+
+// Terminate sends SIGTERM and waits up to grace for the process to exit, as a kubelet
+// would; past grace it kills it. inTime reports whether it exited within grace, err is its
+// exit error.
+func (p *Process) Terminate(grace time.Duration) (inTime bool, err error) {
+	select {
+	case <-p.exited:
+		return true, p.err
+	default:
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true, p.err
+	case <-timer.C:
+		p.Kill()
+		return false, p.err
 	}
 }
