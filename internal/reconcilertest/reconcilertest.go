@@ -69,5 +69,11 @@ func start(t testing.TB, token, addr, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), "RECONCILER_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
-	testkit.Start(t, cmd).WaitListening(t, addr, 30*time.Second)
+	p := testkit.Start(t, cmd)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s:\n%s", name, p.Output.String())
+		}
+	})
+	p.WaitListening(t, addr, 30*time.Second)
 }

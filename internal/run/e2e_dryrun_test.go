@@ -74,7 +74,7 @@ func orkDryRun(t *testing.T, bin string, args ...string) (stdout, stderr string,
 // change; no resourceVersion moves, no Event is recorded, every request says dryRun, and a
 // CR being deleted is shown, not called. Then ork exits.
 func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	var version atomic.Int32

@@ -84,7 +84,7 @@ func names(n int) []string {
 // 12.11 ork killed with SIGKILL in the middle of reconciles, then started again: every CR
 // converges (nothing of the killed run is needed to finish the work).
 func TestFaultKilledMidReconcile(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
@@ -110,7 +110,7 @@ func TestFaultKilledMidReconcile(t *testing.T) {
 // CRs still to do; the standby takes over and finishes every CR; the old leader, running
 // again, writes none of its late answers and exits non-zero.
 func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)

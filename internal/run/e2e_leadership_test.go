@@ -110,7 +110,7 @@ func (p *orkProcess) waitLine(t *testing.T, f *fixture, substr string) {
 // throttled container) past its Lease writes nothing once it runs again: the standby has
 // led since, and the old leader notices the lost Lease, skips the write and exits non-zero.
 func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	held, release := make(chan struct{}), make(chan struct{})

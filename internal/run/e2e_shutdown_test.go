@@ -14,7 +14,7 @@ import (
 func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 	// Built before t.Parallel: while sequential tests run the parallel ones wait, so the
 	// build does not take the CPU from their reconciles and deadlines.
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 

@@ -1,7 +1,6 @@
 package run_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,8 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,13 +25,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/testenv"
+	"github.com/orkspace/ork/internal/testkit"
 	"github.com/orkspace/ork/internal/wireschema"
 )
 
@@ -43,7 +40,10 @@ var env *testenv.Env
 // wire checks every request ork sends against the published PreparedRequest schema.
 var wire = sync.OnceValues(wireschema.New)
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+// bins builds ork and the example reconciler once per test binary; TestMain removes them.
+var bins testkit.Binaries
+
+func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(testenv.Main(m, &env))) }
 
 const testToken = "s3cr3t-token-value"
 
@@ -188,7 +188,7 @@ type fixture struct {
 	dir     string
 	katalog string
 	metrics *run.Metrics
-	logs    *syncBuffer
+	logs    *testkit.SyncBuffer
 	engine  *run.Engine
 	// cluster is true when the App CRD is cluster-scoped (CRs have no namespace).
 	cluster bool
@@ -246,7 +246,7 @@ func newFixtureOpts(t testing.TB, id string, o crdOptions) *fixture {
 		group:   group,
 		gvr:     schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"},
 		dir:     t.TempDir(),
-		logs:    &syncBuffer{},
+		logs:    &testkit.SyncBuffer{},
 		cluster: o.cluster,
 	}
 	var err error
@@ -477,22 +477,13 @@ func (f *fixture) eventually(what string, cond func() (bool, error)) {
 // (the soak's number of CRs).
 func (f *fixture) eventuallyWithin(bound time.Duration, what string, cond func() (bool, error)) {
 	f.t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, bound, true,
-		func(context.Context) (bool, error) {
-			ok, err := cond()
-			if err != nil {
-				last = err
-				if strings.HasPrefix(err.Error(), "engine exited") {
-					return false, err
-				}
-				return false, nil
-			}
-			return ok, nil
-		})
-	if err != nil {
-		f.t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
+	testkit.Eventually(f.t, what, 50*time.Millisecond, bound, func(context.Context) (bool, error) {
+		ok, err := cond()
+		if err != nil && strings.HasPrefix(err.Error(), "engine exited") {
+			return false, testkit.Permanent(err) // no wait brings an exited engine back
+		}
+		return ok, err
+	})
 }
 
 func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstructured {
@@ -612,34 +603,6 @@ func okWithChildren(c call) response {
 			map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
 		},
 	})
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// goBuild builds the main package pkg into a temporary directory and returns the binary.
-func goBuild(t *testing.T, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), path.Base(pkg))
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
 }
 
 var (
