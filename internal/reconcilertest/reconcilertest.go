@@ -1,5 +1,6 @@
-// Package reconcilertest builds and starts the example remote reconcilers of
-// examples/remote on loopback, for tests of the commands that call them.
+// Package reconcilertest gives tests remote reconcilers on loopback: the examples of
+// examples/remote, built and started, and a scripted Endpoint that records every call
+// (trigger, start, end) and every overlap of two calls for one key.
 package reconcilertest
 
 import (
