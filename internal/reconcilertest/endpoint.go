@@ -135,9 +135,9 @@ func (e *Endpoint) finish(c Call) {
 // URL is the endpoint's address.
 func (e *Endpoint) URL() string { return e.srv.URL }
 
-// Close stops the endpoint now, before the test ends: calls fail as with a reconciler
-// that went away.
-func (e *Endpoint) Close() { e.srv.Close() }
+// Server is the endpoint's server, for tests that stop it early (calls then fail as with a
+// reconciler that went away) or reach its URL as a field.
+func (e *Endpoint) Server() *httptest.Server { return e.srv }
 
 // SetRespond replaces the answer function for the calls that arrive from now on.
 func (e *Endpoint) SetRespond(f func(Call) Response) {

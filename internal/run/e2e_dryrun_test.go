@@ -120,7 +120,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	version.Store(2)
 	before := f.versions()
 	eventsBefore := len(f.allEvents())
-	callsBefore := len(ep.calls)
+	callsBefore := len(ep.Calls())
 
 	kc := f.kubeconfig(func(*clientcmdapi.Config) {})
 	stdout, stderr, code := orkDryRun(t, bin, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns)
@@ -135,9 +135,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	if n := len(f.allEvents()); n != eventsBefore {
 		t.Errorf("%d Events after the dry run, %d before: a dry run records none", n, eventsBefore)
 	}
-	ep.mu.Lock()
-	calls := ep.calls[callsBefore:]
-	ep.mu.Unlock()
+	calls := ep.recorded()[callsBefore:]
 	for _, c := range calls {
 		if dry, _ := c.body["prepared"].(map[string]any)["dryRun"].(bool); !dry {
 			t.Errorf("a dry run's request for %s lacks prepared.dryRun: true", c.crName())

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/reconcilertest"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/testenv"
 	"github.com/orkspace/ork/internal/testkit"
@@ -47,7 +47,8 @@ func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(testenv.Main(m, &env))) }
 
 const testToken = "s3cr3t-token-value"
 
-// call is one request the loopback reconciler received.
+// call is one request the loopback reconciler received, as internal/reconcilertest
+// recorded it.
 type call struct {
 	// ctx ends when ork gives up on the request (its timeout) or the test ends.
 	ctx    context.Context
@@ -55,13 +56,15 @@ type call struct {
 	body   map[string]any
 	raw    []byte
 	at     time.Time
+	// rec is the full record: key, trigger, place in the order of arrival, start and end.
+	rec reconcilertest.Call
 }
 
-func (c call) trigger() string {
-	p, _ := c.body["prepared"].(map[string]any)
-	s, _ := p["trigger"].(string)
-	return s
+func callOf(rc reconcilertest.Call) call {
+	return call{ctx: rc.Ctx, header: rc.Header, body: rc.Body, raw: rc.Raw, at: rc.Start, rec: rc}
 }
+
+func (c call) trigger() string { return c.rec.Trigger }
 
 func (c call) crName() string {
 	o, _ := c.body["object"].(map[string]any)
@@ -82,33 +85,26 @@ func jsonResponse(v any) response {
 	return response{status: http.StatusOK, body: b}
 }
 
-// endpoint is a real HTTP reconciler on loopback whose answers each test scripts.
+// endpoint is internal/reconcilertest's scripted reconciler, every request checked against
+// the published PreparedRequest schema, with the arrivals in order for tests that read
+// them one by one (next, nextMatching). Its record of calls and of overlapping calls for
+// one key is the embedded Endpoint's.
 type endpoint struct {
+	*reconcilertest.Endpoint
 	srv     *httptest.Server
-	mu      sync.Mutex
-	calls   []call
 	arrived chan call
 	// overflowed is set when a call found arrived full: a test that reads arrivals in order
 	// would miss one, so next fails; a test that never reads them (the soak) is not blocked.
 	overflowed atomic.Bool
+	mu         sync.Mutex
 	respond    func(call) response
 }
 
 func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 	ep := &endpoint{arrived: make(chan call, 1000), respond: respond}
-	ep.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		c := call{ctx: r.Context(), header: r.Header.Clone(), raw: raw, at: time.Now()}
-		if err := json.Unmarshal(raw, &c.body); err != nil {
-			t.Errorf("ork sent a body that is not JSON: %v", err)
-		}
-		if v, err := wire(); err != nil {
-			t.Errorf("schema: %v", err)
-		} else if err := v.ValidatePreparedRequest(raw); err != nil {
-			t.Errorf("ork sent a request that breaks schema/prepared-request.schema.json: %v\n%s", err, raw)
-		}
+	ep.Endpoint = reconcilertest.NewEndpoint(t, func(rc reconcilertest.Call) reconcilertest.Response {
+		c := callOf(rc)
 		ep.mu.Lock()
-		ep.calls = append(ep.calls, c)
 		respond := ep.respond
 		ep.mu.Unlock()
 		select {
@@ -117,15 +113,31 @@ func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 			ep.overflowed.Store(true)
 		}
 		res := respond(c)
-		for k, v := range res.header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(res.status)
-		_, _ = w.Write(res.body)
-	}))
-	t.Cleanup(ep.srv.Close)
+		return reconcilertest.Response{Status: res.status, Header: res.header, Body: res.body}
+	}, reconcilertest.EndpointOptions{Check: checkPrepared})
+	ep.srv = ep.Server()
 	return ep
+}
+
+// checkPrepared checks a request ork sent against schema/prepared-request.schema.json.
+func checkPrepared(raw []byte) error {
+	v, err := wire()
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if err := v.ValidatePreparedRequest(raw); err != nil {
+		return fmt.Errorf("ork sent a request that breaks schema/prepared-request.schema.json: %w", err)
+	}
+	return nil
+}
+
+// recorded is every call so far, in order of arrival.
+func (ep *endpoint) recorded() []call {
+	var out []call
+	for _, rc := range ep.Calls() {
+		out = append(out, callOf(rc))
+	}
+	return out
 }
 
 // checkOverflow fails the test when a request was dropped because too many were unread:
