@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // kubeconfig writes a copy of the admin kubeconfig, edited by edit, and returns its path.
@@ -105,10 +107,7 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", kc, "--context", "good", "--health-addr=", "--metrics-addr=")
 	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+f.ns)
 	cmd.Stderr = f.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	testkit.Start(t, cmd)
 	f.createCR("web", map[string]any{})
 	c := ep.next(t)
 	if got := c.header.Get("Authorization"); got != "Bearer "+testToken {
@@ -167,11 +166,12 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 	p.waitLine(t, f, "ork is running")
 	f.createCR("web", map[string]any{})
 	<-started
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
+	case <-p.Exited():
+		err := p.Err()
 		if err != nil {
 			t.Errorf("ork exited with %v after the shutdown timeout, want 0:\n%s", err, f.logs.String())
 		}
