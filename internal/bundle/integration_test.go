@@ -20,16 +20,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/bundle"
 	"github.com/orkspace/ork/internal/testenv"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+// bins builds ork once per test binary; TestMain removes it.
+var bins testkit.Binaries
+
+func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(testenv.Main(m, &env))) }
 
 // uniq is a name no parallel test or earlier run shares: bundles are cluster-wide (CRDs,
 // ClusterRoles, FlowSchemas), so every test gets its own names, group and namespace.
@@ -99,18 +102,7 @@ spec:
 // second, the bound only catches what never happens (2 busy cores can be slow).
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
+	testkit.Eventually(t, what, 100*time.Millisecond, 60*time.Second, cond)
 }
 
 // resourceVersions are the bundle's objects' resourceVersions as the apiserver has them.

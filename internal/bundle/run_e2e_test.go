@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,27 +30,10 @@ import (
 
 	"github.com/orkspace/ork/internal/bundle"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 const reconcilerToken = "bundle-e2e-token"
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // tlsReconciler is a loopback remote reconciler over TLS with a certificate of its own CA:
 // ork reaches it only if the bundle carried tls.caFile into the pod. Each CR gets a
@@ -86,31 +66,13 @@ func tlsReconciler(t *testing.T) (*httptest.Server, []byte) {
 	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 }
 
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// buildOrk builds ork as a user would, with go build.
+// buildOrk builds ork as a user would, with go build, once per test binary.
 func buildOrk(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ork")
-	args := []string{"build", "-o", bin}
 	if raceBuild {
-		args = append(args, "-race")
+		return bins.Build(t, "./cmd/ork", "-race")
 	}
-	cmd := exec.CommandContext(t.Context(), "go", append(args, "./cmd/ork")...)
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ork: %v\n%s", err, out)
-	}
-	return bin
+	return bins.Build(t, "./cmd/ork")
 }
 
 // saKubeconfig writes a kubeconfig that authenticates with a real token of the
@@ -212,7 +174,7 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	kubeconfig, saConfig := saKubeconfig(t, root, name, name)
 	// The pod's ports are ork's defaults (the bundle leaves them unset); a test host may
 	// have 8080 taken, so the settings move them, /metrics beside /healthz.
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(ork, args...)
 	cmd.Dir = root // no ork.yaml here, nor in HOME
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "KUBECONFIG=" + kubeconfig,
@@ -220,28 +182,17 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	for k, v := range podEnv {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
+	p := testkit.Start(t, cmd)
+	logs := p.Output
 	t.Cleanup(func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
 		if t.Failed() {
 			t.Logf("ork %s\n%s", strings.Join(args, " "), logs.String())
 		}
 	})
 	running := func() error {
 		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("ork exited: %v", err)
+		case <-p.Exited():
+			return fmt.Errorf("ork exited: %v", p.Err())
 		default:
 			return nil
 		}
@@ -384,19 +335,10 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	}
 
 	// SIGTERM, as the kubelet sends it: ork drains and exits 0 within the grace period.
-	stopped = true
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
 	grace := time.Duration(*deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("ork exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-exited
+	if inTime, err := p.Terminate(grace); !inTime {
 		t.Errorf("ork still ran %s after SIGTERM: the kubelet would have killed it", grace)
+	} else if err != nil {
+		t.Errorf("ork exited with %v after SIGTERM, want 0", err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +36,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // watchRecorder is an HTTP proxy in front of the apiserver that keeps what one ork asked
@@ -219,29 +219,19 @@ func (o *operator) run(t *testing.T, ork, ns string) {
 	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(ork, args...)
 	cmd.Dir = root
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "KUBECONFIG=" + kubeconfig,
 		"ORK_HEALTH_ADDR=" + addr, "ORK_METRICS_ADDR=" + addr, "POD_NAMESPACE=" + ns}
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p := testkit.Start(t, cmd)
+	logs := p.Output
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("%s exited with %v after SIGTERM, want 0", o.name, err)
-			}
-		case <-time.After(time.Duration(*deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+		grace := time.Duration(*deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
+		if inTime, err := p.Terminate(grace); !inTime {
 			t.Errorf("%s still ran after its grace period", o.name)
+		} else if err != nil {
+			t.Errorf("%s exited with %v after SIGTERM, want 0", o.name, err)
 		}
 		if t.Failed() {
 			t.Logf("%s: ork %s\n%s", o.name, strings.Join(args, " "), logs.String())
@@ -249,9 +239,8 @@ func (o *operator) run(t *testing.T, ork, ns string) {
 	})
 	eventually(t, o.name+" ready", func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("%s exited: %v\n%s", o.name, err, logs.String())
+		case <-p.Exited():
+			t.Fatalf("%s exited: %v\n%s", o.name, p.Err(), logs.String())
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)

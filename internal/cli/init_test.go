@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // The reconcilers ork init writes speak ork's protocol: `ork remote check` passes against
@@ -64,20 +65,13 @@ func startReconciler(t *testing.T, flavour, dir string) string {
 		}
 		cmd = exec.Command(python, filepath.Join(dir, "reconciler.py"))
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	// The address deploy/reconciler.yaml gives, :PORT: every interface, as a pod needs.
 	cmd.Env = append(os.Environ(), "RECONCILER_ADDR=:"+port, "RECONCILER_TOKEN_FILE="+token, "RECONCILER_TOKEN=")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p := testkit.Start(t, cmd)
+	logs := p.Output
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
 		if t.Failed() {
 			t.Logf("reconciler log:\n%s", logs.String())
 		}
@@ -95,25 +89,14 @@ func startReconciler(t *testing.T, flavour, dir string) string {
 			}
 		}
 		select {
-		case err := <-exited:
-			t.Fatalf("the reconciler exited: %v\n%s", err, logs.String())
+		case <-p.Exited():
+			t.Fatalf("the reconciler exited: %v\n%s", p.Err(), logs.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the reconciler is not ready on %s after 30s (last: %v)\n%s", addr, err, logs.String())
 		}
 	}
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
 }
 
 // reachableOutsideLoopback checks /healthz on port through this host's first non-loopback

@@ -13,7 +13,7 @@ import (
 // The Go example reconciler, built and started on loopback, is simulated to steady state;
 // the recording of that run, replayed without it, gives the same plan and objects.
 func TestSimulateRemoteAgainstTheGoExample(t *testing.T) {
-	bin := reconcilertest.BuildGo(t)
+	bin := reconcilertest.BuildGo(t, &bins)
 	endpoint := reconcilertest.StartGo(t, bin, reconcilertest.Token(t))
 	rec := filepath.Join(t.TempDir(), "rec")
 	live := []string{"simulate", "-f", exampleKatalog, "--remote", "--secrets", exampleSecret, "--endpoint", endpoint}

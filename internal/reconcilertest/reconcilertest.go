@@ -1,10 +1,9 @@
-// Package reconcilertest builds and starts the example remote reconcilers of
-// examples/remote on loopback, for tests of the commands that call them.
+// Package reconcilertest gives tests remote reconcilers on loopback: the examples of
+// examples/remote, built and started, and a scripted Endpoint that records every call
+// (trigger, start, end) and every overlap of two calls for one key.
 package reconcilertest
 
 import (
-	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // Examples is the examples/remote directory relative to a package two levels below the
@@ -34,28 +35,18 @@ func Token(t testing.TB) string {
 	return s.StringData["token"]
 }
 
-// BuildGo builds the Go example into a temporary directory and returns the binary. Build
-// before picking a port, so that the port is not free for the whole build for someone else
-// to take.
-func BuildGo(t testing.TB) string {
+// BuildGo builds the Go example with bins (once per test binary) and returns the binary.
+// Build before picking a port, so that the port is not free for the whole build for
+// someone else to take.
+func BuildGo(t testing.TB, bins *testkit.Binaries) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go toolchain not on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "reconciler-go")
-	build := exec.Command(goBin, "build", "-o", bin, "./examples/remote/reconciler-go")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return bins.Build(t, "./examples/remote/reconciler-go")
 }
 
 // StartGo runs a binary from BuildGo on a loopback port and returns its endpoint URL.
 func StartGo(t testing.TB, bin, token string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	start(t, token, addr, bin, "-addr", addr)
 	return "http://" + addr + "/reconcile"
 }
@@ -68,77 +59,22 @@ func StartPython(t testing.TB, token string) string {
 	if err != nil {
 		t.Skip("python3 is not on PATH: the Python example reconciler cannot run")
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	start(t, token, addr, python, filepath.Join(Examples, "reconciler-python", "reconciler.py"), "--addr", addr)
 	return "http://" + addr + "/reconcile"
 }
 
-// process is a started reconciler; its stderr is read only once it has exited.
-type process struct {
-	cmd    *exec.Cmd
-	stderr bytes.Buffer
-	exited chan struct{}
-}
-
-// start runs name with RECONCILER_TOKEN set, waits until it listens on addr, and kills it
-// when the test ends.
+// start runs name with RECONCILER_TOKEN set, waits until it listens on addr (30 s only
+// bounds a reconciler that never listens), and kills it when the test ends.
 func start(t testing.TB, token, addr, name string, args ...string) {
 	t.Helper()
-	p := &process{cmd: exec.Command(name, args...), exited: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "RECONCILER_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
-	p.cmd.Stderr = &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(p.stop)
-	p.waitListening(t, addr)
-}
-
-func (p *process) stop() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// waitListening polls until addr accepts a connection: the reconcilers have no readiness
-// signal but their port. The poll is bounded by a deadline and ends early if the process
-// exits (a bad flag, a port taken).
-func (p *process) waitListening(t testing.TB, addr string) {
-	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = conn.Close()
-			return
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "RECONCILER_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
+	p := testkit.Start(t, cmd)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s:\n%s", name, p.Output.String())
 		}
-		select {
-		case <-p.exited:
-			t.Fatalf("%s exited before listening on %s:\n%s", p.cmd.Path, addr, p.stderr.String())
-		case <-deadline.C:
-			p.stop()
-			t.Fatalf("%s not listening on %s after 30s:\n%s", p.cmd.Path, addr, p.stderr.String())
-		case <-tick.C:
-		}
-	}
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago. Another
-// process could take it before the reconciler binds it; start then fails loudly.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	})
+	p.WaitListening(t, addr, 30*time.Second)
 }

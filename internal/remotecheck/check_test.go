@@ -39,7 +39,7 @@ func example(t *testing.T) (*katalog.Set, Options) {
 // come back.
 func TestExampleReconcilersConform(t *testing.T) {
 	token := reconcilertest.Token(t)
-	bin := reconcilertest.BuildGo(t)
+	bin := reconcilertest.BuildGo(t, &bins)
 	for _, ex := range []struct {
 		name  string
 		start func(t *testing.T) string

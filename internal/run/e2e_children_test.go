@@ -40,9 +40,7 @@ func (f *fixture) triggers(trigger string) float64 {
 func (f *fixture) waitPassesDone(ep *endpoint) {
 	f.t.Helper()
 	f.eventually("the passes of every call so far", func() (bool, error) {
-		ep.mu.Lock()
-		n := len(ep.calls)
-		ep.mu.Unlock()
+		n := len(ep.Calls())
 		var done float64
 		for _, r := range []string{"success", "error", "requeue"} {
 			done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r))
@@ -53,10 +51,8 @@ func (f *fixture) waitPassesDone(ep *endpoint) {
 
 // callsFor counts the requests the endpoint received for one CR.
 func (ep *endpoint) callsFor(name string) []call {
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
 	var out []call
-	for _, c := range ep.calls {
+	for _, c := range ep.recorded() {
 		if c.crName() == name {
 			out = append(out, c)
 		}

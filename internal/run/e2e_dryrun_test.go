@@ -74,7 +74,7 @@ func orkDryRun(t *testing.T, bin string, args ...string) (stdout, stderr string,
 // change; no resourceVersion moves, no Event is recorded, every request says dryRun, and a
 // CR being deleted is shown, not called. Then ork exits.
 func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	var version atomic.Int32
@@ -120,7 +120,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	version.Store(2)
 	before := f.versions()
 	eventsBefore := len(f.allEvents())
-	callsBefore := len(ep.calls)
+	callsBefore := len(ep.Calls())
 
 	kc := f.kubeconfig(func(*clientcmdapi.Config) {})
 	stdout, stderr, code := orkDryRun(t, bin, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns)
@@ -135,9 +135,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	if n := len(f.allEvents()); n != eventsBefore {
 		t.Errorf("%d Events after the dry run, %d before: a dry run records none", n, eventsBefore)
 	}
-	ep.mu.Lock()
-	calls := ep.calls[callsBefore:]
-	ep.mu.Unlock()
+	calls := ep.recorded()[callsBefore:]
 	for _, c := range calls {
 		if dry, _ := c.body["prepared"].(map[string]any)["dryRun"].(bool); !dry {
 			t.Errorf("a dry run's request for %s lacks prepared.dryRun: true", c.crName())

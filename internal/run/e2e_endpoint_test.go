@@ -10,7 +10,7 @@ import (
 // Katalog names an in-cluster Service that nothing here serves, as `ork init` writes it,
 // and the reconciler runs on this machine. The Katalog file is not changed.
 func TestRunEndpointOverride(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, okWithChildren)

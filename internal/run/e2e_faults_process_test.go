@@ -84,7 +84,7 @@ func names(n int) []string {
 // 12.11 ork killed with SIGKILL in the middle of reconciles, then started again: every CR
 // converges (nothing of the killed run is needed to finish the work).
 func TestFaultKilledMidReconcile(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
@@ -96,10 +96,10 @@ func TestFaultKilledMidReconcile(t *testing.T) {
 		f.createCR(name, map[string]any{})
 	}
 	g.waitCallsHeld(t, f, 2)
-	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-first.done
+	<-first.Exited()
 	close(g.next("second", true)) // the killed run's calls end; the new run's pass at once
 	second := startOrk(t, f, bin)
 	second.waitLine(t, f, "ork is running")
@@ -110,7 +110,7 @@ func TestFaultKilledMidReconcile(t *testing.T) {
 // CRs still to do; the standby takes over and finishes every CR; the old leader, running
 // again, writes none of its late answers and exits non-zero.
 func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
@@ -125,18 +125,19 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 		f.createCR(name, map[string]any{})
 	}
 	g.waitCallsHeld(t, f, 2) // workers: 2, both held
-	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := leader.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	stale := g.next("fresh", true) // the standby's calls answer at once
 	f.crsWith(t, crs, "fresh")
 	converged := f.resourceVersions(t, crs)
 	close(stale)                                                       // the frozen leader's calls are answered "stale"...
-	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
+	if err := leader.Cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
 		t.Fatal(err)
 	}
 	select {
-	case err := <-leader.done:
+	case <-leader.Exited():
+		err := leader.Err()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 			t.Errorf("the old leader exited with %v, want non-zero", err)

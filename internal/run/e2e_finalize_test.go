@@ -271,7 +271,7 @@ func TestTurningFinalizeOffRemovesTheFinalizer(t *testing.T) {
 // ork finalizers release lifts ork's finalizer from every CR of the Katalog (the way out
 // before uninstalling ork), leaves another controller's alone, and lets a CR being deleted go.
 func TestFinalizersReleaseFreesEveryCR(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, func(c call) response {

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // kubeconfig writes a copy of the admin kubeconfig, edited by edit, and returns its path.
@@ -71,7 +73,7 @@ func orkRun(t *testing.T, bin string, env []string, args ...string) (string, int
 // Missing permissions: exit 1 with the list; --preflight=false skips that check, and the
 // informers that cannot list then fail the start after --cache-sync-timeout.
 func TestRunUnderAnIdentityWithoutPermissions(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	f.writeKatalog(remoteSpec{endpoint: "http://127.0.0.1:1/"})
@@ -90,7 +92,7 @@ func TestRunUnderAnIdentityWithoutPermissions(t *testing.T) {
 // --context picks the kubeconfig context; POD_NAMESPACE is ork's namespace when --namespace
 // is not given (a secretRef without a namespace is read there).
 func TestRunContextAndPodNamespace(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, okWithChildren)
@@ -105,10 +107,7 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", kc, "--context", "good", "--health-addr=", "--metrics-addr=")
 	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+f.ns)
 	cmd.Stderr = f.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	testkit.Start(t, cmd)
 	f.createCR("web", map[string]any{})
 	c := ep.next(t)
 	if got := c.header.Get("Authorization"); got != "Bearer "+testToken {
@@ -121,7 +120,7 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 // --backoff-max caps it: a fault that lasts past the cap shows retries spaced at the cap,
 // not beyond.
 func TestRunBackoffFlags(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "error", "error": "no"}) })
@@ -152,7 +151,7 @@ func TestRunBackoffFlags(t *testing.T) {
 // Past --shutdown-timeout, a reconcile that does not finish is cancelled and ork still
 // exits 0.
 func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
@@ -167,11 +166,12 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 	p.waitLine(t, f, "ork is running")
 	f.createCR("web", map[string]any{})
 	<-started
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
+	case <-p.Exited():
+		err := p.Err()
 		if err != nil {
 			t.Errorf("ork exited with %v after the shutdown timeout, want 0:\n%s", err, f.logs.String())
 		}
@@ -191,7 +191,7 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 // --kube-api-qps/--kube-api-burst put a client-side limit back (off by default: the
 // apiserver's API Priority and Fairness paces ork); a negative value is a usage error.
 func TestRunWithAClientSideRateLimit(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	ep := newEndpoint(t, okWithChildren)

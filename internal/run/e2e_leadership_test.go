@@ -1,7 +1,6 @@
 package run_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // A replica that stops releases its Lease at once (the standby need not wait for it to
@@ -53,40 +53,23 @@ func TestLeaseIsReleasedOnStopAndNamesAUniqueIdentity(t *testing.T) {
 	}
 }
 
-// orkProcess is the ork binary running in the background, its stderr in f.logs.
+// orkProcess is the ork binary running in the background, its stderr in f.logs and, line
+// by line, in lines.
 type orkProcess struct {
-	cmd   *exec.Cmd
+	*testkit.Process
 	lines chan string
-	done  chan error
 }
 
 func startOrk(t *testing.T, f *fixture, bin string, args ...string) *orkProcess {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
 		"--health-addr=", "--metrics-addr="}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &orkProcess{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-	})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			f.logs.Write([]byte(sc.Text() + "\n"))
-			select {
-			case p.lines <- sc.Text():
-			default: // nobody waits for lines any more
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
+	stderr := testkit.NewLineWriter(f.logs, 1000)
+	cmd.Stderr = stderr
+	p := &orkProcess{Process: testkit.Start(t, cmd), lines: stderr.Lines}
+	// A test may end with the process stopped (SIGSTOP): SIGCONT before the kill, so that
+	// it also releases what it holds.
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGCONT) })
 	return p
 }
 
@@ -110,7 +93,7 @@ func (p *orkProcess) waitLine(t *testing.T, f *fixture, substr string) {
 // throttled container) past its Lease writes nothing once it runs again: the standby has
 // led since, and the old leader notices the lost Lease, skips the write and exits non-zero.
 func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 	held, release := make(chan struct{}), make(chan struct{})
@@ -138,7 +121,7 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 
 	f.createCR("web", map[string]any{})
 	<-held
-	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := leader.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	// The standby takes over once the Lease expires and reconciles the CR itself.
@@ -149,11 +132,12 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 	f.crsWith(t, []string{"web"}, "fresh")
 	converged := f.resourceVersions(t, []string{"web"})
 	close(release)                                                     // the frozen leader's call is answered...
-	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
+	if err := leader.Cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and it runs again
 		t.Fatal(err)
 	}
 	select {
-	case err := <-leader.done:
+	case <-leader.Exited():
+		err := leader.Err()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 			t.Errorf("the old leader exited with %v, want a non-zero exit after losing the Lease", err)

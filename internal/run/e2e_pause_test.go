@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -56,9 +55,7 @@ func TestRetryAfterHoldsEveryCRDOfTheEndpoint(t *testing.T) {
 	f.eventually("the Db's pass held by the endpoint's pause", func() (bool, error) {
 		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue")) >= 1, nil
 	})
-	ep.mu.Lock()
-	calls := slices.Clone(ep.calls)
-	ep.mu.Unlock()
+	calls := ep.recorded()
 	for _, c := range calls {
 		if kindOf(c) == "Db" {
 			t.Fatalf("a Db call reached the server during the pause it asked for (at %s)", c.at)

@@ -145,13 +145,11 @@ func createStray(t *testing.T, f *fixture, namespace string) {
 // write its status or an Event there.
 func assertNeverCalled(t *testing.T, f *fixture, ep *endpoint, namespace string) {
 	t.Helper()
-	ep.mu.Lock()
-	for _, c := range ep.calls {
+	for _, c := range ep.recorded() {
 		if c.crName() == "stray" {
 			t.Errorf("the reconciler was called for a CR outside --watch-namespace: %s", c.raw)
 		}
 	}
-	ep.mu.Unlock()
 	got, err := f.dyn.Resource(f.gvr).Namespace(namespace).Get(t.Context(), "stray", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,13 @@
 package run_test
 
 import (
-	"bufio"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // 15. SIGTERM to the ork binary while a slow reconcile is in flight: the reconcile
@@ -14,7 +15,7 @@ import (
 func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 	// Built before t.Parallel: while sequential tests run the parallel ones wait, so the
 	// build does not take the CPU from their reconciles and deadlines.
-	bin := goBuild(t, "github.com/orkspace/ork/cmd/ork")
+	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
 
@@ -33,34 +34,30 @@ func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 
 	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
 		"--health-addr=", "--metrics-addr=", "--shutdown-timeout=30s")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			f.logs.Write([]byte(sc.Text() + "\n"))
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	stderr := testkit.NewLineWriter(f.logs, 100)
+	cmd.Stderr = stderr
+	p := testkit.Start(t, cmd)
 	waitLine := func(substr string) {
 		t.Helper()
 		deadline := time.After(30 * time.Second)
 		for {
 			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("ork exited before logging %q:\n%s", substr, f.logs.String())
-				}
+			case l := <-stderr.Lines:
 				if strings.Contains(l, substr) {
 					return
+				}
+			case <-p.Exited():
+				// Its last lines may still be unread: the exit is only final once they are.
+				for {
+					select {
+					case l := <-stderr.Lines:
+						if strings.Contains(l, substr) {
+							return
+						}
+						continue
+					default:
+					}
+					t.Fatalf("ork exited before logging %q:\n%s", substr, f.logs.String())
 				}
 			case <-deadline:
 				t.Fatalf("ork did not log %q within 30s:\n%s", substr, f.logs.String())
@@ -80,11 +77,7 @@ func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 	}
 	waitLine("shutting down")
 	close(release)
-	go func() {
-		for range lines { // drain so the process never blocks on a full pipe
-		}
-	}()
-	if err := cmd.Wait(); err != nil {
+	if err := p.Err(); err != nil {
 		t.Fatalf("ork exited with %v after SIGTERM, want exit 0:\n%s", err, f.logs.String())
 	}
 	got := f.getCR("web")

@@ -1,20 +1,16 @@
 package run_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,13 +24,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/reconcilertest"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/testenv"
+	"github.com/orkspace/ork/internal/testkit"
 	"github.com/orkspace/ork/internal/wireschema"
 )
 
@@ -43,11 +40,15 @@ var env *testenv.Env
 // wire checks every request ork sends against the published PreparedRequest schema.
 var wire = sync.OnceValues(wireschema.New)
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+// bins builds ork and the example reconciler once per test binary; TestMain removes them.
+var bins testkit.Binaries
+
+func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(testenv.Main(m, &env))) }
 
 const testToken = "s3cr3t-token-value"
 
-// call is one request the loopback reconciler received.
+// call is one request the loopback reconciler received, as internal/reconcilertest
+// recorded it.
 type call struct {
 	// ctx ends when ork gives up on the request (its timeout) or the test ends.
 	ctx    context.Context
@@ -55,13 +56,15 @@ type call struct {
 	body   map[string]any
 	raw    []byte
 	at     time.Time
+	// rec is the full record: key, trigger, place in the order of arrival, start and end.
+	rec reconcilertest.Call
 }
 
-func (c call) trigger() string {
-	p, _ := c.body["prepared"].(map[string]any)
-	s, _ := p["trigger"].(string)
-	return s
+func callOf(rc reconcilertest.Call) call {
+	return call{ctx: rc.Ctx, header: rc.Header, body: rc.Body, raw: rc.Raw, at: rc.Start, rec: rc}
 }
+
+func (c call) trigger() string { return c.rec.Trigger }
 
 func (c call) crName() string {
 	o, _ := c.body["object"].(map[string]any)
@@ -82,33 +85,26 @@ func jsonResponse(v any) response {
 	return response{status: http.StatusOK, body: b}
 }
 
-// endpoint is a real HTTP reconciler on loopback whose answers each test scripts.
+// endpoint is internal/reconcilertest's scripted reconciler, every request checked against
+// the published PreparedRequest schema, with the arrivals in order for tests that read
+// them one by one (next, nextMatching). Its record of calls and of overlapping calls for
+// one key is the embedded Endpoint's.
 type endpoint struct {
+	*reconcilertest.Endpoint
 	srv     *httptest.Server
-	mu      sync.Mutex
-	calls   []call
 	arrived chan call
 	// overflowed is set when a call found arrived full: a test that reads arrivals in order
 	// would miss one, so next fails; a test that never reads them (the soak) is not blocked.
 	overflowed atomic.Bool
+	mu         sync.Mutex
 	respond    func(call) response
 }
 
 func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 	ep := &endpoint{arrived: make(chan call, 1000), respond: respond}
-	ep.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		c := call{ctx: r.Context(), header: r.Header.Clone(), raw: raw, at: time.Now()}
-		if err := json.Unmarshal(raw, &c.body); err != nil {
-			t.Errorf("ork sent a body that is not JSON: %v", err)
-		}
-		if v, err := wire(); err != nil {
-			t.Errorf("schema: %v", err)
-		} else if err := v.ValidatePreparedRequest(raw); err != nil {
-			t.Errorf("ork sent a request that breaks schema/prepared-request.schema.json: %v\n%s", err, raw)
-		}
+	ep.Endpoint = reconcilertest.NewEndpoint(t, func(rc reconcilertest.Call) reconcilertest.Response {
+		c := callOf(rc)
 		ep.mu.Lock()
-		ep.calls = append(ep.calls, c)
 		respond := ep.respond
 		ep.mu.Unlock()
 		select {
@@ -117,15 +113,31 @@ func newEndpoint(t testing.TB, respond func(call) response) *endpoint {
 			ep.overflowed.Store(true)
 		}
 		res := respond(c)
-		for k, v := range res.header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(res.status)
-		_, _ = w.Write(res.body)
-	}))
-	t.Cleanup(ep.srv.Close)
+		return reconcilertest.Response{Status: res.status, Header: res.header, Body: res.body}
+	}, reconcilertest.EndpointOptions{Check: checkPrepared})
+	ep.srv = ep.Server()
 	return ep
+}
+
+// checkPrepared checks a request ork sent against schema/prepared-request.schema.json.
+func checkPrepared(raw []byte) error {
+	v, err := wire()
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if err := v.ValidatePreparedRequest(raw); err != nil {
+		return fmt.Errorf("ork sent a request that breaks schema/prepared-request.schema.json: %w", err)
+	}
+	return nil
+}
+
+// recorded is every call so far, in order of arrival.
+func (ep *endpoint) recorded() []call {
+	var out []call
+	for _, rc := range ep.Calls() {
+		out = append(out, callOf(rc))
+	}
+	return out
 }
 
 // checkOverflow fails the test when a request was dropped because too many were unread:
@@ -188,7 +200,7 @@ type fixture struct {
 	dir     string
 	katalog string
 	metrics *run.Metrics
-	logs    *syncBuffer
+	logs    *testkit.SyncBuffer
 	engine  *run.Engine
 	// cluster is true when the App CRD is cluster-scoped (CRs have no namespace).
 	cluster bool
@@ -246,7 +258,7 @@ func newFixtureOpts(t testing.TB, id string, o crdOptions) *fixture {
 		group:   group,
 		gvr:     schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"},
 		dir:     t.TempDir(),
-		logs:    &syncBuffer{},
+		logs:    &testkit.SyncBuffer{},
 		cluster: o.cluster,
 	}
 	var err error
@@ -477,22 +489,13 @@ func (f *fixture) eventually(what string, cond func() (bool, error)) {
 // (the soak's number of CRs).
 func (f *fixture) eventuallyWithin(bound time.Duration, what string, cond func() (bool, error)) {
 	f.t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, bound, true,
-		func(context.Context) (bool, error) {
-			ok, err := cond()
-			if err != nil {
-				last = err
-				if strings.HasPrefix(err.Error(), "engine exited") {
-					return false, err
-				}
-				return false, nil
-			}
-			return ok, nil
-		})
-	if err != nil {
-		f.t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
+	testkit.Eventually(f.t, what, 50*time.Millisecond, bound, func(context.Context) (bool, error) {
+		ok, err := cond()
+		if err != nil && strings.HasPrefix(err.Error(), "engine exited") {
+			return false, testkit.Permanent(err) // no wait brings an exited engine back
+		}
+		return ok, err
+	})
 }
 
 func (f *fixture) createCR(name string, spec map[string]any) *unstructured.Unstructured {
@@ -612,34 +615,6 @@ func okWithChildren(c call) response {
 			map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
 		},
 	})
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// goBuild builds the main package pkg into a temporary directory and returns the binary.
-func goBuild(t *testing.T, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), path.Base(pkg))
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
 }
 
 var (

@@ -23,11 +23,15 @@ import (
 
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/testenv"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+// bins builds ork once per test binary; TestMain removes it.
+var bins testkit.Binaries
+
+func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(testenv.Main(m, &env))) }
 
 // dockerfileRuns is the RUN lines of a Dockerfile.
 func dockerfileRuns(t *testing.T, path string) []string {

@@ -3,13 +3,11 @@ package scaffold
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 // The README's local development, end to end on the real apiserver: the Go reconciler
@@ -60,9 +59,9 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 			t.Fatalf("go build %s: %v\n%s", out, err, b)
 		}
 	}
-	bins := t.TempDir()
-	build(filepath.Join(bins, "reconciler"), filepath.Join(dir, "reconciler"), ".")
-	build(filepath.Join(bins, "ork"), "", "github.com/orkspace/ork/cmd/ork")
+	reconciler := filepath.Join(t.TempDir(), "reconciler")
+	build(reconciler, filepath.Join(dir, "reconciler"), ".")
+	orkBin := bins.Build(t, "./cmd/ork")
 
 	dyn, err := dynamic.NewForConfig(e.Config)
 	if err != nil {
@@ -77,10 +76,10 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr := freeLoopback(t)
-	rec := start(t, filepath.Join(bins, "reconciler"), []string{"RECONCILER_TOKEN=change-me"}, "-addr", addr)
+	addr := testkit.FreeAddr(t)
+	rec := start(t, reconciler, []string{"RECONCILER_TOKEN=change-me"}, "-addr", addr)
 	waitHTTP(t, "http://"+addr+"/readyz", rec)
-	ork := start(t, filepath.Join(bins, "ork"), nil, "run", "--install-crds", "--namespace", ns,
+	ork := start(t, orkBin, nil, "run", "--install-crds", "--namespace", ns,
 		"-f", filepath.Join(dir, "katalog.yaml"), "--endpoint", "webapp=http://"+addr+"/reconcile",
 		"--kubeconfig", e.Kubeconfig, "--health-addr=", "--metrics-addr=")
 
@@ -130,19 +129,11 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 
 // start runs bin with args and extra environment until the test ends, its output in the
 // returned buffer.
-func start(t *testing.T, bin string, env []string, args ...string) *syncBuffer {
+func start(t *testing.T, bin string, env []string, args ...string) *testkit.SyncBuffer {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-	return out
+	return testkit.Start(t, cmd).Output
 }
 
 // waitHTTP waits until url answers 200; start-up is well under a second, the bound only
@@ -160,33 +151,4 @@ func waitHTTP(t *testing.T, url string, logs fmt.Stringer) {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", url, err, logs.String())
 	}
-}
-
-// freeLoopback is a loopback address with a port free a moment ago.
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -15,11 +15,18 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/reconcilertest"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/testkit"
 )
 
 var examplesDir = filepath.Join("..", "..", "examples", "remote")
+
+// bins builds each binary the tests run once; TestMain removes them.
+var bins testkit.Binaries
+
+func TestMain(m *testing.M) { os.Exit(bins.RemoveAfter(m.Run())) }
 
 // The example reconcilers run for real, and ork's own remote client, configured from
 // examples/remote/katalog.yaml, calls them: every request it sends and every answer they
@@ -27,20 +34,16 @@ var examplesDir = filepath.Join("..", "..", "examples", "remote")
 func TestExampleReconcilersAnswerWithValidResults(t *testing.T) {
 	v := newValidator(t)
 	token := exampleToken(t)
-	goReconciler := buildGoReconciler(t)
+	goReconciler := reconcilertest.BuildGo(t, &bins)
 	for _, ex := range []struct {
 		name  string
-		start func(t *testing.T, addr, token string) *process
+		start func(t *testing.T) string
 	}{
-		{"go", func(t *testing.T, addr, token string) *process {
-			return start(t, token, addr, goReconciler, "-addr", addr)
-		}},
-		{"python", startPythonReconciler},
+		{"go", func(t *testing.T) string { return reconcilertest.StartGo(t, goReconciler, token) }},
+		{"python", func(t *testing.T) string { return reconcilertest.StartPython(t, token) }},
 	} {
 		t.Run(ex.name, func(t *testing.T) {
-			addr := freeAddr(t)
-			ex.start(t, addr, token)
-			endpoint := "http://" + addr + "/reconcile"
+			endpoint := ex.start(t)
 			rec := &recorder{}
 			r := exampleReconciler(t, endpoint, token, rec)
 
