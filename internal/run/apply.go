@@ -240,7 +240,15 @@ func (c *controller) force(o resources.Object) bool {
 // last heard of it) is decided against the live object, which it returns (nil: absent).
 func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
 	cached := c.cachedChild(p)
-	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
+	w, wrote := c.e.writes.get(p.ref)
+	if cached == nil && !wrote && c.e.dry == nil {
+		// Neither the cache nor ork's own writes know it: it is created conditionally (a
+		// create fails on any object of that name, whoever made it), and only then, on
+		// AlreadyExists, read and judged (writeChild, createOnce). A new child costs one
+		// request, and two CRs (or two orks) creating it at once cannot both win.
+		return nil, nil
+	}
+	if wrote && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
 		cached = nil // another CR wrote it after the cache's version: read it
 	}
 	if cached != nil && (p.createOnly || controlledBy(cr, cached)) {
@@ -328,10 +336,29 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if c.e.dry != nil {
 			return c.dryApply(ctx, cr, p, live, owned)
 		}
+		if live == nil {
+			out, err := c.create(ctx, p)
+			if err == nil {
+				c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				return true, false, nil
+			}
+			if !apierrors.IsAlreadyExists(err) {
+				return false, false, c.applyError(p, err)
+			}
+			// Someone has it (the cache had not heard of it, or it is not ork's and so not
+			// in the cache): read it, and decide on it at the loop's top.
+			if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
+				return false, false, err
+			}
+			continue
+		}
 		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
 			return false, false, nil
 		}
 		out, err := c.apply(ctx, p, live, owned)
+		if err == nil {
+			out, err = c.handOver(ctx, p, out)
+		}
 		if err == nil {
 			last, _ := c.e.writes.get(p.ref)
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
@@ -452,6 +479,18 @@ func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, o
 	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: FieldManager, Force: &p.force})
 	c.countApply(p, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// create creates p, which ork believes absent: the create fails with AlreadyExists when any
+// object of that name exists, so it never writes over one that was not judged. Its fields
+// are the field manager's Update entry; the next apply takes them over (handOver).
+func (c *controller) create(ctx context.Context, p planned) (metav1.Object, error) {
+	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
 	}
