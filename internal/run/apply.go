@@ -196,7 +196,8 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 	labels[ManagedByLabel] = ManagedByValue
 	labels[OperatorLabel] = c.e.opts.Name
 	obj.SetLabels(labels)
-	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digestOf(obj.Object)}, nil
+	digest := resources.MarkApplied(obj)
+	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digest}, nil
 }
 
 // ownerReferences are the reconciler's own (non-controller) references plus, when the child
@@ -352,7 +353,9 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			}
 			continue
 		}
-		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
+		// Unchanged since ork's own last write, as its write book knows (the same process)
+		// or as the object says (the digest it carries, and nobody else's write since).
+		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || appliedUnchanged(p, live)) {
 			return false, false, nil
 		}
 		out, err := c.apply(ctx, p, live, owned)

@@ -2,7 +2,6 @@ package run
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -252,14 +251,4 @@ func compareRV(a, b string) int {
 		return -1
 	}
 	return 0
-}
-
-// digestOf is a stable digest of an object about to be written (encoding/json sorts map
-// keys).
-func digestOf(obj map[string]any) [sha256.Size]byte {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return [sha256.Size]byte{} // unchanged never matches it: the apply is not skipped
-	}
-	return sha256.Sum256(b)
 }
