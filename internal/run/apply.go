@@ -358,9 +358,10 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || appliedUnchanged(p, live)) {
 			return false, false, nil
 		}
-		out, err := c.apply(ctx, p, live, owned)
+		target, err := c.handOver(ctx, cr, p, live)
+		var out metav1.Object
 		if err == nil {
-			out, err = c.handOver(ctx, p, out)
+			out, err = c.apply(ctx, p, target, owned)
 		}
 		if err == nil {
 			last, _ := c.e.writes.get(p.ref)

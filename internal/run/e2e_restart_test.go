@@ -140,4 +140,3 @@ func TestEditWhileDownIsRepairedAfterRestart(t *testing.T) {
 		return r == 2, nil
 	})
 }
-

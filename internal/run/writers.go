@@ -23,26 +23,31 @@ func summariseWriters(obj any) (any, error) {
 	return obj, nil
 }
 
-// writers summarises entries (see summariseWriters): at most one entry of ork's field
-// manager and one of another, each the latest. An entry without a time sorts last (as
-// written now): a write whose time is unknown is taken as the newest. It is idempotent.
+// writers summarises entries (see summariseWriters): the latest entry of anyone else, and
+// ork's field manager's latest Apply and its Update (what a create leaves until the first
+// apply takes it over: handOver). An entry without a time sorts last (as written now): a
+// write whose time is unknown is taken as the newest. It is idempotent.
 func writers(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
-	var ork, other *metav1.ManagedFieldsEntry
+	var apply, update, other *metav1.ManagedFieldsEntry
 	for _, e := range entries {
 		if e.Subresource != "" || (e.Manager != FieldManager && serverOnly(e)) {
 			continue
 		}
 		kept := &metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, Time: e.Time}
 		latest := &other
-		if e.Manager == FieldManager {
-			latest = &ork
+		switch {
+		case e.Manager != FieldManager:
+		case e.Operation == metav1.ManagedFieldsOperationApply:
+			latest = &apply
+		default:
+			latest = &update
 		}
 		if *latest == nil || later(kept.Time, (*latest).Time) {
 			*latest = kept
 		}
 	}
 	var out []metav1.ManagedFieldsEntry
-	for _, e := range []*metav1.ManagedFieldsEntry{ork, other} {
+	for _, e := range []*metav1.ManagedFieldsEntry{apply, update, other} {
 		if e != nil {
 			out = append(out, *e)
 		}
@@ -94,18 +99,19 @@ func serverOnly(e metav1.ManagedFieldsEntry) bool {
 // tell (managedFields times have a resolution of a second: a write in the same second as
 // ork's counts as later, and costs one apply at most).
 func untouched(entries []metav1.ManagedFieldsEntry) bool {
-	var ork, other *metav1.ManagedFieldsEntry
+	var ork, other *metav1.Time
 	for _, e := range writers(entries) {
-		if e.Manager == FieldManager {
-			ork = &e
-		} else {
-			other = &e
+		if e.Time == nil {
+			return false // a write of unknown time: not known to be before ork's
+		}
+		switch {
+		case e.Manager != FieldManager:
+			other = e.Time
+		case ork == nil || e.Time.After(ork.Time):
+			ork = e.Time
 		}
 	}
-	if ork == nil || ork.Time == nil {
-		return false
-	}
-	return other == nil || (other.Time != nil && other.Time.Before(ork.Time))
+	return ork != nil && (other == nil || other.Before(ork))
 }
 
 // appliedUnchanged reports whether live, a child cr controls, is what ork would write now:
