@@ -236,7 +236,8 @@ func (c *controller) force(o resources.Object) bool {
 
 // checkOwner refuses a child another object controls, before anything of the result is
 // written. A child the cache shows as this CR's is taken as it is (the write's uid
-// precondition catches a replacement); anything else (absent from the cache, another
+// precondition catches a replacement); one neither the cache nor ork's writes know of is
+// taken as absent (nil), and its create decides (writeChild); anything else (another
 // controller, an orphan, an earlier incarnation's, or written by another CR since the cache
 // last heard of it) is decided against the live object, which it returns (nil: absent).
 func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
@@ -311,8 +312,9 @@ func alreadyOwned(p planned, live metav1.Object) error {
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
 // under the child's lock (applyAll). A child ork controls is applied with a uid
 // precondition (never onto a replacement someone else created); an orphan or an earlier
-// incarnation's child is adopted with a resourceVersion precondition too. When a
-// precondition fails, the object is read again and the decision taken anew.
+// incarnation's child is adopted with a resourceVersion precondition too; an absent one is
+// created, and read and judged when the create finds one after all. When a precondition
+// fails, the object is read again and the decision taken anew.
 func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
 		return c.createOnce(ctx, cr, p, live)
@@ -458,7 +460,7 @@ func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and
-// its resourceVersion too when adopting it. Onto nothing, the apply creates the object. The
+// its resourceVersion too when adopting it (an absent child is created, not applied). The
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
 func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {

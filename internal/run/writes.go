@@ -53,8 +53,8 @@ type childWrite struct {
 
 // writeBook remembers ork's own child writes, for the whole engine (two CRDs may name the
 // same child). It tells an informer event that is ork's write coming back from someone
-// else's change (the caches strip managedFields, so the resourceVersion is what tells them
-// apart); lets a pass skip an apply whose object ork already wrote and nobody changed since;
+// else's change (the caches keep no field ownership, so the resourceVersion is what tells
+// them apart); lets a pass skip an apply whose object ork already wrote and nobody changed since;
 // and tells a worker that another CR wrote a child since it last looked.
 type writeBook struct {
 	mu     sync.Mutex
