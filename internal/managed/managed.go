@@ -92,7 +92,8 @@ func (t Types) Ref(u *unstructured.Unstructured) string {
 
 // Own sets on obj what ork run sets on an object it applies for cr: cr's namespace when a
 // namespaced obj names none, a controller ownerReference to cr when both live in the same
-// namespace, the managed-by label and the operator label. It modifies obj.
+// namespace, the managed-by label, the operator label and the applied annotation. It
+// modifies obj.
 func (t Types) Own(obj, cr *unstructured.Unstructured) {
 	if t.Namespaced(obj.GroupVersionKind().GroupKind()) {
 		if obj.GetNamespace() == "" {
@@ -112,7 +113,8 @@ func (t Types) Own(obj, cr *unstructured.Unstructured) {
 
 // Label sets the labels ork run puts on every child: managed-by, and the operator label
 // with ork run's default --name (simulate and remote check have no operator name of their
-// own). It modifies obj.
+// own); then, as the last change, ork run's annotation of what it writes
+// (resources.AppliedAnnotation). It modifies obj.
 func Label(obj *unstructured.Unstructured) {
 	labels := obj.GetLabels()
 	if labels == nil {
@@ -121,6 +123,7 @@ func Label(obj *unstructured.Unstructured) {
 	labels[resources.ManagedByLabel] = resources.ManagedBy
 	labels[resources.OperatorLabel] = resources.DefaultOperator
 	obj.SetLabels(labels)
+	resources.MarkApplied(obj)
 }
 
 // Owned reports whether cr is obj's controller.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
@@ -279,7 +281,7 @@ func (ck *checker) judgeStability(j *judgement, before, after []resources.Object
 	index := func(objs []resources.Object) map[string]map[string]any {
 		m := map[string]map[string]any{}
 		for _, o := range objs {
-			m[o.Obj.GetNamespace()+" "+ck.types.Ref(o.Obj)] = o.Obj.Object
+			m[o.Obj.GetNamespace()+" "+ck.types.Ref(o.Obj)] = withoutApplied(o.Obj)
 		}
 		return m
 	}
@@ -306,6 +308,23 @@ func (ck *checker) judgeStability(j *judgement, before, after []resources.Object
 	j.add(Error, CheckStability, "$.resources", "the answer changed once its own children were sent back: "+strings.Join(diffs, "; "),
 		"answer the same resources for the same custom resource whatever prepared.children holds: ork applies every answer and a changed child re-queues its owner, so an answer that moves with its children makes ork loop")
 	return false
+}
+
+// withoutApplied is obj's content without ork's applied annotation, which ork sets anew on
+// every write: a reconciler that sends back the child it got, annotation included, answers
+// the same as one that does not.
+func withoutApplied(obj *unstructured.Unstructured) map[string]any {
+	if _, ok := obj.GetAnnotations()[resources.AppliedAnnotation]; !ok {
+		return obj.Object
+	}
+	c := obj.DeepCopy()
+	ann := c.GetAnnotations()
+	delete(ann, resources.AppliedAnnotation)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	c.SetAnnotations(ann)
+	return c.Object
 }
 
 func sortedKeys(ms ...map[string]map[string]any) []string {

@@ -25,7 +25,8 @@ var controllerAnnotations = []string{
 }
 
 // stripServerFields removes from a full object what the server or other controllers own:
-// status, server-populated metadata and controller annotations. obj is modified.
+// status, server-populated metadata and controller annotations, and ork's digest of its
+// last write (AppliedAnnotation: ork sets it anew on every write). obj is modified.
 func stripServerFields(obj map[string]any) {
 	delete(obj, "status")
 	meta, ok := obj["metadata"].(map[string]any)
@@ -40,7 +41,7 @@ func stripServerFields(obj map[string]any) {
 		return
 	}
 	for k := range ann {
-		if isControllerAnnotation(k) {
+		if isControllerAnnotation(k) || k == AppliedAnnotation {
 			delete(ann, k)
 		}
 	}

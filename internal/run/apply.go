@@ -111,7 +111,23 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 			return rep, err
 		}
 	}
-	for i, p := range plans {
+	// The creates first: a create is where a child ork knew nothing of can turn out to be
+	// another owner's (AlreadyExists, then AlreadyOwned). Then no child that existed before
+	// this pass has been written when the pass fails for it: at most the new children
+	// created just before it, which are this CR's own (garbage-collected with it, pruned).
+	order := make([]int, 0, len(plans))
+	for i := range plans {
+		if lives[i] == nil {
+			order = append(order, i)
+		}
+	}
+	for i := range plans {
+		if lives[i] != nil {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		p := plans[i]
 		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
 		o := &rep.objects[i]
@@ -206,7 +222,8 @@ func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (pl
 	labels[ManagedByLabel] = ManagedByValue
 	labels[OperatorLabel] = c.e.opts.Name
 	obj.SetLabels(labels)
-	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digestOf(obj.Object)}, nil
+	digest := resources.MarkApplied(obj)
+	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digest}, nil
 }
 
 // ownerReferences are the reconciler's own (non-controller) references plus, when the child
@@ -258,11 +275,17 @@ func (c *controller) ownCached(cr *unstructured.Unstructured, p planned) metav1.
 }
 
 // checkOwner refuses a child another object controls, before anything of the result is
-// written. A child ownCached does not vouch for (absent from the cache, another controller,
-// an orphan, an earlier incarnation's, or written by another CR since the cache last heard
-// of it) is decided against the live object, which it returns (nil: absent). applyAll
-// holds the child's lock meanwhile.
+// written. A child neither the cache nor ork's writes know of is taken as absent (nil) with
+// no read: it is created conditionally, and only on AlreadyExists read and judged
+// (writeChild, createOnce), so a new child costs one request and two CRs (or two orks)
+// creating it at once cannot both win. Any other child ownCached does not vouch for
+// (another controller, an orphan, an earlier incarnation's, or written by another CR since
+// the cache last heard of it) is decided against the live object, which it returns (nil:
+// absent). applyAll holds the child's lock meanwhile.
 func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
+	if _, wrote := c.e.writes.get(p.ref); c.cachedChild(p) == nil && !wrote && c.e.dry == nil {
+		return nil, nil
+	}
 	live, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 	if err != nil {
 		return nil, err
@@ -319,8 +342,9 @@ func alreadyOwned(p planned, live metav1.Object) error {
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
 // under its lock if checkOwner read it. A child ork controls is applied with a uid
 // precondition (never onto a replacement someone else created); an orphan or an earlier
-// incarnation's child is adopted with a resourceVersion precondition too. When a
-// precondition fails, the object is read again and the decision taken anew.
+// incarnation's child is adopted with a resourceVersion precondition too; an absent one is
+// created, and read and judged when the create finds one after all. When a precondition
+// fails, the object is read again and the decision taken anew.
 func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
 		return c.createOnce(ctx, cr, p, live)
@@ -345,10 +369,32 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if c.e.dry != nil {
 			return c.dryApply(ctx, cr, p, live, owned)
 		}
-		if owned && c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) {
+		if live == nil {
+			out, err := c.create(ctx, p)
+			if err == nil {
+				c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				return true, false, nil
+			}
+			if !apierrors.IsAlreadyExists(err) {
+				return false, false, c.applyError(p, err)
+			}
+			// Someone has it (the cache had not heard of it, or it is not ork's and so not
+			// in the cache): read it, and decide on it at the loop's top.
+			if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
+				return false, false, err
+			}
+			continue
+		}
+		// Unchanged since ork's own last write, as its write book knows (the same process)
+		// or as the object says (the digest it carries, and nobody else's write since).
+		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || appliedUnchanged(p, live)) {
 			return false, false, nil
 		}
-		out, err := c.apply(ctx, p, live, owned)
+		target, err := c.handOver(ctx, cr, p, live)
+		var out metav1.Object
+		if err == nil {
+			out, err = c.apply(ctx, p, target, owned)
+		}
 		if err == nil {
 			last, _ := c.e.writes.get(p.ref)
 			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
@@ -444,7 +490,7 @@ func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 }
 
 // apply server-side applies p onto live: with live's uid as precondition when it exists, and
-// its resourceVersion too when adopting it. Onto nothing, the apply creates the object. The
+// its resourceVersion too when adopting it (an absent child is created, not applied). The
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
 func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
@@ -469,6 +515,18 @@ func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, o
 	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: FieldManager, Force: &p.force})
 	c.countApply(p, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// create creates p, which ork believes absent: the create fails with AlreadyExists when any
+// object of that name exists, so it never writes over one that was not judged. Its fields
+// are the field manager's Update entry; the next apply takes them over (handOver).
+func (c *controller) create(ctx context.Context, p planned) (metav1.Object, error) {
+	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
 	}

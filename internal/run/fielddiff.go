@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // serverMetadata are the metadata fields every write moves: not a change a plan shows.
@@ -13,7 +15,36 @@ var serverMetadata = []string{"resourceVersion", "managedFields", "generation", 
 // changedFields lists the paths where after differs from before, sorted
 // ("spec.template.spec.containers[0].image"), leaving out status and the metadata every
 // write moves. A list of another length is one change at its own path.
+// ork's applied annotation moves with every change: it is listed only when nothing else
+// changes (the first write of an older ork's child, which adds it).
 func changedFields(before, after map[string]any) []string {
+	if out := fieldChanges(withoutApplied(before), withoutApplied(after)); len(out) > 0 {
+		return out
+	}
+	return fieldChanges(before, after)
+}
+
+// withoutApplied is obj without ork's applied annotation, shallow-copied where it differs.
+func withoutApplied(obj map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	if _, ok := ann[resources.AppliedAnnotation]; !ok {
+		return obj
+	}
+	ann = maps.Clone(ann)
+	delete(ann, resources.AppliedAnnotation)
+	md = maps.Clone(md)
+	if len(ann) == 0 {
+		delete(md, "annotations")
+	} else {
+		md["annotations"] = ann
+	}
+	obj = maps.Clone(obj)
+	obj["metadata"] = md
+	return obj
+}
+
+func fieldChanges(before, after map[string]any) []string {
 	var out []string
 	for _, k := range unionKeys(before, after) {
 		switch k {

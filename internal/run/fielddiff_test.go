@@ -29,3 +29,23 @@ func TestChangedFields(t *testing.T) {
 		t.Errorf("no change listed %v", got)
 	}
 }
+
+// The applied annotation moves with every change: listed only when it is the only change.
+func TestChangedFieldsListTheDigestAlone(t *testing.T) {
+	obj := func(image, digest string) map[string]any {
+		md := map[string]any{"name": "web"}
+		if digest != "" {
+			md["annotations"] = map[string]any{"orkestra.orkspace.io/applied": digest}
+		}
+		return map[string]any{"metadata": md, "spec": map[string]any{"image": image}}
+	}
+	if d := cmp.Diff([]string{"spec.image"}, changedFields(obj("a", "1"), obj("b", "2"))); d != "" {
+		t.Errorf("a change with its digest (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"metadata.annotations"}, changedFields(obj("a", ""), obj("a", "2"))); d != "" {
+		t.Errorf("the digest alone, added (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{`metadata.annotations.orkestra\.orkspace\.io/applied`}, changedFields(obj("a", "1"), obj("a", "2"))); d != "" {
+		t.Errorf("the digest alone, changed (-want +got):\n%s", d)
+	}
+}

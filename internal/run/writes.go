@@ -2,7 +2,6 @@ package run
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"maps"
 	"slices"
 	"strconv"
@@ -53,8 +52,8 @@ type childWrite struct {
 
 // writeBook remembers ork's own child writes, for the whole engine (two CRDs may name the
 // same child). It tells an informer event that is ork's write coming back from someone
-// else's change (the caches strip managedFields, so the resourceVersion is what tells them
-// apart); lets a pass skip an apply whose object ork already wrote and nobody changed since;
+// else's change (the caches keep no field ownership, so the resourceVersion is what tells
+// them apart); lets a pass skip an apply whose object ork already wrote and nobody changed since;
 // and tells a worker that another CR wrote a child since it last looked.
 type writeBook struct {
 	mu     sync.Mutex
@@ -226,14 +225,4 @@ func compareRV(a, b string) int {
 		return -1
 	}
 	return 0
-}
-
-// digestOf is a stable digest of an object about to be written (encoding/json sorts map
-// keys).
-func digestOf(obj map[string]any) [sha256.Size]byte {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return [sha256.Size]byte{} // unchanged never matches it: the apply is not skipped
-	}
-	return sha256.Sum256(b)
 }

@@ -1,0 +1,44 @@
+package resources
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// AppliedAnnotation carries, on every child ork writes, the digest of the object it wrote
+// (without this annotation): after a restart, an object that carries the digest of what
+// ork would write, and that nobody else wrote since, needs no apply (SPEC §6).
+const AppliedAnnotation = "orkestra.orkspace.io/applied"
+
+// MarkApplied sets AppliedAnnotation on obj, ready to write, to the digest of obj without
+// it, and returns that digest (zero if obj does not encode: no write is then skipped for
+// it). It modifies obj.
+func MarkApplied(obj *unstructured.Unstructured) [sha256.Size]byte {
+	ann := obj.GetAnnotations()
+	if _, ok := ann[AppliedAnnotation]; ok {
+		delete(ann, AppliedAnnotation)
+		if len(ann) == 0 {
+			ann = nil // no annotations: the same digest as an object that never had any
+		}
+		obj.SetAnnotations(ann)
+	}
+	b, err := json.Marshal(obj.Object) // encoding/json sorts map keys: a stable digest
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	sum := sha256.Sum256(b)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AppliedAnnotation] = hex.EncodeToString(sum[:])
+	obj.SetAnnotations(ann)
+	return sum
+}
+
+// IsServerAnnotation reports whether key is an annotation ork treats as the server's (or
+// the object's own controller's): dropped from full objects a reconciler returns, and a
+// write of it alone is not a change to ork's object.
+func IsServerAnnotation(key string) bool { return isControllerAnnotation(key) }

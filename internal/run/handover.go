@@ -1,0 +1,76 @@
+package run
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
+)
+
+// handOver prepares the first apply onto a child ork created. The create's fields belong to
+// an Update entry of field manager orkestra, and an apply under the same name is another
+// entry (Apply): left as they are, every field would be owned twice, a field the reconciler
+// drops would never be removed (the Update entry still holds it), and an adoption would
+// keep the old controller reference next to the new one. So before that apply the Update
+// entry's fields move into the Apply entry: a patch of managedFields alone, conditional on
+// the version decided on. It returns the object to apply onto: live itself when there is
+// nothing to hand over. Once per child, on its first apply after the create; the write is
+// recorded as ork's own, so its event costs no call.
+func (c *controller) handOver(ctx context.Context, cr metav1.Object, p planned, live metav1.Object) (metav1.Object, error) {
+	if !createdByOrk(live.GetManagedFields()) {
+		return live, nil
+	}
+	full := live
+	if summarised(live.GetManagedFields()) {
+		// The cache keeps a summary of managedFields only: read them whole.
+		read, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
+		if err != nil {
+			return nil, err
+		}
+		if read == nil || read.GetUID() != live.GetUID() {
+			// Gone or replaced since the decision: a conflict, which has it read and decided anew.
+			return nil, apierrors.NewConflict(p.gvr.GroupResource(), p.obj.GetName(), errors.New("deleted or replaced meanwhile"))
+		}
+		full = read
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		ManagedFields: full.GetManagedFields(), ResourceVersion: full.GetResourceVersion()}},
+		sets.New(FieldManager), FieldManager)
+	if err != nil || patch == nil {
+		return full, err
+	}
+	moved, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	c.countApply(p, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	c.e.writes.wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
+	return moved, nil
+}
+
+// createdByOrk reports whether entries hold an Update entry of ork's field manager (status
+// subresource entries aside): what ork's create left, not yet handed over to its applies.
+func createdByOrk(entries []metav1.ManagedFieldsEntry) bool {
+	for _, m := range entries {
+		if m.Manager == FieldManager && m.Subresource == "" && m.Operation == metav1.ManagedFieldsOperationUpdate {
+			return true
+		}
+	}
+	return false
+}
+
+// summarised reports whether entries are the child cache's summary (summariseWriters), whose
+// entries carry no fields.
+func summarised(entries []metav1.ManagedFieldsEntry) bool {
+	for _, m := range entries {
+		if m.FieldsV1 != nil {
+			return false
+		}
+	}
+	return true
+}
