@@ -71,8 +71,8 @@ func newWatchRecorder(t *testing.T) *watchRecorder {
 	proxy.Director = func(req *http.Request) {
 		director(req)
 		req.Host = upstream.Host
-		req.Header.Del("Accept-Encoding") // plain bytes, so the recording can be searched
-		if strings.HasSuffix(req.URL.Path, "/configmaps") {
+		req.Header.Del("Accept-Encoding")                                                   // plain bytes, so the recording can be searched
+		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/configmaps") { // a list or watch, not a create
 			r.mu.Lock()
 			r.selectors = append(r.selectors, req.URL.Query().Get("labelSelector"))
 			r.mu.Unlock()

@@ -111,23 +111,7 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 			return rep, err
 		}
 	}
-	// The creates first: a create is where a child ork knew nothing of can turn out to be
-	// another owner's (AlreadyExists, then AlreadyOwned). Then no child that existed before
-	// this pass has been written when the pass fails for it: at most the new children
-	// created just before it, which are this CR's own (garbage-collected with it, pruned).
-	order := make([]int, 0, len(plans))
-	for i := range plans {
-		if lives[i] == nil {
-			order = append(order, i)
-		}
-	}
-	for i := range plans {
-		if lives[i] != nil {
-			order = append(order, i)
-		}
-	}
-	for _, i := range order {
-		p := plans[i]
+	for i, p := range plans {
 		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
 		o := &rep.objects[i]

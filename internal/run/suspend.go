@@ -103,6 +103,13 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
 	}
 	if !suspended {
+		conds, _, _ := unstructured.NestedSlice(in.cr.Object, "status", "conditions")
+		if findCondition(conds, ConditionSuspended) == nil {
+			// Nothing to remove, as nearly every pass: no status read for it. The object
+			// of the pass is at least as new as ork's Suspended write whenever the
+			// annotation's removal is: the user's edit came after it.
+			return decision{}, false, true
+		}
 		// The pass that removes the condition is the first since the CR was resumed: a
 		// delete that waited gets its call even when finalizeTimeout has passed meanwhile.
 		removed, err := c.setSuspendedCondition(ctx, *in, false)
