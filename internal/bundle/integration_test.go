@@ -151,17 +151,8 @@ func TestLeaderElectionPriorityLevelExistsByDefault(t *testing.T) {
 func TestBundleAppliesTwiceWithoutChange(t *testing.T) {
 	env.Require(t)
 	t.Parallel()
-	dir := t.TempDir()
 	name := uniq("ork-apply")
-	set := load(t, testKatalog(t, dir, name+".example.com", "https://reconciler.example.com/reconcile", ""))
-	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := b.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, manifest := testBundle(t, name, name+".example.com")
 	cleanupBundle(t, manifest)
 	env.Kubectl(t, manifest, "apply", "--server-side", "-f", "-")
 	// The apiserver's own controllers write the CRD's and the FlowSchema's status once;

@@ -47,18 +47,9 @@ func readmeUninstallByLabel(t *testing.T) [][]string {
 func TestUninstallByLabelKeepsTheCRDs(t *testing.T) {
 	env.Require(t)
 	t.Parallel()
-	dir := t.TempDir()
 	name := uniq("ork-uninstall")
 	group := name + ".example.com"
-	set := load(t, testKatalog(t, dir, group, "https://reconciler.example.com/reconcile", ""))
-	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := b.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, manifest := testBundle(t, name, group)
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -107,4 +98,20 @@ func TestUninstallByLabelKeepsTheCRDs(t *testing.T) {
 	if _, err := dyn.Resource(apps).Namespace(name).Get(t.Context(), "kept", metav1.GetOptions{}); err != nil {
 		t.Errorf("the custom resource did not survive the uninstall by label: %v", err)
 	}
+}
+
+// testBundle generates the bundle of a fresh test Katalog (its own CRD group) named name, in
+// namespace name, and its manifest.
+func testBundle(t *testing.T, name, group string) (*bundle.Bundle, []byte) {
+	t.Helper()
+	set := load(t, testKatalog(t, t.TempDir(), group, "https://reconciler.example.com/reconcile", ""))
+	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := b.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, manifest
 }
