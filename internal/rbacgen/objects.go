@@ -16,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // Result is the RBAC for one Katalog set.
@@ -53,7 +54,7 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 			byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
 		}
 	}
-	labels := map[string]string{"app.kubernetes.io/name": opts.Name, "app.kubernetes.io/managed-by": "orkestra"}
+	labels := map[string]string{"app.kubernetes.io/name": opts.Name, resources.ManagedByLabel: resources.ManagedBy}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},

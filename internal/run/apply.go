@@ -448,12 +448,9 @@ func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 	if err := c.e.mayWrite(keyOf(cr)); err != nil {
 		return err
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":    string(live.GetUID()),
-		"labels": map[string]string{OperatorLabel: c.e.opts.Name},
-	}})
+	patch, err := operatorLabelPatch(live.GetUID(), "", c.e.opts.Name)
 	if err != nil {
-		return fmt.Errorf("encode label patch: %w", err)
+		return err
 	}
 	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})

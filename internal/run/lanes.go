@@ -134,6 +134,10 @@ func (m *Metrics) laneObserver(crd string) lanequeue.Observer {
 type laneObserver struct {
 	crd string
 	m   laneMetrics
+	// depth and wait are each lane's series, resolved at their first use (a lane never used
+	// has none) and kept: the queue reports on every push and pop.
+	depth [2]prometheus.Gauge
+	wait  [2]prometheus.Observer
 	// series are the namespaces with a series of their own; other the depths summed under
 	// otherNamespaces.
 	series     map[string]bool
@@ -142,11 +146,17 @@ type laneObserver struct {
 }
 
 func (o *laneObserver) LaneDepth(l lanequeue.Lane, n int) {
-	o.m.depth.WithLabelValues(o.crd, l.String()).Set(float64(n))
+	if o.depth[l] == nil {
+		o.depth[l] = o.m.depth.WithLabelValues(o.crd, l.String())
+	}
+	o.depth[l].Set(float64(n))
 }
 
 func (o *laneObserver) Waited(l lanequeue.Lane, d time.Duration) {
-	o.m.wait.WithLabelValues(o.crd, l.String()).Observe(d.Seconds())
+	if o.wait[l] == nil {
+		o.wait[l] = o.m.wait.WithLabelValues(o.crd, l.String())
+	}
+	o.wait[l].Observe(d.Seconds())
 }
 
 func (o *laneObserver) NamespaceDepth(ns string, n int) {

@@ -88,12 +88,9 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		if err := e.mayWrite(key); err != nil {
 			return n, err
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(),
-			"labels": map[string]string{OperatorLabel: e.opts.Name},
-		}})
+		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)
 		if err != nil {
-			return n, fmt.Errorf("encode label patch: %w", err)
+			return n, err
 		}
 		_, err = e.meta.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: FieldManager})
@@ -107,4 +104,18 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		}
 	}
 	return n, nil
+}
+
+// operatorLabelPatch is the merge patch that gives a child OperatorLabel=name, with its uid
+// (and resourceVersion, unless empty) as preconditions.
+func operatorLabelPatch(uid types.UID, resourceVersion, name string) ([]byte, error) {
+	md := map[string]any{"uid": string(uid), "labels": map[string]string{OperatorLabel: name}}
+	if resourceVersion != "" {
+		md["resourceVersion"] = resourceVersion
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
+	if err != nil {
+		return nil, fmt.Errorf("encode label patch: %w", err)
+	}
+	return patch, nil
 }

@@ -103,7 +103,9 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
 	}
 	if !suspended {
-		conds, _, _ := unstructured.NestedSlice(in.cr.Object, "status", "conditions")
+		// Read in place (NestedSlice would deep-copy the conditions on every pass).
+		status, _ := in.cr.Object["status"].(map[string]any)
+		conds, _ := status["conditions"].([]any)
 		if findCondition(conds, ConditionSuspended) == nil {
 			// Nothing to remove, as nearly every pass: no status read for it. The object
 			// of the pass is at least as new as ork's Suspended write whenever the
@@ -115,7 +117,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		removed, err := c.setSuspendedCondition(ctx, *in, false)
 		in.resumed = removed
 		if err != nil {
-			return decision{}, false, !isNotLeader(err)
+			return decision{}, false, !errors.Is(err, errNotLeader)
 		}
 		return decision{}, false, true
 	}
@@ -127,7 +129,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	}
 	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}
 	if _, err := c.setSuspendedCondition(ctx, *in, true); err != nil {
-		if isNotLeader(err) {
+		if errors.Is(err, errNotLeader) {
 			return d, true, false
 		}
 		c.log.Warn("writing the Suspended condition failed", "key", in.key, "err", err)
@@ -135,8 +137,6 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	}
 	return d, true, true
 }
-
-func isNotLeader(err error) bool { return err != nil && errors.Is(err, errNotLeader) }
 
 // setSuspendedCondition adds (on) or removes the Suspended condition, when the status does
 // not say so already; nothing else in the status changes. changed says it was written. A

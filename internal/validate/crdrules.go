@@ -26,7 +26,9 @@ func (k *checker) crdRules() bool {
 		return true
 	}
 	var doc crschema.Doc
-	if docs, err := crschema.ReadFile(path); err == nil {
+	// Through the Katalog's file system, as every other read of a Katalog-relative file.
+	if data, err := c.Source.ReadFile(c.CRDFile); err == nil {
+		docs, _ := crschema.Parse(path, data)
 		for _, d := range docs {
 			if d.Object["kind"] == "CustomResourceDefinition" {
 				doc = d
