@@ -137,33 +137,14 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	env.WaitAllowed(t, name, name, attrs...)
 
 	// The pod, on disk: the ConfigMap's files at the mount path, the container's command.
-	var deploy appsv1.Deployment
-	var config map[string]string
-	for _, o := range b.Objects {
-		switch o.GetKind() {
-		case "Deployment":
-			toTyped(t, o, &deploy)
-		case "ConfigMap":
-			config, _, _ = unstructured.NestedStringMap(o.Object, "data")
-		}
-	}
-	root := t.TempDir()
-	mount := filepath.Join(root, bundle.MountPath)
-	if err := os.MkdirAll(mount, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range config {
-		if err := os.WriteFile(filepath.Join(mount, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, deploy := podOnDisk(t, b)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	if len(c.Command) != 0 {
 		t.Fatalf("the container sets command %q; the image's entrypoint is ork", c.Command)
 	}
 	var args []string
 	for _, a := range c.Args {
-		args = append(args, strings.Replace(a, bundle.MountPath, mount, 1))
+		args = append(args, strings.Replace(a, bundle.MountPath, filepath.Join(root, bundle.MountPath), 1))
 	}
 	podEnv := map[string]string{}
 	for _, e := range c.Env {
@@ -341,4 +322,21 @@ func TestBundleRunsAsTheClusterWould(t *testing.T) {
 	} else if err != nil {
 		t.Errorf("ork exited with %v after SIGTERM, want 0", err)
 	}
+}
+
+// podOnDisk lays out b's pod as ork sees it: the ConfigMap's files under the mount path of a
+// fresh root. It returns the root and the Deployment.
+func podOnDisk(t *testing.T, b *bundle.Bundle) (string, *appsv1.Deployment) {
+	t.Helper()
+	root := t.TempDir()
+	mount := filepath.Join(root, bundle.MountPath)
+	if err := os.MkdirAll(mount, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range configData(t, b) {
+		if err := os.WriteFile(filepath.Join(mount, k), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, deploymentOf(t, b)
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,29 +180,10 @@ func (o *operator) apply(t *testing.T, ns string) {
 func (o *operator) run(t *testing.T, ork, ns string) {
 	t.Helper()
 	o.rec = newWatchRecorder(t)
-	var deploy appsv1.Deployment
-	var config map[string]string
-	for _, obj := range o.bundle.Objects {
-		switch obj.GetKind() {
-		case "Deployment":
-			toTyped(t, obj, &deploy)
-		case "ConfigMap":
-			config, _, _ = unstructured.NestedStringMap(obj.Object, "data")
-		}
-	}
-	root := t.TempDir()
-	mount := filepath.Join(root, bundle.MountPath)
-	if err := os.MkdirAll(mount, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range config {
-		if err := os.WriteFile(filepath.Join(mount, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, deploy := podOnDisk(t, o.bundle)
 	var args []string
 	for _, a := range deploy.Spec.Template.Spec.Containers[0].Args {
-		args = append(args, strings.Replace(a, bundle.MountPath, mount, 1))
+		args = append(args, strings.Replace(a, bundle.MountPath, filepath.Join(root, bundle.MountPath), 1))
 	}
 	tr, err := env.Clientset.CoreV1().ServiceAccounts(ns).CreateToken(t.Context(), deploy.Spec.Template.Spec.ServiceAccountName,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})

@@ -2,8 +2,6 @@ package run_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
 )
 
@@ -335,14 +332,7 @@ spec:
               name: "{{ .metadata.name }}-widget"
               spec: {size: "{{ .spec.size }}"}
 `, f.group)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
+	set := f.loadKatalog(doc)
 	f.start(set, nil)
 	cr := f.createCR("site", map[string]any{"size": 3})
 	f.waitReady("site", "True")

@@ -2,8 +2,6 @@ package run_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/orkspace/ork/internal/katalog"
 )
 
 // The declarative reconciler runs in the same engine: onCreate children are created once
@@ -41,14 +37,7 @@ spec:
               data:
                 level: "{{ .spec.level }}"
 `, f.group)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
+	set := f.loadKatalog(doc)
 	f.start(set, nil)
 	cr := f.createCR("site", map[string]any{"image": "nginx:1.27", "replicas": 2, "level": "info"})
 	f.waitReady("site", "True")

@@ -2,8 +2,6 @@ package run_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -11,8 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/orkspace/ork/internal/katalog"
 )
 
 // Declarative onDelete deletes only what the CR controls (or marks), and once: an object of
@@ -43,14 +39,7 @@ spec:
             - name: "{{ .metadata.name }}-foreign"
               data: {}
 `, f.group)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
+	set := f.loadKatalog(doc)
 	cms := env.Clientset.CoreV1().ConfigMaps(f.ns)
 	// Someone else's ConfigMap with the name onDelete lists.
 	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site-foreign"}}, metav1.CreateOptions{}); err != nil {
@@ -117,14 +106,7 @@ spec:
               namespace: %[2]s
               data: {}
 `, f.group, shared)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
+	set := f.loadKatalog(doc)
 	f.start(set, nil)
 	cr := f.createCR("site", map[string]any{})
 	f.waitReady("site", "True")

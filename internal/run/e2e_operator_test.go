@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -167,15 +165,7 @@ spec:
             - name: %s
               data: {k: from-katalog}
 `, f.group, name)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		f.t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		f.t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
-	return set
+	return f.loadKatalog(doc)
 }
 
 // A child labelled for another operator is never written over: writing this operator's

@@ -3,8 +3,6 @@ package run_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
 )
 
@@ -44,14 +41,7 @@ spec:
           default: false
           remote: {endpoint: %[2]q, managedResources: [{group: apps, plural: deployments}]}
 `, f.group, ep.srv.URL)
-	path := filepath.Join(f.dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, findings, err := katalog.Load([]string{path})
-	if err != nil || katalog.HasErrors(findings) {
-		t.Fatalf("Katalog does not load: %v %+v", err, findings)
-	}
+	set := f.loadKatalog(doc)
 	// Everything ork needs, except list and watch on services.
 	sa := "no-list-services"
 	env.Kubectl(t, []byte(fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1

@@ -344,6 +344,20 @@ spec:
 }
 
 // writeKatalog writes the Katalog for one remote CRD "app" and loads it.
+// loadKatalog writes doc as the fixture's Katalog and loads it, failing on any finding.
+func (f *fixture) loadKatalog(doc string) *katalog.Set {
+	f.t.Helper()
+	path := filepath.Join(f.dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	set, findings, err := katalog.Load([]string{path})
+	if err != nil || katalog.HasErrors(findings) {
+		f.t.Fatalf("Katalog does not load: %v %+v", err, findings)
+	}
+	return set
+}
+
 func (f *fixture) writeKatalog(rs remoteSpec) *katalog.Set {
 	f.t.Helper()
 	managed := rs.managed
