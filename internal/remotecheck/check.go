@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/wireschema"
@@ -115,7 +115,8 @@ type checker struct {
 	crd       *katalog.CRD
 	rec       *remote.Reconciler
 	schema    *wireschema.Validator
-	types     managed.Types
+	types     planner.Types
+	force     *bool
 	cr        *unstructured.Unstructured
 	key       string
 	children  bool
@@ -145,10 +146,10 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	types := managed.New(crd, set.CRDs)
+	types := planner.New(crd, set.CRDs)
 	cr := manifest.AsServed(opts.CR, crd.IsNamespaced())
 	ck := &checker{
-		crd: crd, rec: rec, schema: v, types: types, cr: cr, key: key(cr),
+		crd: crd, rec: rec, schema: v, types: types, force: crd.OperatorBox.Reconcile.ForceConflict, cr: cr, key: key(cr),
 		children: c.OperatorBox.Reconcile.Remote.Payload.Children.Enabled, timeout: rec.Timeout(),
 		katalogAt: katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
 	}

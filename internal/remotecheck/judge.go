@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/orkspace/ork/internal/managed"
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -101,8 +101,8 @@ func (ck *checker) judgeAnswer(j *judgement, t remote.Trigger, body []byte, res 
 		entries[i] = entry{i, r}
 	}
 	built, errs := ck.judgeEntries(j, entries)
-	if len(errs) > 0 {
-		j.reason, j.message = managed.Verdict(errs)
+	if f := planner.Verdict(errs); f != nil {
+		j.reason, j.message = f.Reason, f.Message
 	}
 	return built
 }
@@ -113,14 +113,22 @@ type entry struct {
 	raw   map[string]any
 }
 
-// judgeEntries builds each entry as ork would and reports what the builders and
-// managedResources reject, each at the entry's own index.
-func (ck *checker) judgeEntries(j *judgement, entries []entry) ([]resources.Object, []managed.EntryError) {
+// judgeEntries builds and plans each entry as ork would and reports what the builders,
+// managedResources and the placement rules reject, each at the entry's own index. It
+// returns the objects as ork would apply them (owned, labelled, with the applied digest).
+func (ck *checker) judgeEntries(j *judgement, entries []entry) ([]resources.Object, []planner.EntryError) {
 	raws := make([]map[string]any, len(entries))
 	for i, e := range entries {
 		raws[i] = e.raw
 	}
-	built, errs := ck.types.Build(raws, ck.cr.GetNamespace(), ck.cr.GetName())
+	children, errs := ck.types.Build(raws, ck.cr, ck.force)
+	built := make([]resources.Object, len(children))
+	for i, c := range children {
+		built[i] = resources.Object{Obj: c.Obj}
+	}
+	if errs != nil {
+		built = nil
+	}
 	for k, e := range errs {
 		// Build counts in raws; the answer's own index is the entry's.
 		raw := entries[e.Index].raw
@@ -128,9 +136,11 @@ func (ck *checker) judgeEntries(j *judgement, entries []entry) ([]resources.Obje
 		errs[k] = e
 		at := fmt.Sprintf("$.resources[%d]", e.Index)
 		switch {
-		case e.Undeclared:
+		case e.Stage == planner.Undeclared:
 			j.add(Error, CheckManaged, at, e.Error(),
 				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
+		case e.Stage == planner.Unplaceable:
+			j.add(Error, CheckBuild, at, e.Error(), buildHint)
 		case !j.covers(at): // the decoder may have named this entry already
 			j.add(Error, CheckBuild, entryPath(e.Index, raw, e.Err), e.Error(), buildHint)
 			j.cover(at)

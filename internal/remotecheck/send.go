@@ -74,14 +74,12 @@ func (ck *checker) objectFor(t remote.Trigger) *unstructured.Unstructured {
 	return obj
 }
 
-// childrenOf presents built objects as ork run would send them back: applied for the CR
-// (namespace, owner, managed-by label) and grouped by type and name; {} for none.
+// childrenOf presents planned objects as ork run would send them back once applied,
+// grouped by type and name; {} for none.
 func (ck *checker) childrenOf(built []resources.Object) map[string]map[string]map[string]any {
 	objs := make([]*unstructured.Unstructured, 0, len(built))
 	for _, b := range built {
-		o := b.Obj.DeepCopy()
-		ck.types.Own(o, ck.cr)
-		objs = append(objs, o)
+		objs = append(objs, b.Obj.DeepCopy())
 	}
 	return ck.types.Children(objs)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
@@ -135,114 +134,41 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	return rep, nil
 }
 
+// planAll plans every object of d for cr with the planner simulate and remote check share:
+// all or nothing.
 func (c *controller) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
-	var plans []planned
-	var errs []string
-	for i, o := range d.apply {
-		p, err := c.plan(cr, o)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("resources[%d]: %v", i, err))
-			continue
-		}
-		plans = append(plans, p)
+	children, errs := c.planner().Plan(cr, d.apply, d.createIfMissing)
+	if f := planner.Verdict(errs); f != nil {
+		return nil, refused(f)
 	}
-	for i, o := range d.createIfMissing {
-		p, err := c.plan(cr, o)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("onCreate[%d]: %v", i, err))
-			continue
-		}
-		p.createOnly = true
-		plans = append(plans, p)
-	}
-	if len(errs) > 0 {
-		return nil, failed(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
+	plans := make([]planned, len(children))
+	for i, ch := range children {
+		plans[i] = planned{obj: ch.Obj, gvr: ch.Resource, ref: refOf(ch.Resource.GroupResource(), ch.Obj), force: ch.Force,
+			digest: ch.Digest, createOnly: ch.CreateOnly}
 	}
 	return plans, nil
 }
 
-// plan resolves an object's resource type, checks it is declared, and sets namespace,
-// owner references, the managed-by label and the operator label on a copy.
-func (c *controller) plan(cr *unstructured.Unstructured, o resources.Object) (planned, error) {
-	obj := o.Obj.DeepCopy()
-	gvk := obj.GroupVersionKind()
-	m, err := c.e.mapping(gvk)
-	if err != nil {
-		return planned{}, fmt.Errorf("%s %q: kind not served by the cluster: %w", gvk.Kind, obj.GetName(), err)
+// planner resolves kinds by the cluster's discovery and checks them against the types the
+// controller watches.
+func (c *controller) planner() planner.Planner {
+	return planner.Planner{
+		Map: func(gvk schema.GroupVersionKind) (planner.Mapping, error) {
+			m, err := c.e.mapping(gvk)
+			if err != nil {
+				return planner.Mapping{}, err
+			}
+			return planner.Mapping{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}, nil
+		},
+		Declared:      func(gr schema.GroupResource) bool { return c.managed[gr] },
+		Operator:      c.e.opts.Name,
+		Watched:       c.e.opts.WatchNamespaces,
+		ForceConflict: c.crd.OperatorBox.Reconcile.ForceConflict,
 	}
-	gr := m.Resource.GroupResource()
-	if !c.managed[gr] {
-		return planned{}, fmt.Errorf("%s %q: type %s is not declared in managedResources (declare it: {group: %q, plural: %s})",
-			gvk.Kind, obj.GetName(), gr.String(), gr.Group, gr.Resource)
-	}
-	namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
-	switch {
-	case namespaced && obj.GetNamespace() == "":
-		obj.SetNamespace(cr.GetNamespace())
-	case !namespaced:
-		obj.SetNamespace("")
-	}
-	if namespaced && obj.GetNamespace() == "" {
-		return planned{}, fmt.Errorf("%s %q: namespaced, but the cluster-scoped owner gives no namespace (set one)", gvk.Kind, obj.GetName())
-	}
-	// Under --watch-namespace ork neither caches nor may write outside the watched set.
-	if namespaced && !c.e.watches(obj.GetNamespace()) {
-		return planned{}, fmt.Errorf("%s %q: namespace %s is not watched (--watch-namespace %s): ork can neither see nor write a child there",
-			gvk.Kind, obj.GetName(), obj.GetNamespace(), strings.Join(c.e.opts.WatchNamespaces, ","))
-	}
-	// An ownerReference cannot cross namespaces, nor point from cluster scope into one; a
-	// cluster-scoped CR may own children in any namespace (SPEC §3).
-	ownable := cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace()
-	refs, err := ownerReferences(cr, obj.GetOwnerReferences(), ownable)
-	if err != nil {
-		return planned{}, fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)
-	}
-	obj.SetOwnerReferences(refs)
-	markOwner(obj, cr, ownable)
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[ManagedByLabel] = ManagedByValue
-	labels[OperatorLabel] = c.e.opts.Name
-	obj.SetLabels(labels)
-	digest := resources.MarkApplied(obj)
-	return planned{obj: obj, gvr: m.Resource, ref: refOf(gr, obj), force: c.force(o), digest: digest}, nil
 }
 
-// ownerReferences are the reconciler's own (non-controller) references plus, when the child
-// can be owned, ork's controller reference to the CR. Only ork names the controller.
-func ownerReferences(cr *unstructured.Unstructured, theirs []metav1.OwnerReference, ownable bool) ([]metav1.OwnerReference, error) {
-	out := make([]metav1.OwnerReference, 0, len(theirs)+1)
-	for _, r := range theirs {
-		if r.UID == cr.GetUID() {
-			continue // ork's own reference, round-tripped from prepared.children
-		}
-		if r.Controller != nil && *r.Controller {
-			return nil, fmt.Errorf("ownerReferences: %s %s is marked controller: true; ork sets the controller reference (to the custom resource) itself",
-				r.Kind, r.Name)
-		}
-		out = append(out, r)
-	}
-	if !ownable {
-		return out, nil
-	}
-	return append(out, metav1.OwnerReference{
-		APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}), nil
-}
-
-// force is the entry's forceConflict, else the CRD's, else true.
-func (c *controller) force(o resources.Object) bool {
-	if o.ForceConflict != nil {
-		return *o.ForceConflict
-	}
-	if f := c.crd.OperatorBox.Reconcile.ForceConflict; f != nil {
-		return *f
-	}
-	return true
-}
+// refused is the planner's refusal as a failed pass.
+func refused(f *planner.Failure) *passError { return failed(f.Reason, "%s", f.Message) }
 
 // ownCached is the cached child when the cache alone decides its ownership: one the cache
 // shows as this CR's is taken as it is (the write's uid precondition catches a
@@ -252,7 +178,7 @@ func (c *controller) ownCached(cr *unstructured.Unstructured, p planned) metav1.
 	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
 		return nil // another CR wrote it after the cache's version: read it
 	}
-	if cached != nil && (p.createOnly || controlledBy(cr, cached)) {
+	if cached != nil && (p.createOnly || planner.ControlledBy(cr, cached)) {
 		return cached
 	}
 	return nil
@@ -274,53 +200,10 @@ func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 	if err != nil {
 		return nil, err
 	}
-	if live != nil && !ownedOrAdoptable(cr, live) {
-		return nil, alreadyOwned(p, live)
-	}
-	if err := c.otherOperator(p, live); err != nil {
-		return nil, err
+	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+		return nil, refused(f)
 	}
 	return live, nil
-}
-
-// reasonOperatorConflict: the child is labelled as another operator's (another ork --name).
-const reasonOperatorConflict = "OperatorConflict"
-
-// otherOperator refuses a child labelled for another operator. Writing ork's own name over
-// it would take it out of the other operator's cache, which would re-apply its own name on
-// the delete it hears, and so on, once a second for as long as both run. A child without the
-// label (written by an ork before the label existed) is taken.
-func (c *controller) otherOperator(p planned, live metav1.Object) error {
-	if live == nil {
-		return nil
-	}
-	if v, ok := live.GetLabels()[OperatorLabel]; ok && v != "" && v != c.e.opts.Name {
-		return failed(reasonOperatorConflict, "nothing applied: %s %s is labelled %s=%s, another operator's (this ork runs as --name %s); two operators never write one child: give it one operator, or relabel it with kubectl label --overwrite",
-			p.gvr.Resource, live.GetName(), OperatorLabel, v, c.e.opts.Name)
-	}
-	return nil
-}
-
-func controlledBy(cr, child metav1.Object) bool {
-	ref := metav1.GetControllerOf(child)
-	return ref != nil && ref.UID == cr.GetUID()
-}
-
-// ownedOrAdoptable: controlled by cr, by nothing, or by an earlier incarnation of cr (same
-// kind and name, another uid: names are unique, so that uid no longer exists).
-func ownedOrAdoptable(cr *unstructured.Unstructured, child metav1.Object) bool {
-	ref := metav1.GetControllerOf(child)
-	if ref == nil || ref.UID == cr.GetUID() {
-		return true
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == cr.GroupVersionKind().Group && ref.Kind == cr.GetKind() && ref.Name == cr.GetName()
-}
-
-func alreadyOwned(p planned, live metav1.Object) error {
-	ref := metav1.GetControllerOf(live)
-	return failed(reasonAlreadyOwned, "nothing applied: %s %s is controlled by %s %s (uid %s); ork never takes over another owner's object: rename the child or remove the other owner",
-		p.gvr.Resource, live.GetName(), ref.Kind, ref.Name, ref.UID)
 }
 
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
@@ -337,11 +220,8 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
 		}
-		if live != nil && !ownedOrAdoptable(cr, live) {
-			return false, false, alreadyOwned(p, live)
-		}
-		if err := c.otherOperator(p, live); err != nil {
-			return false, false, err
+		if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+			return false, false, refused(f)
 		}
 		if live != nil && live.GetDeletionTimestamp() != nil {
 			// Applied onto an object being deleted, the write would "succeed" and the child
@@ -349,7 +229,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			return false, false, failed(reasonApplyFailed, "%s/%s is being deleted: it is created again once it is gone",
 				p.gvr.Resource, p.obj.GetName())
 		}
-		owned := live != nil && controlledBy(cr, live)
+		owned := live != nil && planner.ControlledBy(cr, live)
 		if c.e.dry != nil {
 			return c.dryApply(ctx, cr, p, live, owned)
 		}
@@ -422,11 +302,8 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		}
 	}
 	// It exists: never written again, but never another owner's either.
-	if !ownedOrAdoptable(cr, live) {
-		return false, false, alreadyOwned(p, live)
-	}
-	if err := c.otherOperator(p, live); err != nil {
-		return false, false, err
+	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+		return false, false, refused(f)
 	}
 	return false, false, c.labelOperator(ctx, cr, p, live)
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/planner"
 )
 
 // The model tests run in a synctest bubble: time is fake and moves only when every goroutine
@@ -85,8 +87,8 @@ func modelPass(ctx context.Context, locks *childLocks, m *modelCluster, cr *unst
 	defer held.releaseAll()
 	for _, ref := range refs {
 		live := m.read(ref)
-		if live != nil && !ownedOrAdoptable(cr, live) {
-			return alreadyOwned(planned{gvr: modelGVR}, live)
+		if f := planner.Judge(cr, live, modelGVR.Resource, ""); f != nil {
+			return refused(f)
 		}
 	}
 	for _, ref := range refs {

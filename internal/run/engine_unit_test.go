@@ -144,21 +144,6 @@ func TestOnlyStatusChanged(t *testing.T) {
 	}
 }
 
-func TestTypeKey(t *testing.T) {
-	tests := map[[2]string]string{
-		{"apps", "deployments"}:            "deployment",
-		{"", "services"}:                   "service",
-		{"", "endpoints"}:                  "endpoints",
-		{"example.com", "widgets"}:         "widgets.example.com",
-		{"networking.k8s.io", "ingresses"}: "ingress",
-	}
-	for in, want := range tests {
-		if got := typeKey(in[0], in[1]); got != want {
-			t.Errorf("typeKey(%q, %q) = %q, want %q", in[0], in[1], got, want)
-		}
-	}
-}
-
 type panickingReconciler struct{}
 
 func (panickingReconciler) close() {}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
@@ -17,21 +18,8 @@ import (
 
 // OwnerAnnotation marks a child created outside its CR's namespace with the CR's uid: no
 // ownerReference can cross namespaces, and onDelete deletes only what its CR controls or
-// marks (SPEC §6).
-const OwnerAnnotation = "orkestra.orkspace.io/owner"
-
-// markOwner sets OwnerAnnotation on a child that cannot carry a controller reference to cr.
-func markOwner(obj *unstructured.Unstructured, cr metav1.Object, ownable bool) {
-	if ownable {
-		return
-	}
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[OwnerAnnotation] = string(cr.GetUID())
-	obj.SetAnnotations(ann)
-}
+// marks (SPEC §6). The planner sets it.
+const OwnerAnnotation = planner.OwnerAnnotation
 
 // removal is onDelete's judgement of one live object.
 type removal int

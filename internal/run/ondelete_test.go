@@ -34,17 +34,3 @@ func TestOnDeleteJudgesOwnershipBeforeDeleting(t *testing.T) {
 		})
 	}
 }
-
-func TestChildOutsideTheCRNamespaceIsMarkedWithItsOwner(t *testing.T) {
-	cr := &unstructured.Unstructured{}
-	cr.SetUID("cr-uid")
-	elsewhere, here := &unstructured.Unstructured{}, &unstructured.Unstructured{}
-	markOwner(elsewhere, cr, false)
-	markOwner(here, cr, true)
-	if got := elsewhere.GetAnnotations()[OwnerAnnotation]; got != "cr-uid" {
-		t.Errorf("child outside the CR's namespace: %s = %q, want the CR's uid", OwnerAnnotation, got)
-	}
-	if _, has := here.GetAnnotations()[OwnerAnnotation]; has {
-		t.Errorf("child with a controller reference is marked too, want only the reference")
-	}
-}

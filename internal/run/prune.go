@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
@@ -109,7 +110,7 @@ func (c *controller) pruneCandidates(cr *unstructured.Unstructured, kept map[chi
 // prunable: controlled by cr, labelled by ork, not kept by its annotation, not already
 // going.
 func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
-	return controlledBy(cr, child) && child.GetLabels()[ManagedByLabel] == ManagedByValue &&
+	return planner.ControlledBy(cr, child) && child.GetLabels()[ManagedByLabel] == ManagedByValue &&
 		child.GetAnnotations()[PruneAnnotation] != "false" && child.GetDeletionTimestamp() == nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +13,7 @@ import (
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
@@ -38,7 +38,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		for _, m := range r.ManagedResources {
 			managed = append(managed, managedType{
 				GroupVersionResource: schema.GroupVersionResource{Group: m.Group, Version: m.Version, Resource: m.Plural},
-				typeKey:              typeKey(m.Group, m.Plural),
+				typeKey:              planner.Key(schema.GroupResource{Group: m.Group, Resource: m.Plural}),
 			})
 		}
 		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}, managed, nil
@@ -48,19 +48,6 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		return nil, nil, fmt.Errorf("declarative reconciler: %w", err)
 	}
 	return declarativeReconciler{r: declarative.New(crd)}, types, nil
-}
-
-// typeKey is the intent type of a built-in resource, else "<plural>.<group>".
-func typeKey(group, plural string) string {
-	for _, t := range resources.Types() {
-		if t.Type != resources.Custom && t.GVK.Group == group && t.Plural == plural {
-			return t.Type
-		}
-	}
-	if group == "" {
-		return plural
-	}
-	return plural + "." + group
 }
 
 // declaredTypes are the types of a declarative CRD's blocks. A customs entry's type comes
@@ -100,7 +87,7 @@ func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s[%d]: %s %s is not served by the cluster: %w", key, i, apiVersion, kind, err)
 				}
-				add(m.Resource, typeKey(m.Resource.Group, m.Resource.Resource))
+				add(m.Resource, planner.Key(m.Resource.GroupResource()))
 			}
 		}
 	}
@@ -174,20 +161,14 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		}
 		d.entries = entries
 	}
-	opts := resources.OptionsFor(in.cr.GetNamespace(), in.cr.GetName())
-	var errs []string
-	for i, raw := range res.Resources {
-		o, err := resources.Build(raw, opts)
-		if err != nil {
-			errs = append(errs, resources.AtEntry(err, fmt.Sprintf("resources[%d]", i)).Error())
-			continue
-		}
-		d.apply = append(d.apply, o)
-	}
-	if len(errs) > 0 {
-		f := failure(reasonInvalidResource, "nothing applied: %s", strings.Join(errs, "; "))
+	built, errs := planner.Build(res.Resources, in.cr.GetNamespace(), in.cr.GetName())
+	if v := planner.Verdict(errs); v != nil {
+		f := failure(v.Reason, "%s", v.Message)
 		f.entries = entries
 		return f
+	}
+	if len(built) > 0 {
+		d.apply = built
 	}
 	return d
 }

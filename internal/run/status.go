@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -27,10 +28,10 @@ const (
 	EventReconciled         = "Reconciled"
 	EventReconcileError     = "ReconcileError"
 	EventNoStatus           = "NoStatusSubresource"
-	reasonApplyFailed       = "ApplyFailed"
-	reasonAlreadyOwned      = "AlreadyOwned"
+	reasonApplyFailed       = planner.ReasonApplyFailed
+	reasonAlreadyOwned      = planner.ReasonAlreadyOwned
 	reasonPanic             = "ReconcilePanic"
-	reasonInvalidResource   = "InvalidResource"
+	reasonInvalidResource   = planner.ReasonInvalidResource
 	reasonRenderFailed      = "RenderFailed"
 	reasonStatusRejected    = "StatusRejected"
 	reasonStatusWriteFailed = "StatusWriteFailed"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/managed"
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -172,7 +172,7 @@ func (n namer) ref(u *unstructured.Unstructured) string {
 func (c *cluster) owned(cr *unstructured.Unstructured) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, k := range c.order {
-		if o := c.objs[k]; managed.Owned(o, cr) {
+		if o := c.objs[k]; cr.GetUID() != "" && planner.ControlledBy(cr, o) {
 			out = append(out, o.DeepCopy())
 		}
 	}

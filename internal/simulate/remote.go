@@ -12,8 +12,9 @@ import (
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -42,11 +43,13 @@ func (placeholder) SecretValue(context.Context, string, string, string) ([]byte,
 }
 
 // remoteCRD reconciles the CRs of one remote CRD as ork run does: the same request
-// building (remote.Reconciler), outcome (remote.Decide) and resource checks
-// (managed.Types.Build), against the in-memory cluster.
+// building (remote.Reconciler), outcome (remote.Decide) and planning (planner), against
+// the in-memory cluster.
 type remoteCRD struct {
-	rec      *remote.Reconciler
-	types    managed.Types
+	rec   *remote.Reconciler
+	types planner.Types
+	// force is the CRD's forceConflict.
+	force    *bool
 	children bool
 }
 
@@ -60,7 +63,7 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	if err != nil {
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
-	return &remoteCRD{rec: rec, types: managed.New(c, set.CRDs), children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+	return &remoteCRD{rec: rec, types: planner.New(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
@@ -89,13 +92,13 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 		return nil, fmt.Errorf("%s: %s", o.Reason, o.Message)
 	}
 	t.requeue = o.Action == remote.RequeueAfter
-	objs, errs := r.types.Build(res.Resources, cr.GetNamespace(), cr.GetName())
-	if errs != nil {
-		reason, msg := managed.Verdict(errs)
-		return nil, fmt.Errorf("%s: %s", reason, msg)
+	children, errs := r.types.Build(res.Resources, cr, r.force)
+	if f := planner.Verdict(errs); f != nil {
+		return nil, fmt.Errorf("%s: %s", f.Reason, f.Message)
 	}
-	for _, o := range objs {
-		r.types.Own(o.Obj, cr)
+	objs := make([]resources.Object, len(children))
+	for i, c := range children {
+		objs[i] = resources.Object{Obj: c.Obj}
 	}
 	changes := cl.reconcile(declarative.Plan{Apply: objs})
 	if cl.writeStatus(t.key, res.Status) {

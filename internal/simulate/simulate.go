@@ -12,8 +12,8 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -262,7 +262,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 			}
 			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
 			for _, o := range slices.Concat(t.plan.CreateIfMissing, t.plan.Apply) {
-				managed.Label(o.Obj)
+				planner.Planner{}.Label(o.Obj)
 			}
 			changes := cl.reconcile(t.plan)
 			changed = changed || len(changes) > 0

@@ -1,4 +1,4 @@
-package managed
+package planner
 
 import (
 	"strings"
@@ -26,7 +26,7 @@ func build(t *testing.T, raw map[string]any) resources.Object {
 	return o
 }
 
-func TestCheck(t *testing.T) {
+func TestDeclaredTypesOffline(t *testing.T) {
 	db := &katalog.CRD{Name: "db", APITypes: &katalog.APITypes{Group: "data.io", Version: "v1", Kind: "Database", Plural: "databases"}}
 	crd := remoteCRD(
 		katalog.ManagedResource{Group: "apps", Plural: "deployments"},
@@ -51,7 +51,9 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := types.Check(build(t, tt.raw))
+			cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+				"metadata": map[string]any{"name": "my-webapp", "namespace": "prod", "uid": "u-1"}}}
+			_, err := types.Planner(nil).Child(cr, build(t, tt.raw))
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("want declared, got %v", err)
@@ -71,6 +73,8 @@ func TestKey(t *testing.T) {
 		{schema.GroupResource{Resource: "services"}, "service"},
 		{schema.GroupResource{Resource: "pods"}, "pods"},
 		{schema.GroupResource{Group: "data.io", Resource: "databases"}, "databases.data.io"},
+		{schema.GroupResource{Resource: "endpoints"}, "endpoints"},
+		{schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}, "ingress"},
 	}
 	for _, tt := range tests {
 		if got := Key(tt.gr); got != tt.want {
@@ -79,24 +83,28 @@ func TestKey(t *testing.T) {
 	}
 }
 
-func TestOwnAndChildrenAsOrkRunPresentsThem(t *testing.T) {
-	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
+func TestBuildPlansAndChildrenAsOrkRunPresentsThem(t *testing.T) {
+	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"}, katalog.ManagedResource{Plural: "services"})
 	types := New(crd, []*katalog.CRD{crd})
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
 		"metadata": map[string]any{"name": "my-webapp", "namespace": "prod", "uid": "u-1"}}}
-	dep := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}).Obj
-	elsewhere := build(t, map[string]any{"type": "deployment", "fields": map[string]any{"name": "other", "image": "nginx", "namespace": "ops"}}).Obj
-	svc := build(t, map[string]any{"type": "service", "fields": map[string]any{"name": "web", "port": 80}}).Obj
-	for _, o := range []*unstructured.Unstructured{dep, elsewhere, svc} {
-		types.Own(o, cr)
+	built, errs := types.Build([]map[string]any{
+		{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}},
+		{"type": "deployment", "fields": map[string]any{"name": "other", "image": "nginx", "namespace": "ops"}},
+		{"type": "service", "fields": map[string]any{"name": "web", "port": 80}},
+	}, cr, nil)
+	if errs != nil {
+		t.Fatal(errs)
 	}
-	if dep.GetNamespace() != "prod" || !Owned(dep, cr) {
-		t.Errorf("deployment in %q owned=%v: want owned by the CR", dep.GetNamespace(), Owned(dep, cr))
+	dep, elsewhere, svc := built[0].Obj, built[1].Obj, built[2].Obj
+	if dep.GetNamespace() != "prod" || !ControlledBy(cr, dep) {
+		t.Errorf("deployment in %q controlled=%v: want controlled by the CR", dep.GetNamespace(), ControlledBy(cr, dep))
 	}
-	if Owned(elsewhere, cr) || elsewhere.GetLabels()[resources.ManagedByLabel] != resources.ManagedBy {
-		t.Errorf("an object in another namespace: owned=%v labels=%v; want not owned, managed-by set", Owned(elsewhere, cr), elsewhere.GetLabels())
+	if ControlledBy(cr, elsewhere) || elsewhere.GetLabels()[resources.ManagedByLabel] != resources.ManagedBy || elsewhere.GetAnnotations()[OwnerAnnotation] != "u-1" {
+		t.Errorf("an object in another namespace: controlled=%v labels=%v annotations=%v; want not controlled, managed-by set, marked with the owner",
+			ControlledBy(cr, elsewhere), elsewhere.GetLabels(), elsewhere.GetAnnotations())
 	}
-	got := types.Children([]*unstructured.Unstructured{dep, svc})
+	got := New(remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"}), nil).Children([]*unstructured.Unstructured{dep, svc})
 	if len(got) != 1 || got["deployment"]["web"] == nil {
 		t.Errorf("children %v: want only the declared deployment, keyed deployment/web", got)
 	}
@@ -126,7 +134,9 @@ func TestBuildIsAllOrNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, errs := types.Build(tt.entries, "default", "my-webapp")
+			cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+				"metadata": map[string]any{"name": "my-webapp", "namespace": "default", "uid": "u-1"}}}
+			objs, errs := types.Build(tt.entries, cr, nil)
 			if len(objs) != tt.objs {
 				t.Errorf("%d objects, want %d", len(objs), tt.objs)
 			}
@@ -136,9 +146,9 @@ func TestBuildIsAllOrNothing(t *testing.T) {
 				}
 				return
 			}
-			reason, msg := Verdict(errs)
-			if reason != tt.reason || msg != tt.message {
-				t.Errorf("verdict %s: %s\nwant %s: %s", reason, msg, tt.reason, tt.message)
+			f := Verdict(errs)
+			if f == nil || f.Reason != tt.reason || f.Message != tt.message {
+				t.Errorf("verdict %v\nwant %s: %s", f, tt.reason, tt.message)
 			}
 		})
 	}

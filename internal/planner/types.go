@@ -1,16 +1,11 @@
-// Package managed says, without a cluster, which resource types a remote CRD may apply (its
-// managedResources) and how ork keys children of those types in prepared.children.
-package managed
+package planner
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/resources"
@@ -80,6 +75,46 @@ func (t Types) ResourceOf(gk schema.GroupKind) (gr schema.GroupResource, guessed
 // cluster: a cluster-scoped CRD of the Katalog is not, anything else is.
 func (t Types) Namespaced(gk schema.GroupKind) bool { return !t.clusterScoped[gk] }
 
+// Map is the Planner's Map without a cluster: Resource and Namespaced. It never fails.
+func (t Types) Map(gvk schema.GroupVersionKind) (Mapping, error) {
+	gr, _ := t.ResourceOf(gvk.GroupKind())
+	return Mapping{Resource: gr.WithVersion(gvk.Version), Namespaced: t.Namespaced(gvk.GroupKind())}, nil
+}
+
+// Planner plans as ork run does with its default --name and every namespace watched, the
+// types resolved by Map and checked against managedResources.
+func (t Types) Planner(forceConflict *bool) Planner {
+	return Planner{Map: t.Map, Declared: t.IsDeclared, ForceConflict: forceConflict}
+}
+
+// Build builds and plans every entry of a remote answer for cr, as ork run does before
+// applying anything, and returns the children, or nil and every problem of every entry
+// (an entry that builds is planned even when another does not, so that each mistake is
+// named at once; Verdict picks what ork run reports).
+func (t Types) Build(entries []map[string]any, cr *unstructured.Unstructured, forceConflict *bool) ([]Child, []EntryError) {
+	p := t.Planner(forceConflict)
+	opts := resources.OptionsFor(cr.GetNamespace(), cr.GetName())
+	var out []Child
+	var errs []EntryError
+	for i, raw := range entries {
+		o, err := resources.Build(raw, opts)
+		if err != nil {
+			errs = append(errs, EntryError{List: "resources", Index: i, Stage: Invalid, Err: err})
+			continue
+		}
+		planned, perrs := p.Plan(cr, []resources.Object{o}, nil)
+		for _, e := range perrs {
+			e.Index = i
+			errs = append(errs, e)
+		}
+		out = append(out, planned...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
 // Ref names an object as simulate does: "deployments/web" for a kind whose plural is known,
 // else "<guessed plural>.<group>/web".
 func (t Types) Ref(u *unstructured.Unstructured) string {
@@ -88,48 +123,6 @@ func (t Types) Ref(u *unstructured.Unstructured) string {
 		return gr.String() + "/" + u.GetName()
 	}
 	return gr.Resource + "/" + u.GetName()
-}
-
-// Own sets on obj what ork run sets on an object it applies for cr: cr's namespace when a
-// namespaced obj names none, a controller ownerReference to cr when both live in the same
-// namespace, the managed-by label, the operator label and the applied annotation. It
-// modifies obj.
-func (t Types) Own(obj, cr *unstructured.Unstructured) {
-	if t.Namespaced(obj.GroupVersionKind().GroupKind()) {
-		if obj.GetNamespace() == "" {
-			obj.SetNamespace(cr.GetNamespace())
-		}
-	} else {
-		obj.SetNamespace("")
-	}
-	if obj.GetNamespace() == cr.GetNamespace() {
-		obj.SetOwnerReferences([]metav1.OwnerReference{{
-			APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}})
-	}
-	Label(obj)
-}
-
-// Label sets the labels ork run puts on every child: managed-by, and the operator label
-// with ork run's default --name (simulate and remote check have no operator name of their
-// own); then, as the last change, ork run's annotation of what it writes
-// (resources.AppliedAnnotation). It modifies obj.
-func Label(obj *unstructured.Unstructured) {
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[resources.ManagedByLabel] = resources.ManagedBy
-	labels[resources.OperatorLabel] = resources.DefaultOperator
-	obj.SetLabels(labels)
-	resources.MarkApplied(obj)
-}
-
-// Owned reports whether cr is obj's controller.
-func Owned(obj, cr *unstructured.Unstructured) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	return ref != nil && ref.UID == cr.GetUID() && cr.GetUID() != ""
 }
 
 // Children groups objects as ork sends them in prepared.children: objects of declared
@@ -163,17 +156,6 @@ func candidates(kind string) []string {
 	return append(out, k)
 }
 
-// Check fails when the type of o is not declared in managedResources; the message is ork
-// run's.
-func (t Types) Check(o resources.Object) error {
-	gr, _ := t.Resource(o)
-	if t.declared[gr] {
-		return nil
-	}
-	return fmt.Errorf("%s %q: type %s is not declared in managedResources (declare it: {group: %q, plural: %s})",
-		o.Obj.GetKind(), o.Obj.GetName(), gr.String(), gr.Group, gr.Resource)
-}
-
 // Declared lists the declared types, sorted.
 func (t Types) Declared() []schema.GroupResource {
 	out := make([]schema.GroupResource, 0, len(t.declared))
@@ -188,8 +170,7 @@ func (t Types) Declared() []schema.GroupResource {
 func (t Types) IsDeclared(gr schema.GroupResource) bool { return t.declared[gr] }
 
 // Key is the prepared.children key of a type: the intent type of a built-in kind
-// ("deployment"), else "<plural>.<group>", or "<plural>" for the core group. ork run keys
-// the children it sends the same way.
+// ("deployment"), else "<plural>.<group>", or "<plural>" for the core group.
 func Key(gr schema.GroupResource) string {
 	for _, t := range resources.Types() {
 		if t.Type != resources.Custom && t.GVK.Group == gr.Group && t.Plural == gr.Resource {
