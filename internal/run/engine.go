@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
@@ -41,10 +41,8 @@ type Engine struct {
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	recorder record.EventRecorder
 	ready    atomic.Bool
-	// leading is true while this replica holds the Lease (with LeaderElect).
-	leading atomic.Bool
-	// lead is the write guard under leader election.
-	lead *leadership
+	// lead is the leader election and its write guard.
+	lead *leadership.Leadership
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	// discoveryReset rate-limits refreshes of the discovery cache (mapping.go).
@@ -92,10 +90,13 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if opts.Identity == "" {
-		opts.Identity = defaultIdentity()
+		opts.Identity = leadership.DefaultIdentity()
 	}
 	// Every client but the Lease's goes through the write guard.
-	lead := &leadership{enabled: opts.LeaderElect, renewDeadline: opts.RenewDeadline}
+	lead := leadership.New(leadership.Options{
+		Enabled: opts.LeaderElect, Config: opts.RESTConfig, Namespace: opts.Namespace, Name: opts.LeaseName, Identity: opts.Identity,
+		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod, Log: opts.Logger,
+	})
 	guarded := rest.CopyConfig(opts.RESTConfig)
 	if guarded.QPS > 0 && guarded.RateLimiter == nil {
 		// One limiter for every client below: each would otherwise get its own, and
@@ -106,7 +107,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		}
 		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
 	}
-	guarded.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: lead} })
+	guarded.Wrap(lead.Transport)
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
 	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
@@ -176,7 +177,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer srv.shutdown()
 
 	if e.opts.LeaderElect {
-		return e.runWithLeaderElection(ctx, e.runControllers)
+		return e.lead.Run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -177,7 +178,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
 	})
-	c := &controller{e: &Engine{dyn: dyn, meta: meta, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: &leadership{}},
+	c := &controller{e: &Engine{dyn: dyn, meta: meta, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: leadership.New(leadership.Options{})},
 		crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}

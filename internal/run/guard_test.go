@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 )
 
 // countingReconciler counts its calls: each stands for the POST to the remote reconciler.
@@ -25,10 +26,8 @@ func (r countingReconciler) reconcile(context.Context, *controller, input) decis
 // side effects (a database created, a ticket opened) are writes too, and the new leader makes
 // the same call.
 func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
-	stale := time.Now().Add(-time.Minute)
-	lead := &leadership{enabled: true, renewDeadline: 10 * time.Second}
-	lead.armed.Store(true)
-	lead.lastRenew.Store(&stale)
+	lead := leadership.New(leadership.Options{Enabled: true, RenewDeadline: 10 * time.Second})
+	lead.Lose() // as a write past the renew deadline finds it
 	var calls int
 	c := &controller{e: &Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
 		suspended: newSuspensions(), rec: countingReconciler{&calls}, log: slog.New(slog.DiscardHandler)}

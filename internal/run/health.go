@@ -42,7 +42,7 @@ func (e *Engine) startServers() (*servers, error) {
 		m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 			// A standby replica is ready to take over: failing its probe would only stall
 			// rolling updates of a leader-elected Deployment.
-			if e.opts.LeaderElect && !e.leading.Load() {
+			if e.opts.LeaderElect && !e.lead.IsLeader() {
 				fmt.Fprintln(w, "ok (standby: not the leader)")
 				return
 			}

@@ -1,4 +1,4 @@
-package run
+package leadership
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // lost (the run is ended once) and every later write is refused.
 func TestLeadershipGuardsWritesByTheRenewDeadline(t *testing.T) {
 	t0 := time.Now()
-	l := &leadership{enabled: true, renewDeadline: 10 * time.Second}
+	l := New(Options{Enabled: true, RenewDeadline: 10 * time.Second})
 	if err := l.mayWrite(t0); err != nil {
 		t.Errorf("before leading: %v, want writes allowed (preflight, CRD install)", err)
 	}
@@ -34,15 +34,15 @@ func TestLeadershipGuardsWritesByTheRenewDeadline(t *testing.T) {
 		t.Errorf("9s after a renewal: %v, want allowed", err)
 	}
 	for range 3 {
-		if err := l.mayWrite(t0.Add(11 * time.Second)); !errors.Is(err, errNotLeader) {
-			t.Errorf("11s after a renewal: %v, want errNotLeader", err)
+		if err := l.mayWrite(t0.Add(11 * time.Second)); !errors.Is(err, ErrNotLeader) {
+			t.Errorf("11s after a renewal: %v, want ErrNotLeader", err)
 		}
 	}
 	if n := losses.Load(); n != 1 {
 		t.Errorf("the run was ended %d times, want once", n)
 	}
 	l.renewed(t0.Add(11 * time.Second))
-	if err := l.mayWrite(t0.Add(12 * time.Second)); !errors.Is(err, errNotLeader) {
+	if err := l.mayWrite(t0.Add(12 * time.Second)); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("after the loss: %v, want every write refused even after a late renewal", err)
 	}
 }
@@ -60,11 +60,11 @@ func TestGuardTransportRefusesWritesOfAStaleLeader(t *testing.T) {
 		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"}}`))
 	}))
 	defer srv.Close()
-	l := &leadership{enabled: true, renewDeadline: time.Second}
+	l := New(Options{Enabled: true, RenewDeadline: time.Second})
 	l.armed.Store(true)
 	l.renewed(time.Now().Add(-time.Minute))
 	cfg := &rest.Config{Host: srv.URL}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{next: rt, lead: l} })
+	cfg.Wrap(l.Transport)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +75,8 @@ func TestGuardTransportRefusesWritesOfAStaleLeader(t *testing.T) {
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
 	_, err = cms.Create(context.Background(), cm, metav1.CreateOptions{})
-	if !errors.Is(err, errNotLeader) {
-		t.Errorf("a create of a stale leader: %v, want errNotLeader", err)
+	if !errors.Is(err, ErrNotLeader) {
+		t.Errorf("a create of a stale leader: %v, want ErrNotLeader", err)
 	}
 	if n := writes.Load(); n != 0 {
 		t.Errorf("%d writes reached the apiserver, want none", n)
