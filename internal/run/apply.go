@@ -72,7 +72,7 @@ func failed(reason, format string, a ...any) *passError {
 // applyAll checks every object first and applies none if one is wrong (all or nothing):
 // an undeclared type, an invalid object, or a child another owner controls. Then it writes
 // them one by one.
-func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error) {
+func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error) {
 	plans, err := c.planAll(cr, d)
 	if err != nil {
 		return applyReport{}, err
@@ -136,7 +136,7 @@ func (c *controller) applyAll(ctx context.Context, cr *unstructured.Unstructured
 
 // planAll plans every object of d for cr with the planner simulate and remote check share:
 // all or nothing.
-func (c *controller) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
+func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
 	children, errs := c.planner().Plan(cr, d.apply, d.createIfMissing)
 	if f := planner.Verdict(errs); f != nil {
 		return nil, refused(f)
@@ -151,7 +151,7 @@ func (c *controller) planAll(cr *unstructured.Unstructured, d decision) ([]plann
 
 // planner resolves kinds by the cluster's discovery and checks them against the types the
 // controller watches.
-func (c *controller) planner() planner.Planner {
+func (c childWriter) planner() planner.Planner {
 	return planner.Planner{
 		Map: func(gvk schema.GroupVersionKind) (planner.Mapping, error) {
 			m, err := c.e.mapping(gvk)
@@ -173,7 +173,7 @@ func refused(f *planner.Failure) *passError { return failed(f.Reason, "%s", f.Me
 // ownCached is the cached child when the cache alone decides its ownership: one the cache
 // shows as this CR's is taken as it is (the write's uid precondition catches a
 // replacement), as is an onCreate child that exists (never written again). nil otherwise.
-func (c *controller) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
+func (c childWriter) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
 	cached := c.cachedChild(p)
 	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
 		return nil // another CR wrote it after the cache's version: read it
@@ -192,7 +192,7 @@ func (c *controller) ownCached(cr *unstructured.Unstructured, p planned) metav1.
 // (another controller, an orphan, an earlier incarnation's, or written by another CR since
 // the cache last heard of it) is decided against the live object, which it returns (nil:
 // absent). applyAll holds the child's lock meanwhile.
-func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
+func (c childWriter) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
 	if _, wrote := c.e.writes.get(p.ref); c.cachedChild(p) == nil && !wrote && c.e.dry == nil {
 		return nil, nil
 	}
@@ -212,7 +212,7 @@ func (c *controller) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 // incarnation's child is adopted with a resourceVersion precondition too; an absent one is
 // created, and read and judged when the create finds one after all. When a precondition
 // fails, the object is read again and the decision taken anew.
-func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
+func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
 		return c.createOnce(ctx, cr, p, live)
 	}
@@ -280,7 +280,7 @@ func (c *controller) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // createOnce creates an onCreate child that is missing, and never writes it again: a create,
 // not an apply, because the cache that said "missing" may lag behind an earlier pass's create
 // and an apply would overwrite a user's later edit.
-func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
+func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
 		if err := c.e.mayWrite(keyOf(cr)); err != nil {
 			return false, false, err
@@ -312,7 +312,7 @@ func (c *controller) createOnce(ctx context.Context, cr *unstructured.Unstructur
 // it, which the child cache (selecting on the label) would otherwise never show: its
 // changes and deletion would go unheard. Only the label is written (a merge patch with the
 // object's uid as precondition); the object is otherwise never written again.
-func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
+func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
 	if live.GetLabels()[OperatorLabel] == c.e.opts.Name || c.e.dry != nil {
 		return nil
 	}
@@ -351,7 +351,7 @@ func (c *controller) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 // its resourceVersion too when adopting it (an absent child is created, not applied). The
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
-func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
+func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
 	obj := p.obj
 	if live != nil {
 		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
@@ -382,7 +382,7 @@ func (c *controller) apply(ctx context.Context, p planned, live metav1.Object, o
 // create creates p, which ork believes absent: the create fails with AlreadyExists when any
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
-func (c *controller) create(ctx context.Context, p planned) (metav1.Object, error) {
+func (c childWriter) create(ctx context.Context, p planned) (metav1.Object, error) {
 	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
 	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {

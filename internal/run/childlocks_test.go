@@ -362,7 +362,7 @@ func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
 				out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ResourceVersion: "6"}}
 				c.e.writes.wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
 			}
-			if locked := c.ownCached(cr, p) == nil; locked != tc.locked {
+			if locked := (childWriter{c}).ownCached(cr, p) == nil; locked != tc.locked {
 				t.Errorf("locked = %v, want %v", locked, tc.locked)
 			}
 		})

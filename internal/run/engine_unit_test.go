@@ -186,7 +186,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "site", "uid": "u"}}}
 
 	p := planned{obj: desired, gvr: gvr, ref: refOf(gvr.GroupResource(), desired), force: true, createOnly: true}
-	if _, _, err := c.writeChild(context.Background(), cr, p, nil); err != nil {
+	if _, _, err := (childWriter{c}).writeChild(context.Background(), cr, p, nil); err != nil {
 		t.Fatalf("create-only of an existing object: %v, want no error", err)
 	}
 	got, err := dyn.Resource(gvr).Namespace("ns").Get(context.Background(), "site", metav1.GetOptions{})
@@ -406,7 +406,7 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	c.e.writes.wrote(refOf(gvr.GroupResource(), kept), [32]byte{2}, "cr-uid", nil, kept)
 	c.e.writes.wrote(refOf(gvr.GroupResource(), other), [32]byte{3}, "another-cr", nil, other)
 
-	cands := c.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
+	cands := childWriter{c}.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
 	if len(cands) != 1 || cands[0].ref.name != "old" || cands[0].gvr != gvr {
 		t.Fatalf("candidates %+v, want only the child ork wrote for this CR and no longer keeps", cands)
 	}

@@ -20,7 +20,7 @@ import (
 // the version decided on. It returns the object to apply onto: live itself when there is
 // nothing to hand over. Once per child, on its first apply after the create; the write is
 // recorded as ork's own, so its event costs no call.
-func (c *controller) handOver(ctx context.Context, cr metav1.Object, p planned, live metav1.Object) (metav1.Object, error) {
+func (c childWriter) handOver(ctx context.Context, cr metav1.Object, p planned, live metav1.Object) (metav1.Object, error) {
 	if !createdByOrk(live.GetManagedFields()) {
 		return live, nil
 	}

@@ -40,7 +40,7 @@ type pruneCandidate struct {
 // owner, since the cache saw it is read again and judged anew). No child lock is taken:
 // those preconditions decide against any concurrent adoption, which carries its own
 // resourceVersion precondition.
-func (c *controller) prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error {
+func (c childWriter) prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error {
 	cands := c.pruneCandidates(cr, rep.kept)
 	if len(cands) == 0 {
 		return nil
@@ -63,7 +63,7 @@ func (c *controller) prune(ctx context.Context, cr *unstructured.Unstructured, r
 
 // pruneCandidates are the cached children of cr not in kept that may be pruned, in a stable
 // order.
-func (c *controller) pruneCandidates(cr *unstructured.Unstructured, kept map[childRef]bool) []pruneCandidate {
+func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[childRef]bool) []pruneCandidate {
 	var out []pruneCandidate
 	for _, ch := range c.children {
 		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))
@@ -116,7 +116,7 @@ func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
 
 // pruneOne deletes one candidate if it is still prunable; false when it no longer is (or is
 // gone already). ork's delete is noted first, so that its event costs no call.
-func (c *controller) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
+func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
 	live := cand.obj
 	if live == nil { // not cached yet
 		var err error
