@@ -76,8 +76,11 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 			c, err := p.Child(cr, o)
 			if err != nil {
 				stage := Unplaceable
-				if errors.Is(err, errUndeclared) {
+				switch {
+				case errors.Is(err, errUndeclared):
 					stage = Undeclared
+				case errors.Is(err, errUnserved):
+					stage = Unserved
 				}
 				errs = append(errs, EntryError{List: list.name, Index: i, Stage: stage, Err: err})
 				continue
@@ -92,8 +95,12 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 	return out, nil
 }
 
-// errUndeclared marks Child's error for a type not in managedResources.
-var errUndeclared = errors.New("not declared in managedResources")
+// errUndeclared and errUnserved mark Child's errors for a type not in managedResources and
+// a kind the cluster does not serve.
+var (
+	errUndeclared = errors.New("not declared in managedResources")
+	errUnserved   = errors.New("kind not served by the cluster")
+)
 
 // Child resolves o's type, checks it is declared and placeable, and sets on a copy the
 // namespace, the ownerReferences (or OwnerAnnotation), the managed-by and operator labels
@@ -103,7 +110,7 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 	gvk := obj.GroupVersionKind()
 	m, err := p.Map(gvk)
 	if err != nil {
-		return Child{}, fmt.Errorf("%s %q: kind not served by the cluster: %w", gvk.Kind, obj.GetName(), err)
+		return Child{}, fmt.Errorf("%s %q: %w: %w", gvk.Kind, obj.GetName(), errUnserved, err)
 	}
 	gr := m.Resource.GroupResource()
 	if !p.Declared(gr) {

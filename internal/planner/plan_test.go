@@ -160,6 +160,8 @@ func TestPlanIsAllOrNothingAndVerdict(t *testing.T) {
 		{name: "all placed", apply: []resources.Object{object("ConfigMap", "")}, onCreate: []resources.Object{object("Service", "")}, children: 2},
 		{name: "an undeclared type alone", apply: []resources.Object{object("ConfigMap", ""), object("Secret", "")},
 			reason: ReasonApplyFailed, message: `nothing applied: resources[1]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets})`},
+		{name: "a kind not served is ApplyFailed too", apply: []resources.Object{object("Secret", ""), object("Gadget", "")},
+			reason: ReasonApplyFailed, message: `nothing applied: resources[0]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets}); resources[1]: Gadget "x": kind not served by the cluster: no matches for kind Gadget`},
 		{name: "an unplaceable entry makes every refusal InvalidResource", apply: []resources.Object{object("Secret", "")}, onCreate: []resources.Object{object("ConfigMap", "dev")},
 			reason: ReasonInvalidResource, message: `nothing applied: resources[0]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets}); onCreate[0]: ConfigMap "x": namespace dev is not watched (--watch-namespace prod,ops): ork can neither see nor write a child there`},
 	}

@@ -9,12 +9,11 @@ import (
 
 // Reasons of a Ready condition that the planning rules decide.
 const (
-	// ReasonInvalidResource: an entry the builders reject, or one ork cannot place (a kind
-	// the cluster does not serve, a namespace it may not write, a controller reference of
-	// the reconciler's own).
+	// ReasonInvalidResource: an entry the builders reject, or one ork cannot place (a
+	// namespace it may not write, a controller reference of the reconciler's own).
 	ReasonInvalidResource = "InvalidResource"
-	// ReasonApplyFailed: every entry built, but a type is not declared in managedResources;
-	// ork run uses it for its failed writes too.
+	// ReasonApplyFailed: every entry built, but a type is not declared in managedResources
+	// or not served by the cluster; ork run uses it for its failed writes too.
 	ReasonApplyFailed = "ApplyFailed"
 	// ReasonAlreadyOwned: a child another object controls.
 	ReasonAlreadyOwned = "AlreadyOwned"
@@ -41,6 +40,8 @@ const (
 	Invalid Stage = iota
 	// Undeclared: the entry built, but its type is not in managedResources.
 	Undeclared
+	// Unserved: the entry built, but the cluster serves no such kind (ork run only).
+	Unserved
 	// Unplaceable: the entry built and is declared, but ork cannot place it (see
 	// ReasonInvalidResource).
 	Unplaceable
@@ -71,8 +72,8 @@ func (e EntryError) Unwrap() error { return e.Err }
 // Verdict is the Failure of entries ork would not apply, nil for none. ork checks every
 // entry's form first and applies nothing of an answer with an invalid entry
 // (InvalidResource, naming those entries); then the built objects' placement, where an
-// entry it cannot place is InvalidResource too and an undeclared type, alone, ApplyFailed
-// (each naming every refused entry).
+// entry it cannot place is InvalidResource too and a type undeclared or not served, alone,
+// ApplyFailed (each naming every refused entry).
 func Verdict(errs []EntryError) *Failure {
 	if len(errs) == 0 {
 		return nil
