@@ -11,9 +11,10 @@ import (
 	"github.com/orkspace/ork/internal/resources"
 )
 
-// Types are the managedResources of one remote CRD. Without a cluster there is no
-// RESTMapper: the plural of a kind comes from ork's intent types, then from the Katalog's
-// CRDs, else it is guessed from the kind (see Resource).
+// Types are the managedResources of one remote CRD, for planning without a cluster (ork
+// simulate, ork remote check). There is no RESTMapper: the plural of a kind comes from
+// ork's intent types, then from the Katalog's CRDs, else it is guessed from the kind (see
+// Resource).
 type Types struct {
 	declared map[schema.GroupResource]bool
 	plurals  map[schema.GroupKind]string
@@ -22,8 +23,8 @@ type Types struct {
 	clusterScoped map[schema.GroupKind]bool
 }
 
-// New reads crd's managedResources; all are the Katalog's CRDs, whose plurals are known.
-func New(crd *katalog.CRD, all []*katalog.CRD) Types {
+// NewTypes reads crd's managedResources; all are the Katalog's CRDs, whose plurals are known.
+func NewTypes(crd *katalog.CRD, all []*katalog.CRD) Types {
 	t := Types{declared: map[schema.GroupResource]bool{}, plurals: map[schema.GroupKind]string{}, clusterScoped: map[schema.GroupKind]bool{}}
 	if rem := crd.OperatorBox.Reconcile.Remote; rem != nil {
 		for _, m := range rem.ManagedResources {

@@ -33,7 +33,7 @@ func TestDeclaredTypesOffline(t *testing.T) {
 		katalog.ManagedResource{Group: "data.io", Plural: "databases"},
 		katalog.ManagedResource{Group: "cache.io", Plural: "redisproxies"},
 	)
-	types := New(crd, []*katalog.CRD{crd, db})
+	types := NewTypes(crd, []*katalog.CRD{crd, db})
 	tests := []struct {
 		name string
 		raw  map[string]any
@@ -85,7 +85,7 @@ func TestKey(t *testing.T) {
 
 func TestBuildPlansAndChildrenAsOrkRunPresentsThem(t *testing.T) {
 	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"}, katalog.ManagedResource{Plural: "services"})
-	types := New(crd, []*katalog.CRD{crd})
+	types := NewTypes(crd, []*katalog.CRD{crd})
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
 		"metadata": map[string]any{"name": "my-webapp", "namespace": "prod", "uid": "u-1"}}}
 	built, errs := types.Build([]map[string]any{
@@ -104,7 +104,7 @@ func TestBuildPlansAndChildrenAsOrkRunPresentsThem(t *testing.T) {
 		t.Errorf("an object in another namespace: controlled=%v labels=%v annotations=%v; want not controlled, managed-by set, marked with the owner",
 			ControlledBy(cr, elsewhere), elsewhere.GetLabels(), elsewhere.GetAnnotations())
 	}
-	got := New(remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"}), nil).Children([]*unstructured.Unstructured{dep, svc})
+	got := NewTypes(remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"}), nil).Children([]*unstructured.Unstructured{dep, svc})
 	if len(got) != 1 || got["deployment"]["web"] == nil {
 		t.Errorf("children %v: want only the declared deployment, keyed deployment/web", got)
 	}
@@ -115,7 +115,7 @@ func TestBuildPlansAndChildrenAsOrkRunPresentsThem(t *testing.T) {
 
 func TestBuildIsAllOrNothing(t *testing.T) {
 	crd := remoteCRD(katalog.ManagedResource{Group: "apps", Plural: "deployments"})
-	types := New(crd, []*katalog.CRD{crd})
+	types := NewTypes(crd, []*katalog.CRD{crd})
 	dep := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx"}}
 	sts := map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "pg"}}
 	typo := map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "imagee": "nginx"}}

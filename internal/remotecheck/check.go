@@ -146,7 +146,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	types := planner.New(crd, set.CRDs)
+	types := planner.NewTypes(crd, set.CRDs)
 	cr := manifest.AsServed(opts.CR, crd.IsNamespaced())
 	ck := &checker{
 		crd: crd, rec: rec, schema: v, types: types, force: crd.OperatorBox.Reconcile.ForceConflict, cr: cr, key: key(cr),

@@ -63,7 +63,7 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	if err != nil {
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
-	return &remoteCRD{rec: rec, types: planner.New(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+	return &remoteCRD{rec: rec, types: planner.NewTypes(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
