@@ -1,0 +1,119 @@
+package run_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/remotecheck"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/simulate"
+)
+
+// One planner: for the same answer, ork simulate --remote and ork remote check plan byte for
+// byte the children ork run applies. Each child's applied annotation is the digest of the
+// whole object as planned (namespace, ownerReferences, labels, the reconciler's fields), so
+// equal digests are equal objects.
+func TestSimulateAndRemoteCheckPlanWhatTheEngineApplies(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	answer := func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2, "port": 8080}},
+			map[string]any{"type": "service", "fields": map[string]any{"name": "web-svc", "port": 80, "targetPort": 8080}},
+			// A full object with labels of its own and a reconciler's (non-controller) owner.
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{
+				"name": "web-config", "labels": map[string]any{"tier": "web"},
+				"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "peer", "uid": "peer-uid"}},
+			}, "data": map[string]any{"a": "b"}},
+		}})
+	}
+	ep := newEndpoint(t, answer)
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"apps/deployments", "/services", "/configmaps"},
+		payload: "              children:\n                enabled: true\n"})
+	f.start(set, nil)
+	f.createCR("web", map[string]any{})
+	cr := f.waitReady("web", "True")
+	applied := map[string]string{} // "ConfigMap/web-config" -> the digest ork run wrote
+	for _, gvr := range []schema.GroupVersionResource{deployments, services, configmaps} {
+		name := map[string]string{"deployments": "web", "services": "web-svc", "configmaps": "web-config"}[gvr.Resource]
+		u, err := f.get(gvr, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied[u.GetKind()+"/"+name] = u.GetAnnotations()[resources.AppliedAnnotation]
+	}
+
+	// The same CR, uid included, is what both offline tools start from.
+	crFile := filepath.Join(f.dir, "cr.yaml")
+	b, err := yaml.Marshal(cr.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "reconciler-token", Namespace: f.ns}, StringData: map[string]string{"token": testToken}}
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []*unstructured.Unstructured{{Object: raw}}
+
+	rep, err := simulate.Run(t.Context(), set, simulate.Options{CRD: "app", CRFile: crFile, Cycles: 2, Remote: &simulate.RemoteOptions{Secrets: secrets}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simulated := map[string]string{}
+	for _, o := range rep.Objects {
+		if _, ok := applied[o.GetKind()+"/"+o.GetName()]; ok {
+			simulated[o.GetKind()+"/"+o.GetName()] = o.GetAnnotations()[resources.AppliedAnnotation]
+		}
+	}
+	sameDigests(t, "ork simulate --remote", applied, simulated)
+
+	check, err := remotecheck.Run(t.Context(), set, remotecheck.Options{CRD: "app", CR: cr, Secrets: manifest.NewSecrets("test", secrets...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !check.Conformant {
+		t.Fatalf("remote check: not conformant: %+v", check.Violations)
+	}
+	// The second round of the check sends back, in prepared.children, the children as it
+	// planned them.
+	checked := map[string]string{}
+	for _, c := range ep.recorded() {
+		if dry, _, _ := unstructured.NestedBool(c.body, "prepared", "dryRun"); !dry {
+			continue
+		}
+		children, _, _ := unstructured.NestedMap(c.body, "prepared", "children")
+		for _, byName := range children {
+			for name, obj := range byName.(map[string]any) {
+				u := unstructured.Unstructured{Object: obj.(map[string]any)}
+				checked[u.GetKind()+"/"+name] = u.GetAnnotations()[resources.AppliedAnnotation]
+			}
+		}
+	}
+	sameDigests(t, "ork remote check", applied, checked)
+}
+
+func sameDigests(t *testing.T, tool string, engine, offline map[string]string) {
+	t.Helper()
+	for ref, want := range engine {
+		if want == "" {
+			t.Errorf("ork run wrote %s without its applied annotation", ref)
+		}
+		if got := offline[ref]; got != want {
+			t.Errorf("%s planned %s with digest %q, ork run applied %q", tool, ref, got, want)
+		}
+	}
+}
