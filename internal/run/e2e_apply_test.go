@@ -126,8 +126,8 @@ func TestFullObjectFormAndCustomType(t *testing.T) {
 	assertOwnedByOrk(t, w, cr)
 }
 
-// 4. A type outside managedResources: nothing is applied, Ready=False names the entry, and a
-// Warning Event is recorded.
+// 4. A type outside managedResources: nothing is applied, Ready=False (ApplyFailed) names the
+// entry, and a Warning Event is recorded.
 func TestUndeclaredTypeAppliesNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -142,6 +142,10 @@ func TestUndeclaredTypeAppliesNothing(t *testing.T) {
 
 	got := f.waitReady("web", "False")
 	msg, _ := readyCondition(got)["message"].(string)
+	// ApplyFailed, as docs/remote-reconciler.md and ork remote check say (the planner's verdict).
+	if !strings.HasPrefix(msg, "ApplyFailed: nothing applied: resources[1]: ") {
+		t.Errorf("Ready message %q, want ApplyFailed: nothing applied: resources[1]: …", msg)
+	}
 	for _, want := range []string{"resources[1]", "configmaps", "not declared in managedResources"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("Ready message %q does not mention %q", msg, want)

@@ -1,6 +1,3 @@
-// Package run is ork's reconcile engine: informers, a rate-limited work queue and workers per
-// CRD, server-side apply, status, events, health and metrics. The reconcile decision itself
-// comes from the remote reconciler (internal/run/remote) or the declarative one.
 package run
 
 import (

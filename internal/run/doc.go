@@ -1,0 +1,17 @@
+// Package run is ork's reconcile engine. The reconcile decision itself comes from the
+// remote reconciler (internal/run/remote) or the declarative one; what to write for it is
+// the planner's (internal/planner), and who may write is leadership's
+// (internal/leadership). A custom resource's change goes through four places:
+//
+//   - informers: the CRD's and its children's caches, whose handlers only enqueue keys
+//     (controller.go, informers.go, scope.go);
+//   - the queue: a typed rate-limited work queue with a fast and a slow lane, and a ledger of
+//     each key's triggers, tombstones and resyncs (lanes.go, ledger.go);
+//   - a pass: one key's reconcile, from the lookup through the call to the decision
+//     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
+//   - writers: the children (childWrites: apply.go, handover.go, prune.go, the write book in
+//     writes.go), the status (status.go) and Events.
+//
+// Health, metrics, traces and the dry run's plan watch them (health.go, metrics.go,
+// tracing.go, dryrun.go).
+package run
