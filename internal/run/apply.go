@@ -24,8 +24,8 @@ import (
 
 // Labels ork puts on every object it applies; OperatorLabel's value is Options.Name.
 const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "orkestra"
+	ManagedByLabel = resources.ManagedByLabel
+	ManagedByValue = resources.ManagedBy
 	OperatorLabel  = resources.OperatorLabel
 )
 
