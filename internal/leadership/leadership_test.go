@@ -82,3 +82,18 @@ func TestGuardTransportRefusesWritesOfAStaleLeader(t *testing.T) {
 		t.Errorf("%d writes reached the apiserver, want none", n)
 	}
 }
+
+// Lose, what a refused write amounts to, closes the guard for every key from then on, even
+// on a replica the elector never armed; Guard is MayWrite as a predicate.
+func TestLoseClosesTheGuardForEveryKey(t *testing.T) {
+	l := New(Options{Enabled: true, RenewDeadline: time.Second})
+	if !l.Guard("ns/a") || l.IsLeader() {
+		t.Fatalf("before leading: guard %v, leader %v; want writes allowed, not the leader", l.Guard("ns/a"), l.IsLeader())
+	}
+	l.Lose()
+	for _, key := range []string{"ns/a", "other/b", "cluster-scoped"} {
+		if l.Guard(key) || !errors.Is(l.MayWrite(key), ErrNotLeader) {
+			t.Errorf("after Lose: guard(%s) = %v, MayWrite = %v; want refused with ErrNotLeader", key, l.Guard(key), l.MayWrite(key))
+		}
+	}
+}
