@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func uid(i int) types.UID { return types.UID(fmt.Sprintf("0b5e%04x-7c1d-4f5e-9a2b-%012x", i%0xffff, i)) }
+func uid(i int) types.UID {
+	return types.UID(fmt.Sprintf("0b5e%04x-7c1d-4f5e-9a2b-%012x", i%0xffff, i))
+}
 
 func TestInCanaryGrowsAndCovers(t *testing.T) {
 	const n = 10000
