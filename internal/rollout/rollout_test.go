@@ -218,20 +218,23 @@ func TestStateRoundTrip(t *testing.T) {
 	if len(s.Divergences) != keptDivergences || s.Divergences[0].CR != "ns/cr-5" {
 		t.Fatalf("kept %d divergences starting at %s; want the last %d", len(s.Divergences), s.Divergences[0].CR, keptDivergences)
 	}
-	data, err := s.Data()
+	v, err := s.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := StateFrom(data)
+	got, err := Decode(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(s, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
-	data[keyPhase] = "Sideways"
-	if _, err := StateFrom(data); err == nil || !strings.Contains(err.Error(), "Sideways") {
+	edited := strings.Replace(v, `"Progressing"`, `"Sideways"`, 1)
+	if _, err := Decode(edited); err == nil || !strings.Contains(err.Error(), "Sideways") {
 		t.Errorf("an edited phase: err = %v, want one naming it", err)
+	}
+	if _, err := Decode("{"); err == nil {
+		t.Error("a truncated value decoded")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -39,16 +38,16 @@ const keptDivergences = 20
 // of ork resumes at the same step with the same CRs on each side.
 type State struct {
 	// SpecHash identifies the candidate spec the state belongs to; a new candidate starts over.
-	SpecHash    string
-	Phase       Phase
-	Step        int
-	StepStarted time.Time
-	Window      Window
+	SpecHash    string    `json:"candidateSpecHash"`
+	Phase       Phase     `json:"phase"`
+	Step        int       `json:"step"`
+	StepStarted time.Time `json:"stepStarted"`
+	Window      Window    `json:"window"`
 	// FailedAtPercent is the slice that was on the candidate when the gate failed: its CRs
 	// are each passed once on stable.
-	FailedAtPercent int
-	Reason          string
-	Divergences     []Divergence
+	FailedAtPercent int          `json:"failedAtPercent,omitempty"`
+	Reason          string       `json:"reason,omitempty"`
+	Divergences     []Divergence `json:"divergences,omitempty"`
 }
 
 // Record keeps d among the last keptDivergences.
@@ -59,64 +58,33 @@ func (s *State) Record(d Divergence) {
 	}
 }
 
-// ConfigMap data keys.
-const (
-	keySpecHash    = "candidateSpecHash"
-	keyPhase       = "phase"
-	keyStep        = "step"
-	keyStepStarted = "stepStarted"
-	keyWindow      = "window"
-	keyFailedAt    = "failedAtPercent"
-	keyReason      = "reason"
-	keyDivergences = "divergences"
-)
+// ConfigMapName is the rollout state's ConfigMap in ork's namespace (SPEC §6): one per
+// operator, one data key per CRD that has a candidate.
+func ConfigMapName(operator string) string { return operator + "-rollout" }
 
-// Data is s as ConfigMap data: plain strings, readable with kubectl.
-func (s State) Data() (map[string]string, error) {
-	w, err := json.Marshal(s.Window)
+// Encode is s as the value of its CRD's key in the ConfigMap: JSON, readable with kubectl.
+func (s State) Encode() (string, error) {
+	b, err := json.Marshal(s)
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("encode rollout state: %w", err)
 	}
-	d, err := json.Marshal(s.Divergences)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{
-		keySpecHash:    s.SpecHash,
-		keyPhase:       string(s.Phase),
-		keyStep:        strconv.Itoa(s.Step),
-		keyStepStarted: s.StepStarted.UTC().Format(time.RFC3339),
-		keyWindow:      string(w),
-		keyFailedAt:    strconv.Itoa(s.FailedAtPercent),
-		keyReason:      s.Reason,
-		keyDivergences: string(d),
-	}, nil
+	return string(b), nil
 }
 
-// StateFrom reads what Data wrote. A ConfigMap someone edited into nonsense is an error, not
+// Decode reads what Encode wrote. A ConfigMap someone edited into nonsense is an error, not
 // a rollout restarted silently at step 0.
-func StateFrom(data map[string]string) (State, error) {
-	s := State{SpecHash: data[keySpecHash], Phase: Phase(data[keyPhase]), Reason: data[keyReason]}
-	var err error
-	if s.Step, err = strconv.Atoi(data[keyStep]); err != nil {
-		return State{}, fmt.Errorf("rollout state %s: %w", keyStep, err)
-	}
-	if s.StepStarted, err = time.Parse(time.RFC3339, data[keyStepStarted]); err != nil {
-		return State{}, fmt.Errorf("rollout state %s: %w", keyStepStarted, err)
-	}
-	if s.FailedAtPercent, err = strconv.Atoi(data[keyFailedAt]); err != nil {
-		return State{}, fmt.Errorf("rollout state %s: %w", keyFailedAt, err)
-	}
-	if err := json.Unmarshal([]byte(data[keyWindow]), &s.Window); err != nil {
-		return State{}, fmt.Errorf("rollout state %s: %w", keyWindow, err)
-	}
-	if err := json.Unmarshal([]byte(data[keyDivergences]), &s.Divergences); err != nil {
-		return State{}, fmt.Errorf("rollout state %s: %w", keyDivergences, err)
+func Decode(value string) (State, error) {
+	var s State
+	if err := json.Unmarshal([]byte(value), &s); err != nil {
+		return State{}, fmt.Errorf("decode rollout state: %w", err)
 	}
 	switch s.Phase {
 	case Shadowing, Progressing, Complete, RolledBack:
 	default:
-		return State{}, fmt.Errorf("rollout state %s: unknown phase %q", keyPhase, s.Phase)
+		return State{}, fmt.Errorf("decode rollout state: unknown phase %q", s.Phase)
+	}
+	if s.Step < 0 {
+		return State{}, fmt.Errorf("decode rollout state: negative step %d", s.Step)
 	}
 	return s, nil
 }
