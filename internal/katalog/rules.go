@@ -64,6 +64,9 @@ const (
 	RuleDeclarativeIgnored       Rule = "declarative-ignored"
 	RuleResourceBlock            Rule = "resource-block"
 	RuleDeclarativeEntry         Rule = "declarative-entry"
+	RuleCandidate                Rule = "candidate"
+	RuleCanarySteps              Rule = "canary-steps"
+	RuleCandidateUnused          Rule = "candidate-unused"
 )
 
 // RuleInfo describes a rule for reports that list their rules (SARIF's tool.driver.rules).
@@ -133,6 +136,9 @@ func Rules() []RuleInfo {
 		{RuleInsecureSkipVerify, SeverityWarning, "tls.insecureSkipVerify is off.", false},
 		{RuleDeclarativeIgnored, SeverityWarning, "onCreate, onReconcile and onDelete are not declared next to reconcile.remote, which ignores them.", false},
 		{RuleResourceBlock, SeverityError, "Every onCreate/onReconcile/onDelete key is a known resource block.", true},
+		{RuleCandidate, SeverityError, "remote.candidate has a mode (shadow or canary), concurrency 1–64, gate ratios between 0 and 1 and minSamples of at least 1.", true},
+		{RuleCanarySteps, SeverityError, "candidate.canary.steps are increasing percents from 1 to 100, ending at 100.", false},
+		{RuleCandidateUnused, SeverityWarning, "candidate.canary is set only with mode canary, and candidate.endpoint differs from remote.endpoint.", false},
 		{RuleDeclarativeEntry, SeverityError, "Every declarative entry has its type's fields: the required ones, no unknown ones, literals of the right type.", true},
 	}
 	slices.SortFunc(rs, func(a, b RuleInfo) int { return cmp.Compare(a.ID, b.ID) })

@@ -110,6 +110,8 @@ type Remote struct {
 	// FinalizeTimeout bounds, from the CR's deletionTimestamp, how long the finalizer waits
 	// for an ok (Go duration); default DefaultFinalizeTimeout.
 	FinalizeTimeout string `json:"finalizeTimeout,omitempty"`
+	// Candidate is a new reconciler rolled out next to this one (candidate.go).
+	Candidate *Candidate `json:"candidate,omitempty"`
 }
 
 // DefaultFinalizeTimeout is reconcile.remote.finalizeTimeout's default.

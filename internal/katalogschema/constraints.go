@@ -90,6 +90,21 @@ func constraints() map[string]*obj {
 			"required", []string{"caFile", "caSecretRef"},
 			"properties", object("caFile", present(), "caSecretRef", object("type", "object")),
 		)),
+		// candidate
+		remote + ".candidate.mode":                    object("enum", []any{"shadow", "canary"}),
+		remote + ".candidate.concurrency":             object("minimum", 1, "maximum", 64),
+		remote + ".candidate.gate.maxErrorRatio":      object("minimum", 0, "maximum", 1),
+		remote + ".candidate.gate.maxDivergenceRatio": object("minimum", 0, "maximum", 1),
+		remote + ".candidate.gate.minSamples":         object("minimum", 1),
+		remote + ".candidate":                         object("required", []string{"mode"}),
+		// duration, endpoint, secret-ref and auth-header, as for remote's own
+		remote + ".candidate.timeout":                  positive(),
+		remote + ".candidate.canary.interval":          positive(),
+		remote + ".candidate.endpoint":                 object("pattern", httpURL),
+		remote + ".candidate.auth.secretRef.name":      object("pattern", dns1123Subdomain, "maxLength", 253),
+		remote + ".candidate.auth.secretRef.namespace": object("pattern", dns1123Label, "maxLength", 63),
+		remote + ".candidate.auth.secretRef.key":       secretKey(),
+		remote + ".candidate.auth.header":              object("pattern", headerName),
 		// declarative-entry: entries have their intent type's fields, unless reconcile.remote
 		// makes ork ignore them (a warning, not an error).
 		crd + ".operatorBox": object(

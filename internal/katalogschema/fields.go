@@ -80,6 +80,8 @@ func docKindFits(t reflect.Type, typ string) bool {
 		return strings.HasPrefix(first, "bool")
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		return strings.HasPrefix(first, "int")
+	case reflect.Float64:
+		return strings.HasPrefix(first, "number")
 	case reflect.Slice:
 		return strings.HasPrefix(first, "list")
 	case reflect.Map:

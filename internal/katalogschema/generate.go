@@ -190,6 +190,8 @@ func (g *generator) typeSchema(t reflect.Type, path string) *obj {
 		return object("type", "boolean")
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		return object("type", "integer")
+	case reflect.Float64:
+		return object("type", "number")
 	case reflect.Struct:
 		return g.structSchema(t, path)
 	case reflect.Slice:

@@ -162,6 +162,13 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 		for _, crd := range set.CRDs {
 			c.crd(set, crd, opts.Namespace)
 		}
+		if hasCandidate(set) {
+			// A rollout keeps its progress in one ConfigMap, <name>-rollout (SPEC §6), and
+			// records rollbacks as Events on it; create cannot be limited to a name.
+			c.addIn(opts.Namespace, "", "configmaps", "", opts.Name+"-rollout", "get", "update", "patch")
+			c.addIn(opts.Namespace, "", "configmaps", "", "", "create")
+			c.addIn(opts.Namespace, "", "events", "", "", eventVerbs...)
+		}
 	}
 	ps := make([]Permission, 0, len(c.perms))
 	for p := range c.perms {
@@ -206,6 +213,9 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string)
 		}
 		if r.TLS != nil {
 			c.secret(at+".operatorBox.reconcile.remote.tls.caSecretRef", r.TLS.CASecretRef, orkNamespace)
+		}
+		if r.Candidate != nil && r.Candidate.Auth != nil {
+			c.secret(at+".operatorBox.reconcile.remote.candidate.auth.secretRef", r.Candidate.Auth.SecretRef, orkNamespace)
 		}
 	}
 	if !crd.OperatorBox.Reconcile.DefaultEnabled() {
@@ -321,4 +331,14 @@ func compareVerbs(a, b string) int {
 		ib = len(verbOrder)
 	}
 	return cmp.Or(cmp.Compare(ia, ib), strings.Compare(a, b))
+}
+
+// hasCandidate says whether any CRD rolls out a candidate reconciler.
+func hasCandidate(set *katalog.Set) bool {
+	for _, crd := range set.CRDs {
+		if r := crd.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/orkspace/ork/internal/render"
 )
 
-// auth checks reconcile.remote.auth: a complete secretRef and a valid header name.
-func (k *checker) auth(a *katalog.Auth) {
+// auth checks an auth block (remote.auth, candidate.auth) at `at`: a complete secretRef and
+// a valid header name.
+func (k *checker) auth(at string, a *katalog.Auth) {
 	if a == nil {
 		return
 	}
-	at := remotePath + ".auth"
 	if a.SecretRef == nil {
 		k.errorAt(katalog.RuleSecretRef, at+".secretRef", "auth missing secretRef",
 			"set auth.secretRef.name and auth.secretRef.key to the Secret that holds the token")

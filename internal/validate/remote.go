@@ -19,7 +19,7 @@ func (k *checker) remote() {
 	if r == nil {
 		return
 	}
-	k.endpoint(r.Endpoint)
+	k.endpoint(remotePath+".endpoint", r.Endpoint)
 	if r.Protocol != "" && r.Protocol != "http" {
 		k.errorAt(katalog.RuleProtocol, remotePath+".protocol", fmt.Sprintf("protocol %q is not supported", r.Protocol),
 			"http is the only protocol (https endpoints included): remove protocol or set protocol: http")
@@ -33,9 +33,10 @@ func (k *checker) remote() {
 	k.payload(r.Payload)
 	k.lifecycle(r)
 	k.managedResources(r.ManagedResources)
-	k.auth(r.Auth)
-	k.tokenOverHTTP(r)
+	k.auth(remotePath+".auth", r.Auth)
+	k.tokenOverHTTP(remotePath, r.Endpoint, r.Auth)
 	k.tls(r.TLS)
+	k.candidate(r.Candidate)
 }
 
 // tokenOverHTTP warns when the auth token would cross a network in clear text: an http
@@ -43,18 +44,18 @@ func (k *checker) remote() {
 // judged). A Service name keeps the token inside the cluster's pod network, where ork and
 // the reconciler both run; encrypting that network is the mesh's job (mTLS), not the
 // Katalog's, so `ork init`'s in-cluster endpoint validates clean.
-func (k *checker) tokenOverHTTP(r *katalog.Remote) {
-	if r.Auth == nil || render.IsTemplate(r.Endpoint) {
+func (k *checker) tokenOverHTTP(at, endpoint string, auth *katalog.Auth) {
+	if auth == nil || render.IsTemplate(endpoint) {
 		return
 	}
-	u, err := url.Parse(r.Endpoint)
+	u, err := url.Parse(endpoint)
 	if err != nil || u.Scheme != "http" {
 		return
 	}
 	if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() || inClusterService(h) {
 		return
 	}
-	k.warnAt(katalog.RuleTokenOverHTTP, remotePath+".endpoint",
+	k.warnAt(katalog.RuleTokenOverHTTP, at+".endpoint",
 		fmt.Sprintf("the auth token is sent in clear text to %s over plain http", u.Host),
 		"serve the reconciler over https (tls.caFile or tls.caSecretRef for a private CA), or in the cluster "+
 			"through its Service, NAME.NAMESPACE.svc (with a mesh's mTLS where the pod network must be encrypted)")
@@ -67,12 +68,12 @@ func inClusterService(host string) bool {
 	return strings.HasSuffix(h, ".svc") || strings.HasSuffix(h, ".svc.cluster.local")
 }
 
-// endpoint checks that the endpoint is an absolute http(s) URL, or a template that parses.
-func (k *checker) endpoint(ep string) {
-	at := remotePath + ".endpoint"
+// endpoint checks that the endpoint at `at` is an absolute http(s) URL, or a template that
+// parses.
+func (k *checker) endpoint(at, ep string) {
 	const example = "e.g. https://my-reconciler.internal/reconcile"
 	if ep == "" {
-		k.errorAt(katalog.RuleEndpoint, at, "reconcile.remote.endpoint is required", "set endpoint to the reconciler's URL, "+example)
+		k.errorAt(katalog.RuleEndpoint, at, strings.TrimPrefix(at, "operatorBox.")+" is required", "set endpoint to the reconciler's URL, "+example)
 		return
 	}
 	if render.IsTemplate(ep) {
