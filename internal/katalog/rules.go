@@ -64,6 +64,12 @@ const (
 	RuleDeclarativeIgnored       Rule = "declarative-ignored"
 	RuleResourceBlock            Rule = "resource-block"
 	RuleDeclarativeEntry         Rule = "declarative-entry"
+	RuleRelatedEntry             Rule = "related-entry"
+	RuleRelatedAs                Rule = "related-as"
+	RuleRelatedType              Rule = "related-type"
+	RuleRelatedNamespace         Rule = "related-namespace"
+	RuleRelatedSecret            Rule = "related-secret"
+	RuleRelatedName              Rule = "related-name"
 )
 
 // RuleInfo describes a rule for reports that list their rules (SARIF's tool.driver.rules).
@@ -133,6 +139,12 @@ func Rules() []RuleInfo {
 		{RuleInsecureSkipVerify, SeverityWarning, "tls.insecureSkipVerify is off.", false},
 		{RuleDeclarativeIgnored, SeverityWarning, "onCreate, onReconcile and onDelete are not declared next to reconcile.remote, which ignores them.", false},
 		{RuleResourceBlock, SeverityError, "Every onCreate/onReconcile/onDelete key is a known resource block.", true},
+		{RuleRelatedEntry, SeverityError, "A payload.related entry's `as` is a plain key used once, exactly one of kind and plural, and exactly one of name and selector.", false},
+		{RuleRelatedAs, SeverityError, "A payload.related entry has an `as`.", true},
+		{RuleRelatedType, SeverityError, "A payload.related entry of a built-in API group names one of its kinds or resources (and a served version).", false},
+		{RuleRelatedNamespace, SeverityError, "A payload.related entry of a cluster-scoped kind has no namespace; one of a namespaced kind stays in the custom resource's namespace unless allowCrossNamespace is true.", false},
+		{RuleRelatedSecret, SeverityError, "A payload.related entry of Secrets sets allowSecrets, and then the endpoint is https, loopback or an in-cluster Service.", false},
+		{RuleRelatedName, SeverityError, "A payload.related name, namespace or label value can give a valid one: its literal text holds only the characters Kubernetes allows.", false},
 		{RuleDeclarativeEntry, SeverityError, "Every declarative entry has its type's fields: the required ones, no unknown ones, literals of the right type.", true},
 	}
 	slices.SortFunc(rs, func(a, b RuleInfo) int { return cmp.Compare(a.ID, b.ID) })
