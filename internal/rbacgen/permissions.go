@@ -207,6 +207,7 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string)
 		if r.TLS != nil {
 			c.secret(at+".operatorBox.reconcile.remote.tls.caSecretRef", r.TLS.CASecretRef, orkNamespace)
 		}
+		c.related(set, at, r.Payload.Related)
 	}
 	if !crd.OperatorBox.Reconcile.DefaultEnabled() {
 		return
