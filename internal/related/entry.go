@@ -30,12 +30,12 @@ type Entry struct {
 	// Namespaced is the scope of the entry's kind; the caller sets it from discovery.
 	Namespaced bool
 	// Secret is true for core Secrets: their data is sent only with AllowSecrets.
-	Secret                                     bool
-	Required, AllowCrossNamespace, WatchStatus bool
-	Exclude                                    []dotpath.Path
-	name, namespace                            text
-	selector                                   map[string]text
-	selectorKeys                               []string
+	Secret                                                   bool
+	Required, AllowCrossNamespace, WatchStatus, AllowSecrets bool
+	Exclude                                                  []dotpath.Path
+	name, namespace                                          text
+	selector                                                 map[string]text
+	selectorKeys                                             []string
 }
 
 type text struct {
@@ -53,7 +53,7 @@ func (x text) render(data map[string]any) (string, error) {
 // Compile parses the templates of r; at names the entry in errors
 // ("payload.related[0]").
 func Compile(at string, r katalog.Related) (*Entry, error) {
-	e := &Entry{As: r.As, Required: r.Required, AllowCrossNamespace: r.AllowCrossNamespace, WatchStatus: r.WatchStatus}
+	e := &Entry{As: r.As, Required: r.Required, AllowCrossNamespace: r.AllowCrossNamespace, WatchStatus: r.WatchStatus, AllowSecrets: r.AllowSecrets}
 	var err error
 	if e.name, err = compile(at+".name", r.Name); err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (declarativeReconciler) close() {}
 // change is sent as resync (the CR did not change, converge again), and only ork's own log
 // says "child".
 func wireTrigger(t Trigger) remote.Trigger {
-	if t == TriggerChild {
+	if t == TriggerChild || t == TriggerRelated {
 		return remote.TriggerResync
 	}
 	return remote.Trigger(t)
@@ -140,6 +140,13 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	}
 	if rr.lastApply {
 		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
+	}
+	if c.related != nil {
+		rel, held := c.related.read(ctx, in)
+		if held != nil {
+			return *held
+		}
+		req.Related = rel
 	}
 	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
