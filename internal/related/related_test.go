@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -86,5 +87,51 @@ func TestIndexAffected(t *testing.T) {
 	check("a deleted CR is forgotten", Change{Resource: cms, Namespace: "ns", Name: "shared"})
 	if len(ix.byName) != 2 || len(ix.bySpace) != 0 {
 		t.Errorf("after Drop the index keeps %d names and %d spaces, want 2 and 0", len(ix.byName), len(ix.bySpace))
+	}
+}
+
+func TestFromObjects(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string, lbls map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"namespace": ns, "name": name, "labels": lbls}, "data": map[string]any{"k": "v"}}}
+	}
+	objs := []*unstructured.Unstructured{
+		obj("v1", "ConfigMap", "team-a", "web-config", nil),
+		obj("v1", "ConfigMap", "team-b", "web-config", nil),
+		obj("v1", "Pod", "team-a", "p2", map[string]any{"app": "web"}),
+		obj("v1", "Pod", "team-a", "p1", map[string]any{"app": "web"}),
+		obj("v1", "Pod", "team-a", "p3", map[string]any{"app": "db"}),
+		obj("v1", "Secret", "team-a", "creds", nil),
+	}
+	entries := []katalog.Related{
+		{As: "config", Kind: "ConfigMap", Name: "{{ .metadata.name }}-config"},
+		{As: "pods", Plural: "pods", Selector: &katalog.RelatedSelector{MatchLabels: map[string]string{"app": "{{ .metadata.name }}"}}},
+		{As: "creds", Kind: "Secret", Name: "creds"},
+		{As: "absent", Kind: "ConfigMap", Name: "nothing", Required: true},
+	}
+	got, err := FromObjects(entries, nil, cr("team-a", "web", nil), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(as string) (out []string) {
+		for _, o := range got.Related[as] {
+			out = append(out, o["metadata"].(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	if n := strings.Join(names("config"), ","); n != "web-config" || got.Related["config"][0]["metadata"].(map[string]any)["namespace"] != "team-a" {
+		t.Errorf("config = %v, want team-a's web-config", got.Related["config"])
+	}
+	if n := strings.Join(names("pods"), ","); n != "p1,p2" {
+		t.Errorf("pods = %s, want p1,p2 (sorted, p3 does not match)", n)
+	}
+	if _, has := got.Related["creds"][0]["data"]; has {
+		t.Error("a Secret's data is kept without allowSecrets")
+	}
+	if got.Related["absent"] == nil || len(got.Related["absent"]) != 0 {
+		t.Errorf("absent = %#v, want an empty list", got.Related["absent"])
+	}
+	if strings.Join(got.Missing, ";") != "absent: configmaps team-a/nothing" {
+		t.Errorf("Missing = %v", got.Missing)
 	}
 }

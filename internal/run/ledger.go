@@ -20,8 +20,7 @@ const (
 	TriggerCreate  Trigger = "create"
 	TriggerUpdate  Trigger = "update"
 	TriggerChild   Trigger = "child"
-	// TriggerRelated is a change of an object payload.related read in the CR's last pass.
-	TriggerRelated Trigger = "related"
+	TriggerRelated Trigger = "related" // an object payload.related read in the CR's last pass changed
 	TriggerResync  Trigger = "resync"
 	TriggerRequeue Trigger = "requeue"
 )

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/managed"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -48,6 +50,10 @@ type remoteCRD struct {
 	rec      *remote.Reconciler
 	types    managed.Types
 	children bool
+	// related are payload.related's entries, found among the in-memory cluster's objects
+	// (the CR file's other documents); crds resolves their kinds.
+	related []katalog.Related
+	crds    []*katalog.CRD
 }
 
 func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
@@ -60,7 +66,9 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	if err != nil {
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
-	return &remoteCRD{rec: rec, types: managed.New(c, set.CRDs), children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+	rem := crd.OperatorBox.Reconcile.Remote
+	return &remoteCRD{rec: rec, types: managed.New(c, set.CRDs), children: rem.Payload.Children.Enabled,
+		related: rem.Payload.Related, crds: set.CRDs}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
@@ -79,6 +87,16 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 	req := remote.Request{Key: objectKey(cr), Object: cr.DeepCopy().Object, Trigger: trigger, Attempt: 1}
 	if r.children {
 		req.Children = r.types.Children(cl.owned(cr))
+	}
+	if len(r.related) > 0 {
+		found, err := related.FromObjects(r.related, r.crds, cr.Object, cl.objects())
+		if err != nil {
+			return nil, fmt.Errorf("RelatedObjectInvalid: %w", err)
+		}
+		if len(found.Missing) > 0 {
+			return nil, fmt.Errorf("RelatedObjectMissing: required related objects missing (add them to the CR file), the reconciler was not called: %s", strings.Join(found.Missing, ", "))
+		}
+		req.Related = found.Related
 	}
 	res, err := r.rec.Reconcile(ctx, req)
 	if miss, ok := errors.AsType[*exchange.NoRecordingError](err); ok {
