@@ -29,6 +29,9 @@ type RemoteOptions struct {
 	// Secrets are Secret manifests standing in for the cluster's, next to those of the CR
 	// file (auth.secretRef, tls.caSecretRef); default none.
 	Secrets []*unstructured.Unstructured
+	// Related are objects payload.related may read, beside the CR file's other documents
+	// (--related); default none.
+	Related []*unstructured.Unstructured
 	// Record gets every exchange when set (exchange.Recorder.Record); default nil.
 	Record func(exchange.Exchange)
 	// Placeholder answers every Secret read with a placeholder instead of Secrets: for a
@@ -54,6 +57,7 @@ type remoteCRD struct {
 	// (the CR file's other documents); crds resolves their kinds.
 	related []katalog.Related
 	crds    []*katalog.CRD
+	extra   []*unstructured.Unstructured
 }
 
 func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
@@ -68,7 +72,7 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	}
 	rem := crd.OperatorBox.Reconcile.Remote
 	return &remoteCRD{rec: rec, types: managed.New(c, set.CRDs), children: rem.Payload.Children.Enabled,
-		related: rem.Payload.Related, crds: set.CRDs}, nil
+		related: rem.Payload.Related, crds: set.CRDs, extra: o.Related}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
@@ -89,7 +93,7 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 		req.Children = r.types.Children(cl.owned(cr))
 	}
 	if len(r.related) > 0 {
-		found, err := related.FromObjects(r.related, r.crds, cr.Object, cl.objects())
+		found, err := related.FromObjects(r.related, r.crds, cr.Object, slices.Concat(cl.objects(), r.extra))
 		if err != nil {
 			return nil, fmt.Errorf("RelatedObjectInvalid: %w", err)
 		}
