@@ -281,6 +281,7 @@ func (c *controller) onDelete(obj any) {
 		return
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
+	c.related.forget(key) // its references die with it; a new object of the name records its own
 	c.countTrigger(TriggerDelete)
 	c.lanes.markFast(key)
 	c.queue.Add(key)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // A related Secret by a constant name (allowSecrets) and a label selector, under rbac gen's
@@ -49,7 +50,9 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 		StringData: map[string]string{"pw": password}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) { o.ChildMinInterval = 100 * time.Millisecond })
+	eng := f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
+		o.ChildMinInterval, o.DebugDecisions = 100*time.Millisecond, true
+	})
 	f.createCR("web", map[string]any{})
 	first := ep.nextMatching(t, "a call for web", func(c call) bool { return c.crName() == "web" })
 	rel, _ := relatedOf(t, first)
@@ -96,6 +99,19 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 	}
 	if n := len(ep.recorded()) - before; n != 0 {
 		t.Errorf("%d calls after a change to a ConfigMap no selector matches, want none", n)
+	}
+	// The decision trace names what each pass read, with resourceVersions, and never data.
+	got, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.ns, Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := got.Decisions[len(got.Decisions)-1]
+	reads := strings.Join(last.Related, "; ")
+	if !strings.Contains(reads, "creds: secrets "+f.ns+"/db-credentials@") || !strings.Contains(reads, "settings: configmaps "+f.ns+"/web-a@") {
+		t.Errorf("the last decision read %q, want the Secret and web-a with their resourceVersions", reads)
+	}
+	if first := got.Decisions[0].Related; len(first) != 2 || !strings.HasSuffix(first[1], "(none)") {
+		t.Errorf("the first decision read %q, want the Secret and the selector's (none)", first)
 	}
 	logs := f.logs.String()
 	if strings.Contains(logs, password) || strings.Contains(logs, base64.StdEncoding.EncodeToString([]byte(password))) {

@@ -129,7 +129,7 @@ func wireTrigger(t Trigger) remote.Trigger {
 	return remote.Trigger(t)
 }
 
-func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
+func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) (d decision) {
 	obj := in.cr.Object
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
@@ -142,15 +142,17 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
 	}
 	if c.related != nil {
-		rel, held := c.related.read(ctx, in)
+		rel, read, held := c.related.read(ctx, in)
 		if held != nil {
+			held.related = read
 			return *held
 		}
 		req.Related = rel
+		defer func() { d.related = read }()
 	}
 	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
-	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
+	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {
 		d.request, _ = exchange.Digest(x.Request, c.e.redact)
 	}

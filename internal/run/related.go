@@ -227,7 +227,7 @@ func (c *controller) relatedChanged(key string, fast bool) {
 // index (before reading, so that a change racing the read still finds them), and reads the
 // objects. held is the decision of a pass that must not call: a reference that does not
 // resolve, a read that failed, or a required object that is missing.
-func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[string]any, *decision) {
+func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[string]any, []string, *decision) {
 	if in.gone {
 		w.index.Drop(in.key)
 	}
@@ -237,7 +237,7 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		ref, err := e.Resolve(in.cr.Object)
 		if err != nil {
 			d := failure(reasonRelatedInvalid, "%v", err)
-			return nil, &d
+			return nil, nil, &d
 		}
 		refs[i] = ref
 		if e.watched {
@@ -248,15 +248,16 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		w.index.Set(in.key, targets)
 	}
 	out := make(map[string][]map[string]any, len(w.entries))
-	var missing []string
+	var missing, read []string
 	retry := false
 	for i, e := range w.entries {
 		objs, err := w.fetch(ctx, e, refs[i], in)
 		if err != nil {
 			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)
-			return nil, &d
+			return nil, read, &d
 		}
 		out[e.As] = objs
+		read = append(read, readNames(e, refs[i], objs)...)
 		if e.Required && len(objs) == 0 {
 			missing = append(missing, fmt.Sprintf("%s (%s %s)", e.As, e.gvr.Resource, refs[i]))
 			retry = retry || !e.watched
@@ -270,9 +271,27 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		if retry {
 			d.action = actionBackoff
 		}
-		return nil, &d
+		return nil, read, &d
 	}
-	return out, nil
+	return out, read, nil
+}
+
+// readNames name what one entry read, for the decision trace: each object with its
+// resourceVersion, or the reference and "(none)".
+func readNames(e relatedEntry, ref related.Ref, objs []map[string]any) []string {
+	if len(objs) == 0 {
+		return []string{fmt.Sprintf("%s: %s %s (none)", e.As, e.gvr.Resource, ref)}
+	}
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		md, _ := o["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		if ns, _ := md["namespace"].(string); ns != "" {
+			name = ns + "/" + name
+		}
+		out[i] = fmt.Sprintf("%s: %s %s@%v", e.As, e.gvr.Resource, name, md["resourceVersion"])
+	}
+	return out
 }
 
 // fetch reads the objects of one reference: a GET by name, or a LIST by selector cut at
