@@ -139,7 +139,7 @@ func Rules() []RuleInfo {
 		{RuleInsecureSkipVerify, SeverityWarning, "tls.insecureSkipVerify is off.", false},
 		{RuleDeclarativeIgnored, SeverityWarning, "onCreate, onReconcile and onDelete are not declared next to reconcile.remote, which ignores them.", false},
 		{RuleResourceBlock, SeverityError, "Every onCreate/onReconcile/onDelete key is a known resource block.", true},
-		{RuleRelatedEntry, SeverityError, "A payload.related entry's `as` is a plain key used once, exactly one of kind and plural, and exactly one of name and selector.", false},
+		{RuleRelatedEntry, SeverityError, "A payload.related entry's `as` is a plain key used once, and the entry sets exactly one of kind and plural and exactly one of name and selector.", false},
 		{RuleRelatedAs, SeverityError, "A payload.related entry has an `as`.", true},
 		{RuleRelatedType, SeverityError, "A payload.related entry of a built-in API group names one of its kinds or resources (and a served version).", false},
 		{RuleRelatedNamespace, SeverityError, "A payload.related entry of a cluster-scoped kind has no namespace; one of a namespaced kind stays in the custom resource's namespace unless allowCrossNamespace is true.", false},
