@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -152,10 +153,11 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 	if w == nil {
 		return
 	}
+	var wg sync.WaitGroup
 	for _, inf := range w.informers {
-		go inf.Run(stop)
+		wg.Go(func() { inf.Run(stop) })
 	}
-	<-stop
+	wg.Wait() // every informer has returned: a stopped engine leaves no goroutine behind
 }
 
 // forget drops a deleted custom resource's references.
