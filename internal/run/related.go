@@ -45,6 +45,12 @@ type relatedWatch struct {
 	informers []scopedInformer
 }
 
+// relatedInformer is one watch and the type it watches: an event carries no type of its own.
+type relatedInformer struct {
+	gvr schema.GroupVersionResource
+	inf scopedInformer
+}
+
 type relatedEntry struct {
 	*related.Entry
 	gvr schema.GroupVersionResource
@@ -62,6 +68,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 	}
 	w := &relatedWatch{c: c, index: related.NewIndex()}
 	watchedTypes := map[schema.GroupVersionResource]bool{}
+	var watches []relatedInformer
 	for i, r := range rem.Payload.Related {
 		at := fmt.Sprintf("payload.related[%d]", i)
 		e, err := related.Compile(at, r)
@@ -80,21 +87,23 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		w.entries = append(w.entries, re)
 		switch {
 		case e.Secret && e.ConstantName():
-			w.informers = append(w.informers, w.watch(gvr, e.Namespaced, r.Name))
+			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, r.Name)})
 		case !e.Secret && !watchedTypes[gvr]:
 			watchedTypes[gvr] = true
-			w.informers = append(w.informers, w.watch(gvr, e.Namespaced, ""))
+			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, "")})
 		}
 	}
-	for _, inf := range w.informers {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	for _, ri := range watches {
+		w.informers = append(w.informers, ri.inf)
+		gr := ri.gvr.GroupResource()
+		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
 				if !initial { // the first list: the custom resources' own initial adds pass them
-					w.changed(nil, obj)
+					w.changed(gr, nil, obj)
 				}
 			},
-			UpdateFunc: w.changed,
-			DeleteFunc: func(obj any) { w.changed(nil, obj) },
+			UpdateFunc: func(old, obj any) { w.changed(gr, old, obj) },
+			DeleteFunc: func(obj any) { w.changed(gr, nil, obj) },
 		}); err != nil {
 			return nil, fmt.Errorf("related event handler: %w", err)
 		}
@@ -170,12 +179,12 @@ func (w *relatedWatch) forget(key string) {
 // changed passes again the custom resources whose last pass read the object. A re-list of
 // an unchanged object is no change; neither is a status-only change unless the reference
 // has watchStatus.
-func (w *relatedWatch) changed(oldObj, obj any) {
+func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
 	u, ok := deletedMeta(obj)
 	if !ok {
 		return
 	}
-	ch := related.Change{Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
+	ch := related.Change{Resource: gr, Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
 	if old, ok := deletedMeta(oldObj); ok {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return
@@ -183,31 +192,11 @@ func (w *relatedWatch) changed(oldObj, obj any) {
 		ch.Old = labels.Set(old.GetLabels())
 		ch.StatusOnly = childStatusOnly(oldObj, obj)
 	}
-	var keys []string
-	for _, gvr := range w.types() {
-		ch.Resource = gvr.GroupResource()
-		keys = append(keys, w.index.Affected(ch)...)
-	}
+	keys := w.index.Affected(ch)
 	fast := len(keys) <= relatedFanOut
 	for _, key := range keys {
 		w.c.relatedChanged(key, fast)
 	}
-}
-
-// types are the distinct resources of the entries. An object event carries no type of its
-// own; the index keys by type, so each type is asked (there are few).
-func (w *relatedWatch) types() []schema.GroupVersionResource {
-	var out []schema.GroupVersionResource
-	for _, e := range w.entries {
-		dup := false
-		for _, g := range out {
-			dup = dup || g == e.gvr
-		}
-		if !dup {
-			out = append(out, e.gvr)
-		}
-	}
-	return out
 }
 
 // relatedChanged queues key for a related object's change, like childChanged: no sooner

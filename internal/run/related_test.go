@@ -35,11 +35,15 @@ func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
 			obj := func(rv string) *metav1.PartialObjectMetadata {
 				return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shared", ResourceVersion: rv}}
 			}
-			w.changed(obj("1"), obj("1")) // a re-list: no change
+			w.changed(cms.GroupResource(), obj("1"), obj("1")) // a re-list: no change
 			if q.Len() != 0 {
 				t.Fatalf("a re-list of the same version queued %d keys", q.Len())
 			}
-			w.changed(obj("1"), obj("2"))
+			w.changed(schema.GroupResource{Resource: "secrets"}, obj("1"), obj("2"))
+			if q.Len() != 0 {
+				t.Fatalf("a Secret of the name the CRs' ConfigMap has queued %d keys", q.Len())
+			}
+			w.changed(cms.GroupResource(), obj("1"), obj("2"))
 			if q.Len() != tc.crs {
 				t.Errorf("%d keys queued, want the %d CRs that read the object", q.Len(), tc.crs)
 			}
