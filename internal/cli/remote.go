@@ -32,7 +32,9 @@ type remoteCheckOptions struct {
 	format      output.Format
 	crFile      string
 	secretFiles []string
-	check       remotecheck.Options
+	// relatedFiles are --related: objects payload.related may read, beside the CR file's.
+	relatedFiles []string
+	check        remotecheck.Options
 }
 
 func newRemoteCheckCmd(env *Env) *cobra.Command {
@@ -74,6 +76,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
 	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
+	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
 	return cmd
 }
 
@@ -85,7 +88,8 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	}
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
-		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete")},
+		relatedFiles: cfg.StringSlice("related"),
+		check:        remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete")},
 	}, nil
 }
 
@@ -105,6 +109,9 @@ func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error
 	}
 	opts.check.CR = cr
 	opts.check.Secrets = secrets
+	if opts.check.Objects, err = readObjects(crd, opts.crFile, opts.relatedFiles); err != nil {
+		return err
+	}
 	rep, err := remotecheck.Run(cmd.Context(), set, opts.check)
 	if err != nil {
 		return fmt.Errorf("remote check: %w", err)
@@ -210,6 +217,12 @@ func readCR(crd *katalog.CRD, file string, secretFiles []string) (*unstructured.
 func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s → %s %s\n", st.Bold(rep.CRD), rep.CR, rep.Endpoint, st.Dim("(timeout "+rep.Timeout+")"))
+	for _, r := range rep.Related {
+		fmt.Fprintf(&b, "  related %s\n", r)
+	}
+	for _, m := range rep.MissingRelated {
+		fmt.Fprintf(&b, "  %s required related object missing: %s (ork run would not call; add it to the CR file or --related)\n", st.Dim("!"), m)
+	}
 	width := 0
 	for _, r := range rep.Requests {
 		width = max(width, len(r.Name))
@@ -306,4 +319,24 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// readObjects reads the documents of the CR file (else the CRD's first crFiles entry) and
+// of the --related files: what payload.related finds offline.
+func readObjects(crd *katalog.CRD, file string, relatedFiles []string) ([]*unstructured.Unstructured, error) {
+	if file == "" && len(crd.CRFiles) > 0 {
+		file = crd.Source.Resolve(crd.CRFiles[0])
+	}
+	var all []*unstructured.Unstructured
+	for i, f := range append([]string{file}, relatedFiles...) {
+		if f == "" {
+			continue
+		}
+		objs, err := manifest.Read(f)
+		if err != nil && i > 0 {
+			return nil, usageError("--related: %v", err)
+		}
+		all = append(all, objs...)
+	}
+	return all, nil
 }

@@ -32,9 +32,11 @@ type simulateOptions struct {
 	remote      bool
 	endpoint    string
 	secretFiles []string
-	record      string
-	replay      string
-	redact      []string
+	// relatedFiles are --related: objects payload.related may read, beside the CR file's.
+	relatedFiles []string
+	record       string
+	replay       string
+	redact       []string
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -84,6 +86,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.Bool("remote", false, "simulate remote CRDs too, calling their endpoint")
 	f.String("endpoint", "", "with --remote: URL to call instead of each remote CRD's endpoint")
 	f.StringArray("secrets", nil, "with --remote: file of Secret manifests standing in for the cluster's; repeatable")
+	f.StringArray("related", nil, "with --remote: file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
 	f.String("record", "", "with --remote: write each exchange as a JSON file into this directory")
 	f.String("replay", "", "with --remote: answer from the exchanges recorded in this directory, not the endpoint")
 	f.StringArray("redact", nil, "with --record: dot-path to mask in requests, answers and objects (Secret data always is); repeatable")
@@ -103,12 +106,13 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 		return simulateOptions{}, usageError("--cycles: want at least 1, got %d", opts.sim.Cycles)
 	}
 	opts.remote, opts.endpoint, opts.secretFiles = cfg.Bool("remote"), cfg.String("endpoint"), cfg.StringSlice("secrets")
+	opts.relatedFiles = cfg.StringSlice("related")
 	opts.record, opts.replay, opts.redact = cfg.String("record"), cfg.String("replay"), cfg.StringSlice("redact")
 	if !opts.remote {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"endpoint", opts.endpoint != ""}, {"secrets", len(opts.secretFiles) > 0}, {"record", opts.record != ""}, {"replay", opts.replay != ""}} {
+		}{{"endpoint", opts.endpoint != ""}, {"secrets", len(opts.secretFiles) > 0}, {"related", len(opts.relatedFiles) > 0}, {"record", opts.record != ""}, {"replay", opts.replay != ""}} {
 			if f.set {
 				return simulateOptions{}, usageError("--%s needs --remote", f.name)
 			}
@@ -195,6 +199,13 @@ func remoteOptions(opts *simulateOptions) (finish func() error, err error) {
 			return nil, usageError("--secrets: %v", err)
 		}
 		ro.Secrets = append(ro.Secrets, objs...)
+	}
+	for _, f := range opts.relatedFiles {
+		objs, err := manifest.Read(f)
+		if err != nil {
+			return nil, usageError("--related: %v", err)
+		}
+		ro.Related = append(ro.Related, objs...)
 	}
 	switch {
 	case opts.replay != "":

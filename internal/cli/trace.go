@@ -131,6 +131,9 @@ func writeTimeline(w io.Writer, st output.Style, t trace.ObjectTrace) error {
 		if d.Message != "" && !d.Success {
 			fmt.Fprintf(&b, "    %s\n", d.Message)
 		}
+		for _, r := range d.Related {
+			fmt.Fprintf(&b, "    %s  %s\n", st.Dim("read"), r)
+		}
 		for _, a := range d.Applies {
 			outcome := fmt.Sprintf("%-9s", a.Outcome)
 			switch a.Outcome {

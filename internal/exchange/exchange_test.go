@@ -220,3 +220,36 @@ func TestRecorderAppendsAfterExistingFiles(t *testing.T) {
 		t.Errorf("entry %+v, err %v", e, err)
 	}
 }
+
+// A related Secret (prepared.related, payload.related with allowSecrets) is masked like a
+// child: its data never reaches a recording.
+func TestRecorderMasksRelatedSecrets(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := []byte(`{"key":"default/web","gvk":{"Group":"myorg.io","Version":"v1","Kind":"WebApp"},
+"object":{"apiVersion":"myorg.io/v1","kind":"WebApp","metadata":{"name":"web","namespace":"default"}},"args":{},
+"prepared":{"trigger":"resync","attempt":1,"generation":1,"deleting":false,"related":{
+  "creds":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"data":{"pw":"aHVudGVyMg=="}}],
+  "config":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"level":"debug"}}]}}}`)
+	rec.Record(exchangeOf(req, 200, `{"result":"ok"}`))
+	if err := rec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("files %v, want one", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("aHVudGVyMg==")) || !bytes.Contains(data, []byte(`"pw": "W1JFREFDVEVEXQ=="`)) {
+		t.Errorf("the related Secret's data is not masked:\n%s", data)
+	}
+	if !bytes.Contains(data, []byte(`"level": "debug"`)) {
+		t.Errorf("a related ConfigMap lost its data:\n%s", data)
+	}
+}

@@ -85,12 +85,22 @@ func maskResponse(doc any, redact []dotpath.Path) {
 	}
 }
 
-// forEachObject calls fn on the request's object and on every child in prepared.children.
+// forEachObject calls fn on the request's object, on every child in prepared.children and
+// on every object of prepared.related (a related Secret's data is masked like a child's).
 func forEachObject(root map[string]any, fn func(map[string]any)) {
 	if obj, ok := root["object"].(map[string]any); ok {
 		fn(obj)
 	}
 	prepared, _ := root["prepared"].(map[string]any)
+	related, _ := prepared["related"].(map[string]any)
+	for _, list := range related {
+		objs, _ := list.([]any)
+		for _, o := range objs {
+			if obj, ok := o.(map[string]any); ok {
+				fn(obj)
+			}
+		}
+	}
 	children, _ := prepared["children"].(map[string]any)
 	for _, byName := range children {
 		m, _ := byName.(map[string]any)

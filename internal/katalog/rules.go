@@ -67,6 +67,12 @@ const (
 	RuleCandidate                Rule = "candidate"
 	RuleCanarySteps              Rule = "canary-steps"
 	RuleCandidateUnused          Rule = "candidate-unused"
+	RuleRelatedEntry             Rule = "related-entry"
+	RuleRelatedAs                Rule = "related-as"
+	RuleRelatedType              Rule = "related-type"
+	RuleRelatedNamespace         Rule = "related-namespace"
+	RuleRelatedSecret            Rule = "related-secret"
+	RuleRelatedName              Rule = "related-name"
 )
 
 // RuleInfo describes a rule for reports that list their rules (SARIF's tool.driver.rules).
@@ -139,6 +145,12 @@ func Rules() []RuleInfo {
 		{RuleCandidate, SeverityError, "remote.candidate has a mode (shadow or canary), concurrency 1–64, gate ratios between 0 and 1 and minSamples of at least 1.", true},
 		{RuleCanarySteps, SeverityError, "candidate.canary.steps are increasing percents from 1 to 100, ending at 100.", false},
 		{RuleCandidateUnused, SeverityWarning, "candidate.canary is set only with mode canary, and candidate.endpoint differs from remote.endpoint.", false},
+		{RuleRelatedEntry, SeverityError, "A payload.related entry's `as` is a plain key used once, and the entry sets exactly one of kind and plural and exactly one of name and selector.", false},
+		{RuleRelatedAs, SeverityError, "A payload.related entry has an `as`.", true},
+		{RuleRelatedType, SeverityError, "A payload.related entry of a built-in API group names one of its kinds or resources (and a served version).", false},
+		{RuleRelatedNamespace, SeverityError, "A payload.related entry of a cluster-scoped kind has no namespace; one of a namespaced kind stays in the custom resource's namespace unless allowCrossNamespace is true.", false},
+		{RuleRelatedSecret, SeverityError, "A payload.related entry of Secrets sets allowSecrets, and then the endpoint is https, loopback or an in-cluster Service.", false},
+		{RuleRelatedName, SeverityError, "A payload.related name, namespace or label value can give a valid one: its literal text holds only the characters Kubernetes allows.", false},
 		{RuleDeclarativeEntry, SeverityError, "Every declarative entry has its type's fields: the required ones, no unknown ones, literals of the right type.", true},
 	}
 	slices.SortFunc(rs, func(a, b RuleInfo) int { return cmp.Compare(a.ID, b.ID) })

@@ -133,6 +133,44 @@ type Payload struct {
 	// LastApply sends the outcome of applying the previous result as prepared.lastApply;
 	// default false.
 	LastApply bool `json:"lastApply,omitempty"`
+	// Related are the objects besides the CR the reconciler reads, sent as prepared.related;
+	// default none.
+	Related []Related `json:"related,omitempty"`
+}
+
+// Related is one entry of payload.related: objects of one type, found by name or by label
+// selector, sent under prepared.related.<as>. Name, Namespace and the selector's values are
+// templates over the CR.
+type Related struct {
+	// As is the key under prepared.related; required, unique in the list.
+	As    string `json:"as"`
+	Group string `json:"group,omitempty"`
+	// Version defaults to the preferred version.
+	Version string `json:"version,omitempty"`
+	// Kind or Plural names the type: exactly one of them.
+	Kind   string `json:"kind,omitempty"`
+	Plural string `json:"plural,omitempty"`
+	// Namespace defaults to the CR's for a namespaced kind; another one needs
+	// AllowCrossNamespace. A cluster-scoped kind takes none.
+	Namespace string `json:"namespace,omitempty"`
+	// Name or Selector finds the objects: exactly one of them.
+	Name     string           `json:"name,omitempty"`
+	Selector *RelatedSelector `json:"selector,omitempty"`
+	// Required: without the object (for a selector: any object) ork does not call; default false.
+	Required bool `json:"required,omitempty"`
+	// Exclude lists dot-paths removed from each object before it is sent.
+	Exclude []string `json:"exclude,omitempty"`
+	// AllowSecrets lets a Secret's data reach the endpoint; default false.
+	AllowSecrets bool `json:"allowSecrets,omitempty"`
+	// AllowCrossNamespace lets Namespace differ from the CR's; default false.
+	AllowCrossNamespace bool `json:"allowCrossNamespace,omitempty"`
+	// WatchStatus passes the CR again when only the object's status changed; default false.
+	WatchStatus bool `json:"watchStatus,omitempty"`
+}
+
+// RelatedSelector is a label selector whose values are templates.
+type RelatedSelector struct {
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 }
 
 // ObjectPayload lists dot-paths removed from the CR before it is sent.

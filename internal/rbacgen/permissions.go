@@ -217,6 +217,7 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string)
 		if r.Candidate != nil && r.Candidate.Auth != nil {
 			c.secret(at+".operatorBox.reconcile.remote.candidate.auth.secretRef", r.Candidate.Auth.SecretRef, orkNamespace)
 		}
+		c.related(set, at, r.Payload.Related)
 	}
 	if !crd.OperatorBox.Reconcile.DefaultEnabled() {
 		return

@@ -47,6 +47,8 @@ func TestGenerateMatchesGolden(t *testing.T) {
 		{"shared-group.golden.yaml", []string{"testdata/shared-group.katalog.yaml"}, Options{}},
 		{"website.golden.yaml", []string{"../../examples/website/katalog.yaml"}, Options{}},
 		{"custom.golden.yaml", []string{"testdata/custom.katalog.yaml"}, Options{}},
+		{"related.golden.yaml", []string{"testdata/related.katalog.yaml"}, Options{}},
+		{"related-watch-namespaces.golden.yaml", []string{"testdata/related.katalog.yaml"}, Options{WatchNamespaces: []string{"team-a"}}},
 		{"two-files.golden.yaml", []string{remoteExample, "../../examples/website/katalog.yaml"}, Options{}},
 		{"remote-watch-namespaces.golden.yaml", []string{remoteExample}, Options{LeaderElect: true, InstallCRDs: true,
 			Namespace: "ops", LeaseName: "webapp-leader", WatchNamespaces: []string{"team-b", "team-a", "team-b"}}},

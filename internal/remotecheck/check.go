@@ -15,6 +15,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/wireschema"
@@ -34,6 +35,9 @@ type Options struct {
 	IncludeDelete bool
 	// Secrets reads auth.secretRef and tls.caSecretRef; required when either is declared.
 	Secrets remote.SecretSource
+	// Objects stand in for the cluster's objects that payload.related reads (the CR file's
+	// other documents, --related files); default none: every entry finds nothing.
+	Objects []*unstructured.Unstructured
 }
 
 // Report is the outcome of a check; -o json prints it as is.
@@ -41,6 +45,11 @@ type Report struct {
 	CRD string `json:"crd"`
 	// CR is the custom resource's key, "namespace/name".
 	CR string `json:"cr"`
+	// Related names what each payload.related entry resolved to and found ("config:
+	// configmaps default/web-config (1)"); MissingRelated the required ones that found
+	// nothing, for which ork run would not call.
+	Related        []string `json:"related,omitempty"`
+	MissingRelated []string `json:"missingRelated,omitempty"`
 	// Endpoint is the URL called, without user info and query.
 	Endpoint   string `json:"endpoint"`
 	Timeout    string `json:"timeout"`
@@ -112,14 +121,16 @@ type Violation struct {
 
 // checker holds what every request of one check needs.
 type checker struct {
-	crd       *katalog.CRD
-	rec       *remote.Reconciler
-	schema    *wireschema.Validator
-	types     planner.Types
-	force     *bool
-	cr        *unstructured.Unstructured
-	key       string
-	children  bool
+	crd      *katalog.CRD
+	rec      *remote.Reconciler
+	schema   *wireschema.Validator
+	types    planner.Types
+	force    *bool
+	cr       *unstructured.Unstructured
+	key      string
+	children bool
+	// related is prepared.related, the same for every request.
+	related   map[string][]map[string]any
 	timeout   time.Duration
 	katalogAt string
 }
@@ -154,6 +165,17 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		katalogAt: katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
 	}
 	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String()}
+	if entries := c.OperatorBox.Reconcile.Remote.Payload.Related; len(entries) > 0 {
+		found, err := related.FromObjects(entries, set.CRDs, cr.Object, opts.Objects)
+		if err != nil {
+			return Report{}, fmt.Errorf("payload.related: %w", err)
+		}
+		ck.related = found.Related
+		for i, ref := range found.Refs {
+			rep.Related = append(rep.Related, fmt.Sprintf("%s (%d)", ref, len(found.Related[entries[i].As])))
+		}
+		rep.MissingRelated = found.Missing
+	}
 	triggers := []remote.Trigger{remote.TriggerCreate, remote.TriggerUpdate, remote.TriggerResync}
 	if opts.IncludeDelete {
 		triggers = append(triggers, remote.TriggerDelete)

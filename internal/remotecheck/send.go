@@ -32,6 +32,7 @@ func (ck *checker) send(ctx context.Context, s step) sent {
 	if ck.children {
 		req.Children = ck.childrenOf(s.sentBack)
 	}
+	req.Related = ck.related
 	res, x, err := ck.rec.Call(ctx, req)
 	out := sent{endpoint: x.URL, request: Request{
 		Name: name, Round: s.round, Trigger: string(s.trigger), Status: x.StatusCode,

@@ -35,6 +35,8 @@ type controller struct {
 	gvk      schema.GroupVersionKind
 	informer scopedInformer
 	children []child
+	// related reads and watches payload.related (related.go); nil without entries.
+	related *relatedWatch
 	// managed is the set of group/resources the reconciler may return.
 	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
@@ -148,6 +150,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		}
 		c.children = append(c.children, ch)
 	}
+	if c.related, err = newRelatedWatch(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -196,7 +201,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) error {
 	syncCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	synced := []cache.InformerSynced{c.informer.HasSynced}
+	synced := []cache.InformerSynced{c.informer.HasSynced, c.related.hasSynced}
 	for _, ch := range c.children {
 		synced = append(synced, ch.informer.HasSynced)
 	}
@@ -276,6 +281,7 @@ func (c *controller) onDelete(obj any) {
 		return
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
+	c.related.forget(key) // its references die with it; a new object of the name records its own
 	c.countTrigger(TriggerDelete)
 	c.lanes.markFast(key)
 	c.queue.Add(key)

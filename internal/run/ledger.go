@@ -20,11 +20,12 @@ const (
 	TriggerCreate  Trigger = "create"
 	TriggerUpdate  Trigger = "update"
 	TriggerChild   Trigger = "child"
+	TriggerRelated Trigger = "related" // an object payload.related read in the CR's last pass changed
 	TriggerResync  Trigger = "resync"
 	TriggerRequeue Trigger = "requeue"
 )
 
-var triggerRank = map[Trigger]int{TriggerDelete: 6, TriggerCreate: 5, TriggerUpdate: 4, TriggerChild: 3, TriggerResync: 2, TriggerRequeue: 1}
+var triggerRank = map[Trigger]int{TriggerDelete: 6, TriggerCreate: 5, TriggerUpdate: 4, TriggerChild: 3, TriggerRelated: 3, TriggerResync: 2, TriggerRequeue: 1}
 
 // ledger is a controller's memory of its keys between passes. Every queue add is preceded by
 // a note of its trigger here, so a key that comes out of the queue with nothing pending (a

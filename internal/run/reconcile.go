@@ -79,6 +79,8 @@ type decision struct {
 	// digest of the request sent, and how long the call took.
 	result, request string
 	remoteTime      time.Duration
+	// related names the objects payload.related read, for the trace.
+	related []string
 }
 
 func failure(reason, format string, a ...any) decision {

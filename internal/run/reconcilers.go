@@ -110,13 +110,13 @@ func (declarativeReconciler) close() {}
 // change is sent as resync (the CR did not change, converge again), and only ork's own log
 // says "child".
 func wireTrigger(t Trigger) remote.Trigger {
-	if t == TriggerChild {
+	if t == TriggerChild || t == TriggerRelated {
 		return remote.TriggerResync
 	}
 	return remote.Trigger(t)
 }
 
-func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
+func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) (d decision) {
 	obj := in.cr.Object
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
@@ -128,9 +128,18 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if rr.lastApply {
 		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
 	}
+	if c.related != nil {
+		rel, read, held := c.related.read(ctx, in)
+		if held != nil {
+			held.related = read
+			return *held
+		}
+		req.Related = rel
+		defer func() { d.related = read }()
+	}
 	res, x, err := rr.r.Call(ctx, req)
 	out := remote.Decide(res, err)
-	d := decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
+	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {
 		d.request, _ = exchange.Digest(x.Request, c.e.redact)
 	}

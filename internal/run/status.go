@@ -271,6 +271,9 @@ func readyCondition(d decision, generation int64, now time.Time) map[string]any 
 	status, reason := metav1.ConditionTrue, ReasonSucceeded
 	if !d.success {
 		status, reason = metav1.ConditionFalse, ReasonError
+		if d.reason == ReasonRelatedObjectMissing {
+			reason = d.reason // not an error of the reconciler: it was not called
+		}
 	}
 	return map[string]any{
 		"type": ConditionReady, "status": string(status), "reason": reason, "message": conditionMessage(d),

@@ -16,7 +16,7 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 	key := trace.Key{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()}
 	c.e.trace.Record(key, trace.Decision{
 		Time: start, Trigger: string(in.trigger), Attempt: in.attempt, Request: d.request, Result: d.result,
-		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Applies: steps.applies.objects,
+		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Related: d.related, Applies: steps.applies.objects,
 		Durations: trace.Durations{Remote: trace.Duration(d.remoteTime), Apply: trace.Duration(steps.apply),
 			Status: trace.Duration(steps.status), Total: trace.Duration(time.Since(start))},
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -28,6 +30,9 @@ type RemoteOptions struct {
 	// Secrets are Secret manifests standing in for the cluster's, next to those of the CR
 	// file (auth.secretRef, tls.caSecretRef); default none.
 	Secrets []*unstructured.Unstructured
+	// Related are objects payload.related may read, beside the CR file's other documents
+	// (--related); default none.
+	Related []*unstructured.Unstructured
 	// Record gets every exchange when set (exchange.Recorder.Record); default nil.
 	Record func(exchange.Exchange)
 	// Placeholder answers every Secret read with a placeholder instead of Secrets: for a
@@ -51,6 +56,11 @@ type remoteCRD struct {
 	// force is the CRD's forceConflict.
 	force    *bool
 	children bool
+	// related are payload.related's entries, found among the in-memory cluster's objects
+	// (the CR file's other documents); crds resolves their kinds.
+	related []katalog.Related
+	crds    []*katalog.CRD
+	extra   []*unstructured.Unstructured
 }
 
 func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
@@ -63,7 +73,9 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	if err != nil {
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
-	return &remoteCRD{rec: rec, types: planner.NewTypes(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+	rem := crd.OperatorBox.Reconcile.Remote
+	return &remoteCRD{rec: rec, types: planner.NewTypes(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict,
+		children: rem.Payload.Children.Enabled, related: rem.Payload.Related, crds: set.CRDs, extra: o.Related}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
@@ -82,6 +94,16 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 	req := remote.Request{Key: objectKey(cr), Object: cr.DeepCopy().Object, Trigger: trigger, Attempt: 1}
 	if r.children {
 		req.Children = r.types.Children(cl.owned(cr))
+	}
+	if len(r.related) > 0 {
+		found, err := related.FromObjects(r.related, r.crds, cr.Object, slices.Concat(cl.objects(), r.extra))
+		if err != nil {
+			return nil, fmt.Errorf("RelatedObjectInvalid: %w", err)
+		}
+		if len(found.Missing) > 0 {
+			return nil, fmt.Errorf("RelatedObjectMissing: required related objects missing (add them to the CR file), the reconciler was not called: %s", strings.Join(found.Missing, ", "))
+		}
+		req.Related = found.Related
 	}
 	res, err := r.rec.Reconcile(ctx, req)
 	if miss, ok := errors.AsType[*exchange.NoRecordingError](err); ok {

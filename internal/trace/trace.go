@@ -60,6 +60,9 @@ type Decision struct {
 	// Next is what the engine did with the key: "done", "requeue after 30s", "backoff",
 	// "retry after 2s".
 	Next string `json:"next,omitempty"`
+	// Related are the objects payload.related read for the pass, "as: resource
+	// namespace/name@resourceVersion", and what found nothing, "as: resource ref (none)".
+	Related []string `json:"related,omitempty"`
 	// Applies are the objects of the answer, in order, with what applying each did.
 	Applies []Apply `json:"applies,omitempty"`
 	// Durations of the parts of the reconcile.

@@ -29,7 +29,11 @@ func newAPITypes(set *katalog.Set, opts Options) apiTypes {
 	t := apiTypes{builtin: apiresources.Builtin()}
 	for _, c := range set.CRDs {
 		if c.APITypes != nil {
-			t.declared = append(t.declared, apiresources.Resource{Group: c.APITypes.Group, Plural: c.APITypes.Plural})
+			r := apiresources.Resource{Group: c.APITypes.Group, Plural: c.APITypes.Plural, Kind: c.APITypes.Kind, Namespaced: c.IsNamespaced()}
+			if c.APITypes.Version != "" {
+				r.Versions = []string{c.APITypes.Version}
+			}
+			t.declared = append(t.declared, r)
 		}
 	}
 	if opts.APIResources != nil {

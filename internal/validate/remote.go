@@ -31,6 +31,7 @@ func (k *checker) remote() {
 	}
 	k.templates(remotePath+".args", r.Args)
 	k.payload(r.Payload)
+	k.related(r)
 	k.lifecycle(r)
 	k.managedResources(r.ManagedResources)
 	k.auth(remotePath+".auth", r.Auth)

@@ -88,6 +88,12 @@ func TestRequestSchemaRejectsWhatOrkNeverSends(t *testing.T) {
 		{"children not keyed by type then name", func(m map[string]any) {
 			prepared(m)["children"] = map[string]any{"deployment": []any{}}
 		}, "/prepared/children/deployment"},
+		{"related not a list per key", func(m map[string]any) {
+			prepared(m)["related"] = map[string]any{"config": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}}
+		}, "/prepared/related/config"},
+		{"related object without kind", func(m map[string]any) {
+			prepared(m)["related"] = map[string]any{"config": []any{map[string]any{"apiVersion": "v1", "metadata": map[string]any{}}}}
+		}, "/prepared/related/config/0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +120,13 @@ func TestRequestSchemaAcceptsEveryTriggerAndChildren(t *testing.T) {
 		if err := v.ValidatePreparedRequest([]byte(body)); err != nil {
 			t.Errorf("trigger %s: %v", trigger, err)
 		}
+	}
+	related := editRequest(t, func(m map[string]any) {
+		m["prepared"].(map[string]any)["related"] = map[string]any{"pods": []any{}, "config": []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": "v"}}}}
+	})
+	if err := v.ValidatePreparedRequest([]byte(related)); err != nil {
+		t.Errorf("prepared.related: %v", err)
 	}
 	// An exclude path may remove anything from the object, even metadata.
 	if err := v.ValidatePreparedRequest([]byte(editRequest(t, func(m map[string]any) { m["object"] = map[string]any{} }))); err != nil {

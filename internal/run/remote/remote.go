@@ -81,6 +81,9 @@ type Request struct {
 	// Children are the owned objects by intent type and name ("deployment" -> "web" ->
 	// object), filled by the engine when payload.children.enabled. Never modified.
 	Children map[string]map[string]map[string]any
+	// Related are the objects of payload.related by their entry's as, sent as
+	// prepared.related (each declared key always, [] when nothing was found). Never modified.
+	Related map[string][]map[string]any
 	// DryRun is sent as prepared.dryRun: true, asking the reconciler to touch nothing outside
 	// its answer (ork remote check, ork run --dry-run). Omitted from the body when false.
 	DryRun bool
@@ -114,6 +117,8 @@ type Reconciler struct {
 	objectExclude   pathTree
 	childrenEnabled bool
 	childrenExclude pathTree
+	// related are the payload.related keys, in order, each with its exclude paths.
+	related []relatedKey
 	// lastApplyEnabled sends prepared.lastApply (payload.lastApply).
 	lastApplyEnabled bool
 	auth             *authConfig
@@ -192,6 +197,13 @@ func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
 	}
 	if r.childrenExclude, err = parsePaths(at("payload.children.exclude"), rem.Payload.Children.Exclude); err != nil {
 		return nil, err
+	}
+	for i, rel := range rem.Payload.Related {
+		exclude, err := parsePaths(at(fmt.Sprintf("payload.related[%d].exclude", i)), append([]string{"metadata.managedFields"}, rel.Exclude...))
+		if err != nil {
+			return nil, err
+		}
+		r.related = append(r.related, relatedKey{as: rel.As, exclude: exclude})
 	}
 	if r.auth, err = newAuth(at("auth"), rem.Auth); err != nil {
 		return nil, err

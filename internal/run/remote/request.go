@@ -37,6 +37,9 @@ type prepared struct {
 	DryRun     bool    `json:"dryRun,omitempty"`
 	// Children is omitted when nil (children disabled) and {} when enabled but empty.
 	Children map[string]map[string]map[string]any `json:"children,omitzero"`
+	// Related is omitted when no payload.related entry is declared; each declared key is
+	// present, [] when nothing was found.
+	Related map[string][]map[string]any `json:"related,omitzero"`
 	// LastApply is omitted when nil (disabled, or nothing applied yet) and [] when the
 	// previous result had no resources.
 	LastApply []AppliedResource `json:"lastApply,omitzero"`
@@ -73,10 +76,27 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			body.Prepared.Children[typ] = out
 		}
 	}
+	if len(r.related) > 0 {
+		body.Prepared.Related = make(map[string][]map[string]any, len(r.related))
+		for _, k := range r.related {
+			objs := req.Related[k.as]
+			out := make([]map[string]any, len(objs))
+			for i, o := range objs {
+				out[i] = without(o, k.exclude)
+			}
+			body.Prepared.Related[k.as] = out
+		}
+	}
 	if r.lastApplyEnabled {
 		body.Prepared.LastApply = req.LastApply
 	}
 	return encodeRequest(body)
+}
+
+// relatedKey is one payload.related entry's key and the paths removed from its objects.
+type relatedKey struct {
+	as      string
+	exclude pathTree
 }
 
 // encodeRequest writes body as the JSON ork POSTs: decoding it gives body back (see

@@ -1,0 +1,328 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/related"
+)
+
+// Reasons of the passes payload.related holds back.
+const (
+	// ReasonRelatedObjectMissing: a required related object is not there; no call was made.
+	ReasonRelatedObjectMissing = "RelatedObjectMissing"
+	reasonRelatedInvalid       = "RelatedObjectInvalid"
+	reasonRelatedReadFailed    = "RelatedObjectReadFailed"
+	// EventTooManyRelated is the Warning Event of a selector that matched more than
+	// related.MaxSelected objects: the list sent was cut.
+	EventTooManyRelated = "TooManyRelatedObjects"
+)
+
+// relatedFanOut is the most custom resources one related change passes in the fast lane:
+// a change concerning more (a ConfigMap every tenant reads) is the slow lane's, so that it
+// cannot hold back the real changes of other custom resources.
+const relatedFanOut = 100
+
+// relatedWatch reads a CRD's payload.related objects at pass time and watches their types'
+// metadata, so that a change passes again the custom resources that read the object in their
+// last pass (index).
+type relatedWatch struct {
+	c       *controller
+	entries []relatedEntry
+	index   *related.Index
+	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
+	informers []scopedInformer
+}
+
+// relatedInformer is one watch and the type it watches: an event carries no type of its own.
+type relatedInformer struct {
+	gvr schema.GroupVersionResource
+	inf scopedInformer
+}
+
+type relatedEntry struct {
+	*related.Entry
+	gvr schema.GroupVersionResource
+	// watched is false for a Secret with a templated name: read at pass time only (ork never
+	// lists or watches every Secret), so a missing one is retried with backoff.
+	watched bool
+}
+
+// newRelatedWatch resolves each entry's type through discovery and sets up the watches; nil
+// when the CRD declares no related objects.
+func newRelatedWatch(c *controller) (*relatedWatch, error) {
+	rem := c.crd.OperatorBox.Reconcile.Remote
+	if rem == nil || len(rem.Payload.Related) == 0 {
+		return nil, nil
+	}
+	w := &relatedWatch{c: c, index: related.NewIndex()}
+	watchedTypes := map[schema.GroupVersionResource]bool{}
+	var watches []relatedInformer
+	for i, r := range rem.Payload.Related {
+		at := fmt.Sprintf("payload.related[%d]", i)
+		e, err := related.Compile(at, r)
+		if err != nil {
+			return nil, err
+		}
+		gvr, err := c.e.relatedGVR(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		if e.Namespaced, err = c.e.scopeOf(gvr); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		e.Secret = gvr.Group == "" && gvr.Resource == "secrets"
+		re := relatedEntry{Entry: e, gvr: gvr, watched: !e.Secret || e.ConstantName()}
+		w.entries = append(w.entries, re)
+		switch {
+		case e.Secret && e.ConstantName():
+			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, r.Name)})
+		case !e.Secret && !watchedTypes[gvr]:
+			watchedTypes[gvr] = true
+			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, "")})
+		}
+	}
+	for _, ri := range watches {
+		w.informers = append(w.informers, ri.inf)
+		gr := ri.gvr.GroupResource()
+		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, initial bool) {
+				if !initial { // the first list: the custom resources' own initial adds pass them
+					w.changed(gr, nil, obj)
+				}
+			},
+			UpdateFunc: func(old, obj any) { w.changed(gr, old, obj) },
+			DeleteFunc: func(obj any) { w.changed(gr, nil, obj) },
+		}); err != nil {
+			return nil, fmt.Errorf("related event handler: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// relatedGVR is the resource of a related entry: its kind through the REST mapper, or its
+// plural through discovery, in the entry's version or the preferred one.
+func (e *Engine) relatedGVR(r katalog.Related) (schema.GroupVersionResource, error) {
+	if r.Kind != "" {
+		m, err := e.mapping(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
+		if err != nil {
+			return schema.GroupVersionResource{}, fmt.Errorf("%s %s is not served by the cluster: %w", r.Group, r.Kind, err)
+		}
+		return m.Resource, nil
+	}
+	return e.resolve(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural})
+}
+
+// scopeOf reports whether gvr is namespaced.
+func (e *Engine) scopeOf(gvr schema.GroupVersionResource) (bool, error) {
+	return e.namespaced(gvr)
+}
+
+// watch is a metadata-only informer on gvr, over the watched namespaces (or all), limited to
+// one name when name is set (a Secret: RBAC grants it by resourceNames).
+func (w *relatedWatch) watch(gvr schema.GroupVersionResource, namespaced bool, name string) scopedInformer {
+	tweak := func(o *metav1.ListOptions) {
+		if name != "" {
+			o.FieldSelector = "metadata.name=" + name
+		}
+	}
+	build := func(ns string) cache.SharedIndexInformer {
+		return metadatainformer.NewFilteredMetadataInformer(w.c.e.meta, gvr, ns, 0, cache.Indexers{}, tweak).Informer()
+	}
+	if !namespaced || len(w.c.e.opts.WatchNamespaces) == 0 {
+		return allNamespaces(build(metav1.NamespaceAll))
+	}
+	return perNamespace(w.c.e.opts.WatchNamespaces, build)
+}
+
+func (w *relatedWatch) hasSynced() bool {
+	if w == nil {
+		return true
+	}
+	for _, inf := range w.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *relatedWatch) run(stop <-chan struct{}) {
+	if w == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, inf := range w.informers {
+		wg.Go(func() { inf.Run(stop) })
+	}
+	wg.Wait() // every informer has returned: a stopped engine leaves no goroutine behind
+}
+
+// forget drops a deleted custom resource's references.
+func (w *relatedWatch) forget(key string) {
+	if w != nil {
+		w.index.Drop(key)
+	}
+}
+
+// changed passes again the custom resources whose last pass read the object. A re-list of
+// an unchanged object is no change; neither is a status-only change unless the reference
+// has watchStatus.
+func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
+	u, ok := deletedMeta(obj)
+	if !ok {
+		return
+	}
+	ch := related.Change{Resource: gr, Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
+	if old, ok := deletedMeta(oldObj); ok {
+		if old.GetResourceVersion() == u.GetResourceVersion() {
+			return
+		}
+		ch.Old = labels.Set(old.GetLabels())
+		ch.StatusOnly = childStatusOnly(oldObj, obj)
+	}
+	keys := w.index.Affected(ch)
+	fast := len(keys) <= relatedFanOut
+	for _, key := range keys {
+		w.c.relatedChanged(key, fast)
+	}
+}
+
+// relatedChanged queues key for a related object's change, like childChanged: no sooner
+// than ChildMinInterval after its last pass, in the fast lane when fast.
+func (c *controller) relatedChanged(key string, fast bool) {
+	last := c.ledger.note(key, TriggerRelated)
+	c.countTrigger(TriggerRelated)
+	if fast {
+		c.lanes.markFast(key)
+	}
+	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
+		c.queue.AddAfter(key, wait)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// read resolves every entry for the pass's custom resource, records the references in the
+// index (before reading, so that a change racing the read still finds them), and reads the
+// objects. held is the decision of a pass that must not call: a reference that does not
+// resolve, a read that failed, or a required object that is missing.
+func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[string]any, []string, *decision) {
+	if in.gone {
+		w.index.Drop(in.key)
+	}
+	refs := make([]related.Ref, len(w.entries))
+	targets := make([]related.Target, 0, len(w.entries))
+	for i, e := range w.entries {
+		ref, err := e.Resolve(in.cr.Object)
+		if err != nil {
+			d := failure(reasonRelatedInvalid, "%v", err)
+			return nil, nil, &d
+		}
+		refs[i] = ref
+		if e.watched {
+			targets = append(targets, related.Target{Resource: e.gvr.GroupResource(), Ref: ref, WatchStatus: e.WatchStatus})
+		}
+	}
+	if !in.gone {
+		w.index.Set(in.key, targets)
+	}
+	out := make(map[string][]map[string]any, len(w.entries))
+	var missing, read []string
+	retry := false
+	for i, e := range w.entries {
+		objs, err := w.fetch(ctx, e, refs[i], in)
+		if err != nil {
+			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)
+			return nil, read, &d
+		}
+		out[e.As] = objs
+		read = append(read, readNames(e, refs[i], objs)...)
+		if e.Required && len(objs) == 0 {
+			missing = append(missing, fmt.Sprintf("%s (%s %s)", e.As, e.gvr.Resource, refs[i]))
+			retry = retry || !e.watched
+		}
+	}
+	if len(missing) > 0 && !in.deleting {
+		// A watched object's arrival passes the CR again: no backoff needed. A templated
+		// Secret is not watched: retry with backoff.
+		d := decision{action: actionDone, reason: ReasonRelatedObjectMissing,
+			message: "required related objects missing, the reconciler was not called: " + strings.Join(missing, ", ")}
+		if retry {
+			d.action = actionBackoff
+		}
+		return nil, read, &d
+	}
+	return out, read, nil
+}
+
+// readNames name what one entry read, for the decision trace: each object with its
+// resourceVersion, or the reference and "(none)".
+func readNames(e relatedEntry, ref related.Ref, objs []map[string]any) []string {
+	if len(objs) == 0 {
+		return []string{fmt.Sprintf("%s: %s %s (none)", e.As, e.gvr.Resource, ref)}
+	}
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		md, _ := o["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		if ns, _ := md["namespace"].(string); ns != "" {
+			name = ns + "/" + name
+		}
+		out[i] = fmt.Sprintf("%s: %s %s@%v", e.As, e.gvr.Resource, name, md["resourceVersion"])
+	}
+	return out
+}
+
+// fetch reads the objects of one reference: a GET by name, or a LIST by selector cut at
+// related.MaxSelected (a Warning Event says so). A Secret's data goes only with allowSecrets.
+func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) ([]map[string]any, error) {
+	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
+	var objs []map[string]any
+	if ref.Selector == nil {
+		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return []map[string]any{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, u.Object)
+	} else {
+		list, err := res.List(ctx, metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1})
+		if err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			objs = append(objs, list.Items[i].Object)
+		}
+		if len(objs) > related.MaxSelected || list.GetContinue() != "" {
+			objs = objs[:min(len(objs), related.MaxSelected)]
+			if !in.gone {
+				w.c.event(in.cr, "Warning", EventTooManyRelated, fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
+					e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected))
+			}
+		}
+	}
+	if objs == nil {
+		objs = []map[string]any{}
+	}
+	if e.Secret && !e.AllowSecrets {
+		for _, o := range objs {
+			delete(o, "data")
+			delete(o, "stringData")
+		}
+	}
+	return objs, nil
+}

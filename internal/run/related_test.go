@@ -1,0 +1,57 @@
+package run
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/related"
+)
+
+// A related object's change passes the CRs that read it: in the fast lane while it concerns
+// at most relatedFanOut of them, in the slow lane past that (one shared ConfigMap must not
+// crowd out the real changes of other CRs); a re-list of the same version passes nobody.
+func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	for _, tc := range []struct {
+		crs        int
+		fast, slow float64
+	}{{1, 1, 0}, {relatedFanOut, relatedFanOut, 0}, {relatedFanOut + 1, 0, relatedFanOut + 1}} {
+		t.Run(fmt.Sprint(tc.crs), func(t *testing.T) {
+			m := NewMetrics()
+			q := newLaneQueue("app", time.Millisecond, time.Second, m)
+			defer q.ShutDown()
+			c := &controller{e: &Engine{opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+			w := &relatedWatch{c: c, index: related.NewIndex(), entries: []relatedEntry{{Entry: &related.Entry{As: "config"}, gvr: cms, watched: true}}}
+			for i := range tc.crs {
+				w.index.Set(fmt.Sprintf("ns/cr-%03d", i), []related.Target{{Resource: cms.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
+			}
+			w.index.Set("ns/unrelated", []related.Target{{Resource: cms.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "other"}}})
+			obj := func(rv string) *metav1.PartialObjectMetadata {
+				return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shared", ResourceVersion: rv}}
+			}
+			w.changed(cms.GroupResource(), obj("1"), obj("1")) // a re-list: no change
+			if q.Len() != 0 {
+				t.Fatalf("a re-list of the same version queued %d keys", q.Len())
+			}
+			w.changed(schema.GroupResource{Resource: "secrets"}, obj("1"), obj("2"))
+			if q.Len() != 0 {
+				t.Fatalf("a Secret of the name the CRs' ConfigMap has queued %d keys", q.Len())
+			}
+			w.changed(cms.GroupResource(), obj("1"), obj("2"))
+			if q.Len() != tc.crs {
+				t.Errorf("%d keys queued, want the %d CRs that read the object", q.Len(), tc.crs)
+			}
+			fast := testutil.ToFloat64(m.lanes.depth.WithLabelValues("app", "fast"))
+			slow := testutil.ToFloat64(m.lanes.depth.WithLabelValues("app", "slow"))
+			if fast != tc.fast || slow != tc.slow {
+				t.Errorf("fast %v, slow %v; want %v and %v", fast, slow, tc.fast, tc.slow)
+			}
+		})
+	}
+}
