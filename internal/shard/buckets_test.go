@@ -238,4 +238,3 @@ func TestLeaseNames(t *testing.T) {
 		t.Error("IsMemberLeaseName misjudges")
 	}
 }
-
