@@ -35,8 +35,8 @@ type fencedLock struct {
 	clock    clock.PassiveClock
 	d        time.Duration
 	obs      *observer
-	// holding is whether the last Get showed this replica as the holder: an Update then
-	// is a renewal, otherwise an acquisition.
+	// holding is whether the last Get or write showed this replica as the holder: an
+	// Update then is a renewal, otherwise an acquisition.
 	holding atomic.Bool
 }
 
@@ -50,7 +50,7 @@ func (f *fencedLock) Create(ctx context.Context, rec resourcelock.LeaderElection
 	if err := f.fence(ctx); err != nil {
 		return err
 	}
-	return f.Interface.Create(ctx, rec)
+	return f.wrote(rec, f.Interface.Create(ctx, rec))
 }
 
 func (f *fencedLock) Update(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
@@ -59,7 +59,16 @@ func (f *fencedLock) Update(ctx context.Context, rec resourcelock.LeaderElection
 			return err
 		}
 	}
-	return f.Interface.Update(ctx, rec)
+	return f.wrote(rec, f.Interface.Update(ctx, rec))
+}
+
+// wrote notes a successful acquisition: the elector's fast path renews with Update and no
+// Get before it, which must not count as another acquisition.
+func (f *fencedLock) wrote(rec resourcelock.LeaderElectionRecord, err error) error {
+	if err == nil {
+		f.holding.Store(rec.HolderIdentity == f.Identity())
+	}
+	return err
 }
 
 func (f *fencedLock) fence(ctx context.Context) error {

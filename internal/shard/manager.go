@@ -127,6 +127,8 @@ type Manager struct {
 	held []atomic.Pointer[time.Time]
 	// member is when the member Lease was last renewed (nil until held).
 	member atomic.Pointer[time.Time]
+	// fenced is the last round's finding of a live Lease of another mode or another B.
+	fenced atomic.Bool
 	// offset spreads the first bucket each replica tries.
 	offset int
 }
@@ -177,6 +179,10 @@ func (m *Manager) HoldsAny() bool {
 	}
 	return false
 }
+
+// Fenced reports whether the last round found a live Lease of the single-leader mode or of
+// another B: this replica then takes no bucket (ready and idle).
+func (m *Manager) Fenced() bool { return m.fenced.Load() }
 
 // Held lists the buckets this replica holds, sorted, whether or not within the deadline
 // (for the informers' selector and the buckets-held metric).
