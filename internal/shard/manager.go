@@ -95,8 +95,9 @@ func (o *Options) complete() error {
 	o.RenewDeadline = orDefault(o.RenewDeadline, 10*time.Second)
 	o.RetryPeriod = orDefault(o.RetryPeriod, 2*time.Second)
 	o.HandBackTimeout = orDefault(o.HandBackTimeout, 10*time.Second)
-	if o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod {
-		return fmt.Errorf("shard: want LeaseDuration %s > RenewDeadline %s > RetryPeriod %s",
+	// Leases count whole seconds.
+	if o.LeaseDuration < time.Second || o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod {
+		return fmt.Errorf("shard: want LeaseDuration %s (at least 1s) > RenewDeadline %s > RetryPeriod %s",
 			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 	}
 	if o.Clock == nil {

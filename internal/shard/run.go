@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,7 +179,7 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
 	type result struct {
 		b    int
-		sent metav1.Time
+		sent time.Time
 		l    *coordinationv1.Lease
 		lost bool
 		err  error
@@ -192,7 +193,7 @@ func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sent := metav1.NewTime(m.clock.Now())
+			sent := m.clock.Now()
 			l, lost, err := m.w.renew(ctx, cur)
 			results[k] = result{b: b, sent: sent, l: l, lost: lost, err: err}
 		})
@@ -211,7 +212,7 @@ func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
 			}
 		default:
 			r.buckets[res.b].lease = res.l
-			m.setHeld(res.b, res.sent.Time)
+			m.setHeld(res.b, res.sent)
 		}
 	}
 }
