@@ -45,7 +45,9 @@ func TestOptionsRefuse(t *testing.T) {
 		"B not a power of two":          func(o *Options) { o.Buckets = 12 },
 		"no namespace":                  func(o *Options) { o.Namespace = "" },
 		"renew deadline past the Lease": func(o *Options) { o.RenewDeadline = 20 * time.Second },
-		"a Lease under a second":        func(o *Options) { o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 900*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond },
+		"a Lease under a second": func(o *Options) {
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 900*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond
+		},
 	} {
 		o := ok
 		mutate(&o)
