@@ -97,7 +97,10 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // start runs a member pod of B buckets until the test ends or stop.
-func (r *ring) start(pod string, b int) *member {
+func (r *ring) start(pod string, b int) *member { return r.startDraining(pod, b, nil) }
+
+// startDraining is start with drain called (after the ring's record) as the Drain callback.
+func (r *ring) startDraining(pod string, b int, drain func(ctx context.Context, m *shard.Manager, bucket int)) *member {
 	mem := &member{pod: pod, done: make(chan error, 1), partitioned: &atomic.Bool{}}
 	record := func(what string, bucket int) {
 		r.mu.Lock()
@@ -111,7 +114,12 @@ func (r *ring) start(pod string, b int) *member {
 		HandBackTimeout: 2 * time.Second,
 		Log:             slog.New(slog.NewTextHandler(testWriter{r.t}, nil)).With("member", pod),
 		OnTake:          func(bucket int) { record("take", bucket) },
-		Drain:           func(_ context.Context, bucket int) { record("drain", bucket) },
+		Drain: func(ctx context.Context, bucket int) {
+			record("drain", bucket)
+			if drain != nil {
+				drain(ctx, mem.m, bucket)
+			}
+		},
 		OnRelease: func(bucket int, lost bool) {
 			if lost {
 				record("lost", bucket)

@@ -174,3 +174,42 @@ func TestJoiningMemberGetsItsShareByHandBack(t *testing.T) {
 		t.Error("no bucket was handed back")
 	}
 }
+
+func TestHandBackDrainsWithinTheTimeoutHoldingTheBucket(t *testing.T) {
+	const b = 4
+	r := newRing(t)
+	r.watchOverlaps(b)
+	type drained struct {
+		bucket    int
+		bound     time.Duration // the drain context's deadline, from its start
+		heldAtEnd bool
+	}
+	drains := make(chan drained, b)
+	// A drain whose in-flight work never finishes: it is cut off by HandBackTimeout (2 s).
+	p1 := r.startDraining("p1", b, func(ctx context.Context, m *shard.Manager, bucket int) {
+		start := time.Now()
+		deadline, _ := ctx.Deadline()
+		<-ctx.Done()
+		drains <- drained{bucket: bucket, bound: deadline.Sub(start), heldAtEnd: m.Holds(bucket)}
+	})
+	testkit.Eventually(t, "p1 holds every bucket", 50*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
+		return r.covered(ctx, b, p1)
+	})
+	p2 := r.start("p2", b)
+	for range b / 2 {
+		select {
+		case d := <-drains:
+			if d.bound > 2*time.Second || d.bound < 2*time.Second-100*time.Millisecond {
+				t.Errorf("bucket %d drained with a deadline %s after its start, want HandBackTimeout 2s", d.bucket, d.bound)
+			}
+			if !d.heldAtEnd {
+				t.Errorf("p1's guard for bucket %d went false while it drained", d.bucket)
+			}
+		case <-time.After(2*time.Second + 4*jitteredRetry + slack):
+			t.Fatal("p1 handed nothing back to p2")
+		}
+	}
+	testkit.Eventually(t, "p1 and p2 hold two buckets each", 50*time.Millisecond, 4*jitteredRetry+slack, func(ctx context.Context) (bool, error) {
+		return r.covered(ctx, b, p1, p2)
+	})
+}
