@@ -63,6 +63,10 @@ type Options struct {
 	// (HandBackTimeout), cancelling what is left. The guard stays true meanwhile; the Lease
 	// is released after Drain returns. Nil drains nothing.
 	Drain func(ctx context.Context, bucket int)
+	// OnHeldChange is called with the held buckets (sorted; nil for none) whenever they
+	// changed, once per round however many buckets moved in it: the moment to restart the
+	// informers with the new Selector and SlotValues. Same goroutine rule as OnTake.
+	OnHeldChange func(held []int)
 	// OnRelease is called when bucket is no longer held: after its Drain and release
 	// (lost false), or at once when its Lease was lost (lost true: the guard is already
 	// false, stop its work without draining). Same goroutine rule as OnTake.

@@ -24,6 +24,20 @@ type runState struct {
 	done    chan struct{} // closed when Run returns: pending drain reports are dropped
 	// ctx outlives Run's ctx and the round's: drains and releases run on it.
 	ctx context.Context
+	// reported is the last held set given to OnHeldChange.
+	reported []int
+}
+
+// reportHeld calls OnHeldChange when the held set moved since the last call.
+func (m *Manager) reportHeld(r *runState) {
+	held := m.Held()
+	if slices.Equal(held, r.reported) {
+		return
+	}
+	r.reported = held
+	if m.opts.OnHeldChange != nil {
+		m.opts.OnHeldChange(held)
+	}
 }
 
 // Run takes the member Lease, then, every RetryPeriod (jittered), renews what it holds and
@@ -57,10 +71,12 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-timer.C():
 			if err := m.round(apiCtx, r, inf.GetStore(), ctxDone == nil); err != nil {
 				m.loseAll(r)
+				m.reportHeld(r)
 				return err
 			}
 			timer.Reset(wait.Jitter(m.opts.RetryPeriod, 0.2))
 		}
+		m.reportHeld(r)
 		if ctxDone == nil && len(r.buckets) == 0 {
 			if r.member != nil {
 				rctx, cancel := context.WithTimeout(apiCtx, m.opts.RenewDeadline/2)

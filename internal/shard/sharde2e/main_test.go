@@ -65,6 +65,8 @@ type member struct {
 	cancel      context.CancelFunc
 	done        chan error
 	partitioned *atomic.Bool
+	// reported is the last held set OnHeldChange gave.
+	reported atomic.Pointer[[]int]
 }
 
 func newRing(t *testing.T) *ring {
@@ -114,6 +116,7 @@ func (r *ring) startDraining(pod string, b int, drain func(ctx context.Context, 
 		HandBackTimeout: 2 * time.Second,
 		Log:             slog.New(slog.NewTextHandler(testWriter{r.t}, nil)).With("member", pod),
 		OnTake:          func(bucket int) { record("take", bucket) },
+		OnHeldChange:    func(held []int) { mem.reported.Store(&held) },
 		Drain: func(ctx context.Context, bucket int) {
 			record("drain", bucket)
 			if drain != nil {
@@ -186,6 +189,14 @@ func (r *ring) covered(ctx context.Context, b int, live ...*member) (bool, error
 		}
 	}
 	for _, mem := range live {
+		// What the engine restarts its informers with is what the guard holds.
+		var rep []int
+		if p := mem.reported.Load(); p != nil {
+			rep = *p
+		}
+		if !slices.Equal(rep, mem.m.Held()) {
+			return false, fmt.Errorf("member %s last reported %v, holds %v", mem.pod, rep, mem.m.Held())
+		}
 		if n := len(mem.m.Held()); n > shard.FairShare(b, len(live)) {
 			return false, fmt.Errorf("member %s holds %d buckets, above its share %d", mem.pod, n, shard.FairShare(b, len(live)))
 		}
