@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
@@ -23,6 +24,22 @@ func TestRingHoldsEveryBucketOnce(t *testing.T) {
 	testkit.Eventually(t, "every bucket held once", 50*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
 		return r.covered(ctx, b, m1, m2, m3)
 	})
+	// ork trace finds the replica of a CR through its bucket Lease.
+	for range 5 {
+		uid := uuid.NewUUID()
+		who, lease, err := shard.HolderOf(t.Context(), env.Clientset.CoordinationV1(), r.ns, r.name, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lease != shard.BucketLeaseName(r.name, shard.BucketOf(uid, b), b) {
+			t.Errorf("HolderOf(%s) found Lease %s, want bucket %d's", uid, lease, shard.BucketOf(uid, b))
+		}
+		for _, mem := range []*member{m1, m2, m3} {
+			if mem.m.HoldsUID(uid) != (who == mem.m.Identity()) {
+				t.Errorf("HolderOf(%s) = %q, but %s's guard says %v", uid, who, mem.pod, mem.m.HoldsUID(uid))
+			}
+		}
+	}
 	for _, mem := range []*member{m1, m2, m3} {
 		if n := len(mem.m.Held()); n < b/3 {
 			t.Errorf("member %s holds %d buckets, want at least %d", mem.pod, n, b/3)
