@@ -67,10 +67,20 @@ func BinDir() (string, error) {
 	return filepath.Join(home, ".cache", "ork", "k8s", K8sVersion), nil
 }
 
+// Options tune the control plane StartWith starts.
+type Options struct {
+	// FeatureGates is kube-apiserver's --feature-gates, e.g. "ShardedListAndWatch=true".
+	// Default none (the version's defaults).
+	FeatureGates string
+}
+
 // Start starts etcd and kube-apiserver on free loopback ports with RBAC authorization and
 // writes an admin kubeconfig to a temporary directory; ctx bounds the wait for the apiserver
 // to create its namespaces. Call Stop when done.
-func Start(ctx context.Context) (*Env, error) {
+func Start(ctx context.Context) (*Env, error) { return StartWith(ctx, Options{}) }
+
+// StartWith is Start with opts.
+func StartWith(ctx context.Context, opts Options) (*Env, error) {
 	t0 := time.Now()
 	bin, err := BinDir()
 	if err != nil {
@@ -94,6 +104,9 @@ func Start(ctx context.Context) (*Env, error) {
 	api.Path = filepath.Join(bin, "kube-apiserver")
 	// A /16 holds enough Service IPs for load tests; envtest's default /24 runs out at 254.
 	api.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	if opts.FeatureGates != "" {
+		api.Configure().Set("feature-gates", opts.FeatureGates)
+	}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(bin, "etcd")}
 	te.ControlPlane.KubectlPath = filepath.Join(bin, "kubectl")
 

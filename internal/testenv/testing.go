@@ -29,14 +29,17 @@ import (
 //
 // With ORK_SKIP_INTEGRATION=1 it starts nothing and leaves *env nil; Require then skips.
 // A failed start fails the package with the reason (missing binaries name `make k8s-bin`).
-func Main(m *testing.M, env **Env) int {
+func Main(m *testing.M, env **Env) int { return MainWith(m, env, Options{}) }
+
+// MainWith is Main with the control plane started by StartWith(opts).
+func MainWith(m *testing.M, env **Env, opts Options) int {
 	if os.Getenv(SkipEnv) == "1" {
 		fmt.Fprintf(os.Stderr, "testenv: %s=1: integration tests skipped, no control plane started\n", SkipEnv)
 		return m.Run()
 	}
 	// Start-up takes 4-8 s; the bound only catches a wedged apiserver.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	e, err := Start(ctx)
+	e, err := StartWith(ctx, opts)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

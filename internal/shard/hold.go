@@ -1,0 +1,135 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+)
+
+// renewBuckets renews every held bucket, several at once (B Leases one after another
+// would not fit in a RetryPeriod on a slow apiserver), and drops those that are lost or
+// past the renew deadline.
+func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
+	type result struct {
+		b    int
+		sent time.Time
+		l    *coordinationv1.Lease
+		lost bool
+		err  error
+	}
+	bs := slices.Sorted(maps.Keys(r.buckets))
+	results := make([]result, len(bs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for k, b := range bs {
+		cur := r.buckets[b].lease
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sent := m.clock.Now()
+			l, lost, err := m.w.renew(ctx, cur)
+			results[k] = result{b: b, sent: sent, l: l, lost: lost, err: err}
+		})
+	}
+	wg.Wait()
+	for _, res := range results {
+		switch {
+		case res.lost:
+			m.loseBucket(r, res.b, "another replica holds its Lease")
+		case res.err != nil:
+			if res.l != nil {
+				r.buckets[res.b].lease = res.l
+			}
+			if !m.Holds(res.b) {
+				m.loseBucket(r, res.b, fmt.Sprintf("not renewed within %s: %v", m.opts.RenewDeadline, res.err))
+			}
+		default:
+			r.buckets[res.b].lease = res.l
+			m.setHeld(res.b, res.sent)
+		}
+	}
+}
+
+// takeBucket takes bucket b's Lease (cur as read; nil when it does not exist yet).
+func (m *Manager) takeBucket(ctx context.Context, r *runState, b int, cur *coordinationv1.Lease) {
+	name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
+	sent := m.clock.Now()
+	l, ok, err := m.w.take(ctx, name, cur)
+	if err != nil {
+		m.opts.Log.Error("take a bucket", "lease", name, "err", err)
+		return
+	}
+	if !ok {
+		return // another replica won the compare-and-swap
+	}
+	r.buckets[b] = &bucketLease{lease: l}
+	m.setHeld(b, sent)
+	m.opts.Log.Info("bucket taken", "bucket", b, "lease", name, "held", len(r.buckets))
+	if m.opts.OnTake != nil {
+		m.opts.OnTake(b)
+	}
+}
+
+// handBack starts draining bucket b; finishHandBack releases it once drained.
+func (m *Manager) handBack(r *runState, b int, why string) {
+	e := r.buckets[b]
+	if e == nil || e.draining != nil {
+		return
+	}
+	dctx, cancel := context.WithTimeout(r.ctx, m.opts.HandBackTimeout)
+	e.draining = cancel
+	m.opts.Log.Info("handing a bucket back", "bucket", b, "reason", why)
+	go func() {
+		defer cancel()
+		if m.opts.Drain != nil {
+			m.opts.Drain(dctx, b)
+		}
+		select {
+		case r.drained <- e:
+		case <-r.done:
+		}
+	}()
+}
+
+// finishHandBack releases a drained bucket so that its next holder starts at once.
+func (m *Manager) finishHandBack(r *runState, e *bucketLease) {
+	b, _, _ := ParseBucketLeaseName(m.opts.Name, e.lease.Name)
+	if r.buckets[b] != e {
+		return // lost while draining: already reported
+	}
+	m.held[b].Store(nil) // the guard goes false before another replica can take it
+	delete(r.buckets, b)
+	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+	defer cancel()
+	if err := m.w.release(ctx, e.lease); err != nil {
+		m.opts.Log.Error("release a bucket (it expires instead)", "bucket", b, "err", err)
+	}
+	m.opts.Log.Info("bucket handed back", "bucket", b, "held", len(r.buckets))
+	if m.opts.OnRelease != nil {
+		m.opts.OnRelease(b, false)
+	}
+}
+
+func (m *Manager) loseBucket(r *runState, b int, why string) {
+	m.held[b].Store(nil)
+	if e := r.buckets[b]; e != nil && e.draining != nil {
+		e.draining()
+	}
+	delete(r.buckets, b)
+	m.opts.Log.Error("bucket lost: its work stops at once", "bucket", b, "reason", why)
+	if m.opts.OnRelease != nil {
+		m.opts.OnRelease(b, true)
+	}
+}
+
+func (m *Manager) loseAll(r *runState) {
+	for _, b := range slices.Sorted(maps.Keys(r.buckets)) {
+		m.loseBucket(r, b, "the member Lease is lost")
+	}
+	m.member.Store(nil)
+}

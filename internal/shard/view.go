@@ -1,0 +1,63 @@
+package shard
+
+import (
+	"strconv"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// view is one round's reading of the namespace's Leases.
+type view struct {
+	mine     []int // held and not draining, sorted
+	takeable []int // free, expired or not yet created, sorted
+	leases   map[int]*coordinationv1.Lease
+	live     int  // live members of this B, this replica included
+	fenced   bool // a live Lease of another mode or another B exists
+}
+
+func (m *Manager) view(store cache.Store, r *runState) view {
+	now := m.clock.Now()
+	self := MemberLeaseName(m.opts.Name, m.opts.Member)
+	v := view{leases: map[int]*coordinationv1.Lease{}, live: 1}
+	for _, obj := range store.List() {
+		l, ok := obj.(*coordinationv1.Lease)
+		if !ok {
+			continue
+		}
+		live := m.obs.live(l, now, m.opts.LeaseDuration)
+		switch i, b, isBucket := ParseBucketLeaseName(m.opts.Name, l.Name); {
+		case l.Name == m.opts.LeaderLease:
+			v.fenced = v.fenced || live
+		case isBucket:
+			// B is in the name and in the annotation: either one differing is another ring.
+			if b != m.opts.Buckets || !sameBuckets(l, m.opts.Buckets) {
+				v.fenced = v.fenced || live
+			}
+			if b == m.opts.Buckets {
+				v.leases[i] = l // taking it rewrites the annotation
+			}
+		case IsMemberLeaseName(m.opts.Name, l.Name) && l.Name != self:
+			if live && sameBuckets(l, m.opts.Buckets) {
+				v.live++
+			}
+		}
+	}
+	for i := range m.opts.Buckets {
+		if e := r.buckets[i]; e != nil {
+			if e.draining == nil {
+				v.mine = append(v.mine, i)
+			}
+			continue
+		}
+		if l := v.leases[i]; l == nil || !m.obs.live(l, now, m.opts.LeaseDuration) {
+			v.takeable = append(v.takeable, i)
+		}
+	}
+	return v
+}
+
+// sameBuckets reports whether l records b buckets (BucketsAnnotation).
+func sameBuckets(l *coordinationv1.Lease, b int) bool {
+	return l.Annotations[BucketsAnnotation] == strconv.Itoa(b)
+}
