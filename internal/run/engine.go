@@ -89,6 +89,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
 		return nil, err
 	}
+	if err := refuseCandidates(set); err != nil {
+		return nil, err
+	}
 	if opts.Identity == "" {
 		opts.Identity = leadership.DefaultIdentity()
 	}
@@ -180,4 +183,17 @@ func (e *Engine) Run(ctx context.Context) error {
 		return e.lead.Run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
+}
+
+// refuseCandidates stops ork run on a Katalog that rolls out a candidate reconciler: the
+// Katalog, ork validate and ork rbac gen know reconcile.remote.candidate, the engine does not
+// roll one out yet, and running as if it did would reconcile every CR with the stable
+// reconciler while the user believes a canary is judged.
+func refuseCandidates(set *katalog.Set) error {
+	for _, c := range set.CRDs {
+		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
+			return fmt.Errorf("CRD %q: reconcile.remote.candidate is not rolled out by this ork run yet: remove candidate from the Katalog (ork remote check --endpoint URL checks the candidate offline)", c.Name)
+		}
+	}
+	return nil
 }
