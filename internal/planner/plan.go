@@ -28,6 +28,9 @@ const OwnerAnnotation = "orkestra.orkspace.io/owner"
 type Mapping struct {
 	Resource   schema.GroupVersionResource
 	Namespaced bool
+	// ScopeUnknown: planned offline, the kind is neither built in nor a CRD of the Katalog;
+	// Namespaced is a guess, and a refusal resting on it says so.
+	ScopeUnknown bool
 }
 
 // Planner turns built objects into the children ork applies for one CRD's custom resources.
@@ -122,6 +125,10 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 		obj.SetNamespace(cr.GetNamespace())
 	case !m.Namespaced:
 		obj.SetNamespace("")
+	}
+	if m.Namespaced && obj.GetNamespace() == "" && m.ScopeUnknown {
+		return Child{}, fmt.Errorf("%s %q: scope unknown offline (neither a built-in kind nor a CRD of the Katalog), so taken as namespaced, and the cluster-scoped owner gives no namespace (set one if the kind is namespaced)",
+			gvk.Kind, obj.GetName())
 	}
 	if m.Namespaced && obj.GetNamespace() == "" {
 		return Child{}, fmt.Errorf("%s %q: namespaced, but the cluster-scoped owner gives no namespace (set one)", gvk.Kind, obj.GetName())
