@@ -25,15 +25,12 @@ type Types struct {
 	clusterScoped map[schema.GroupKind]bool
 }
 
-// NewTypes reads crd's managedResources; all are the Katalog's CRDs, whose plurals are known.
+// NewTypes reads the types crd may write: a remote CRD's managedResources, a declarative
+// CRD's block types (as ork run watches them); all are the Katalog's CRDs, whose plurals and
+// scopes are known. crd may be nil, for Types that only resolve kinds.
 func NewTypes(crd *katalog.CRD, all []*katalog.CRD) Types {
 	t := Types{declared: map[schema.GroupResource]bool{}, builtin: apiresources.Builtin(),
 		plurals: map[schema.GroupKind]string{}, clusterScoped: map[schema.GroupKind]bool{}}
-	if rem := crd.OperatorBox.Reconcile.Remote; rem != nil {
-		for _, m := range rem.ManagedResources {
-			t.declared[schema.GroupResource{Group: m.Group, Resource: m.Plural}] = true
-		}
-	}
 	for _, c := range all {
 		if c.APITypes == nil || c.APITypes.Kind == "" {
 			continue
@@ -44,7 +41,43 @@ func NewTypes(crd *katalog.CRD, all []*katalog.CRD) Types {
 		}
 		t.clusterScoped[gk] = !c.IsNamespaced()
 	}
+	switch {
+	case crd == nil:
+	case crd.IsRemote():
+		for _, m := range crd.OperatorBox.Reconcile.Remote.ManagedResources {
+			t.declared[schema.GroupResource{Group: m.Group, Resource: m.Plural}] = true
+		}
+	default:
+		ob := crd.OperatorBox
+		for _, block := range []katalog.DeclaredResources{ob.OnCreate, ob.OnReconcile, ob.OnDelete} {
+			t.declareBlock(block)
+		}
+	}
 	return t
+}
+
+// declareBlock declares the types of a declarative block: an intent type's, and a customs
+// entry's literal kind (a templated one ork run refuses at start).
+func (t Types) declareBlock(block katalog.DeclaredResources) {
+	for key, entries := range block {
+		ti, ok := resources.LookupBlock(key)
+		switch {
+		case !ok:
+		case ti.Type != resources.Custom:
+			t.declared[ti.GVR().GroupResource()] = true
+		default:
+			for _, e := range entries {
+				apiVersion, _ := e["apiVersion"].(string)
+				kind, _ := e["kind"].(string)
+				gv, err := schema.ParseGroupVersion(apiVersion)
+				if err != nil || kind == "" {
+					continue
+				}
+				gr, _ := t.ResourceOf(gv.WithKind(kind).GroupKind())
+				t.declared[gr] = true
+			}
+		}
+	}
 }
 
 // Resource is the group and plural of a built object. guessed is true when the kind is

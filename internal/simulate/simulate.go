@@ -13,8 +13,6 @@ import (
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
-	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/resources"
 )
 
 // DefaultCycles is the most reconcile cycles run when Options.Cycles is unset.
@@ -157,7 +155,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 			byFile[f] = append(byFile[f], c)
 		}
 	}
-	names := namer{crds: set.CRDs}
+	names := newNamer(set.CRDs)
 	for _, f := range files {
 		targets, objs, err := simulateFile(ctx, f, byFile[f], names, set, opts)
 		if err != nil {
@@ -214,8 +212,8 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				}
 			}
 			t.remote = remotes[c]
-			cl.put(manifest.AsServed(u, c.IsNamespaced())) // a uid, to own children by
 		}
+		cl.put(manifest.AsServed(u, c.IsNamespaced())) // a uid, to own children by
 		targets = append(targets, t)
 	}
 	// A CRD's own crFiles must hold one of its CRs; --cr must hold one of some selected CRD.
@@ -226,7 +224,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				c.Name, file, c.APITypes.Kind, c.APITypes.Group)
 		}
 	}
-	recs := map[*katalog.CRD]*declarative.Reconciler{} // templates parsed once, not per cycle
+	recs := map[*katalog.CRD]*declarativeCRD{} // templates parsed once, not per cycle
 	quiet := 0
 	for n := 1; n <= opts.Cycles && quiet < 2; n++ {
 		changed := false
@@ -253,16 +251,12 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				continue
 			}
 			if recs[t.crd] == nil {
-				recs[t.crd] = declarative.New(t.crd)
+				recs[t.crd] = newDeclarativeCRD(t.crd, set)
 			}
-			t.plan, err = recs[t.crd].Desired(cr.DeepCopy().Object, resources.Options{})
+			t.plan, err = recs[t.crd].plan(cr)
 			if err != nil {
 				t.result.Err = err.Error()
 				continue
-			}
-			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
-			for _, o := range slices.Concat(t.plan.CreateIfMissing, t.plan.Apply) {
-				planner.Planner{}.Label(o.Obj)
 			}
 			changes := cl.reconcile(t.plan)
 			changed = changed || len(changes) > 0

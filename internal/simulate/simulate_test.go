@@ -8,9 +8,11 @@ import (
 	goldenfile "github.com/orkspace/ork/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/planner"
 )
 
 // golden compares got with testdata/<name>, or rewrites it under -update.
@@ -172,6 +174,36 @@ func TestCustomChildrenLiveInTheCRNamespace(t *testing.T) {
 	for ref, n := range creates {
 		if !strings.Contains(ref, "/b") || n != 1 {
 			t.Errorf("creates by CR = %v, want one create for b", creates)
+		}
+	}
+}
+
+// A declarative CRD's children are planned by the planner ork run uses: owned (by reference,
+// or by annotation across scopes), placed by their kind's scope, and refused where ork run
+// refuses them.
+func TestDeclarativeChildrenArePlannedAsOrkRunPlansThem(t *testing.T) {
+	rep, err := Run(t.Context(), load(t, "testdata/declarative-scope/katalog.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *unstructured.Unstructured
+	for _, o := range rep.Objects {
+		if o.GetKind() == "ClusterRole" {
+			role = o
+		}
+	}
+	switch {
+	case role == nil:
+		t.Fatalf("no ClusterRole planned: %v", rep.Objects)
+	case role.GetNamespace() != "" || len(role.GetOwnerReferences()) != 0 || role.GetAnnotations()[planner.OwnerAnnotation] == "":
+		t.Errorf("ClusterRole of a CR in one: namespace %q, ownerReferences %v, annotations %v; want cluster-scoped, owned by annotation",
+			role.GetNamespace(), role.GetOwnerReferences(), role.GetAnnotations())
+	}
+	for _, c := range rep.CRDs {
+		for _, cr := range c.CRs {
+			if c.Name == "zone" && !strings.Contains(cr.Err, "InvalidResource") {
+				t.Errorf("zone %s: error %q, want InvalidResource (a ConfigMap of a cluster-scoped CR with no namespace)", cr.Name, cr.Err)
+			}
 		}
 	}
 }
