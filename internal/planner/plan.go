@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -82,7 +83,7 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 				switch {
 				case errors.Is(err, errUndeclared):
 					stage = Undeclared
-				case errors.Is(err, errUnserved):
+				case errors.Is(err, errUnserved), errors.Is(err, errDiscovery):
 					stage = Unserved
 				}
 				errs = append(errs, EntryError{List: list.name, Index: i, Stage: stage, Err: err})
@@ -98,11 +99,13 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 	return out, nil
 }
 
-// errUndeclared and errUnserved mark Child's errors for a type not in managedResources and
-// a kind the cluster does not serve.
+// errUndeclared, errUnserved and errDiscovery mark Child's errors for a type not in
+// managedResources, a kind the cluster does not serve, and a kind discovery could not
+// resolve (an apiserver error, not a verdict on the kind).
 var (
 	errUndeclared = errors.New("not declared in managedResources")
 	errUnserved   = errors.New("kind not served by the cluster")
+	errDiscovery  = errors.New("discovery failed")
 )
 
 // Child resolves o's type, checks it is declared and placeable, and sets on a copy the
@@ -112,8 +115,13 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 	obj := o.Obj.DeepCopy()
 	gvk := obj.GroupVersionKind()
 	m, err := p.Map(gvk)
-	if err != nil {
+	if err != nil && meta.IsNoMatchError(err) {
 		return Child{}, fmt.Errorf("%s %q: %w: %w", gvk.Kind, obj.GetName(), errUnserved, err)
+	}
+	if err != nil {
+		// Discovery did not answer: the kind may well be served; ApplyFailed all the same
+		// (a write ork could not make), but not said to be unserved.
+		return Child{}, fmt.Errorf("%s %q: kind not resolved, %w: %w", gvk.Kind, obj.GetName(), errDiscovery, err)
 	}
 	gr := m.Resource.GroupResource()
 	if !p.Declared(gr) {
