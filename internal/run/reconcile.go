@@ -226,11 +226,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.removeAll(ctx, in.cr, d.remove)
+		err = c.writes.removeAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writer().applyAll(ctx, in.cr, d)
+		steps.applies, err = c.writes.applyAll(ctx, in.cr, d)
 		if err == nil && d.prune {
-			err = c.writer().prune(ctx, in.cr, &steps.applies)
+			err = c.writes.prune(ctx, in.cr, &steps.applies)
 		}
 	}
 	if d.entries != nil && !errors.Is(err, errNotLeader) && c.e.dry == nil {
