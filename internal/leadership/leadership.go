@@ -101,6 +101,14 @@ func (l *Leadership) mayWrite(now time.Time) error {
 
 func (l *Leadership) renewed(at time.Time) { l.lastRenew.Store(&at) }
 
+// LeadingSince arms the guard as leading does, with the last renewal sent at renewed. It is
+// for tests of the guard's users, in other packages, that need a leader whose renewal is
+// stale (the renew-deadline path) without an election.
+func (l *Leadership) LeadingSince(renewed time.Time) {
+	l.renewed(renewed)
+	l.armed.Store(true)
+}
+
 // Lose takes the Lease as lost, as a refused write does: the leader's run ends, and every
 // guarded write from now on is refused. ork itself loses the Lease only by a stale renewal
 // (MayWrite) or the elector giving up; Lose is for tests of the guard's users, in other
