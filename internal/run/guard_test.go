@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // countingReconciler counts its calls: each stands for the POST to the remote reconciler.
@@ -53,5 +57,53 @@ func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
 				t.Error("the pass reports done: want it to stop as a lost Lease does")
 			}
 		})
+	}
+}
+
+// losingSecrets loses the Lease while the reconciler's token is read: the guard let the
+// pass through before the call, but the POST must not go out.
+type losingSecrets struct{ lead *leadership.Leadership }
+
+func (s losingSecrets) SecretValue(context.Context, string, string, string) ([]byte, error) {
+	s.lead.Lose()
+	return []byte("token"), nil
+}
+
+// The guard is asked again right before the POST: a Lease that passed while the token was
+// read sends nothing.
+func TestNoCallWhenTheLeasePassesBeforeTheSend(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		posts.Add(1)
+		// An error answer: a broken guard then fails the pass without the caches this
+		// bare controller lacks.
+		_, _ = w.Write([]byte(`{"result":"error","error":"sent"}`))
+	}))
+	t.Cleanup(srv.Close)
+	lead := leadership.New(leadership.Options{Enabled: true, RenewDeadline: 10 * time.Second})
+	lead.LeadingSince(time.Now())
+	off := false
+	crd := &katalog.CRD{Name: "app", APITypes: &katalog.APITypes{Group: "myorg.io", Version: "v1", Kind: "App", Plural: "apps"},
+		OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Default: &off, Remote: &katalog.Remote{
+			Endpoint: srv.URL, Protocol: "http", Timeout: "10s",
+			Auth: &katalog.Auth{SecretRef: &katalog.SecretKeyRef{Name: "tok", Namespace: "ops", Key: "token"}},
+		}}}}
+	r, err := remote.New(crd, remote.Options{Secrets: losingSecrets{lead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	c := &controller{e: &Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}, crd: crd, ledger: newLedger(),
+		suspended: newSuspensions(), rec: &remoteReconciler{r: r}, log: slog.New(slog.DiscardHandler)}
+	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "App"}}
+	cr.SetNamespace("ns")
+	cr.SetName("web")
+	cr.SetUID("u1")
+	_, _, done := c.pass(t.Context(), input{key: "ns/web", cr: cr, trigger: TriggerCreate})
+	if n := posts.Load(); n != 0 {
+		t.Errorf("%d POSTs reached the reconciler after the Lease passed, want none", n)
+	}
+	if done {
+		t.Error("the pass reports done: want it to stop as a lost Lease does")
 	}
 }

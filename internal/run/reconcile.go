@@ -75,6 +75,9 @@ type decision struct {
 	// quiet: nothing was attempted (the endpoint's pause): no status, no Event, no failure
 	// count; only come back after.
 	quiet bool
+	// notLeader: the call was held at the send by the leadership guard; the pass stops as
+	// when the guard refuses before the call.
+	notLeader bool
 	// result, request and remoteTime are for the decision trace: the reconciler's answer, the
 	// digest of the request sent, and how long the call took.
 	result, request string
@@ -203,7 +206,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if err := c.e.mayWrite(in.key); err != nil {
 			return d, steps, false
 		}
-		d = c.safeReconcile(ctx, in)
+		if d = c.safeReconcile(ctx, in); d.notLeader {
+			return d, steps, false
+		}
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
