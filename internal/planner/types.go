@@ -18,6 +18,9 @@ import (
 // discovery ork run would see for them), then the Katalog's CRDs; only a kind none of these
 // knows is guessed (see Resource and Map).
 type Types struct {
+	// Operator is the operator label's value, ork run's --name; default
+	// resources.DefaultOperator.
+	Operator string
 	declared map[schema.GroupResource]bool
 	builtin  *apiresources.Table
 	plurals  map[schema.GroupKind]string
@@ -142,10 +145,10 @@ func (t Types) Map(gvk schema.GroupVersionKind) (Mapping, error) {
 	return Mapping{Resource: gr.WithVersion(gvk.Version), Namespaced: namespaced, ScopeUnknown: !known}, nil
 }
 
-// Planner plans as ork run does with its default --name and every namespace watched, the
+// Planner plans as ork run does with --name Operator and every namespace watched, the
 // types resolved by Map and checked against managedResources.
 func (t Types) Planner(forceConflict *bool) Planner {
-	return Planner{Map: t.Map, Declared: t.IsDeclared, ForceConflict: forceConflict}
+	return Planner{Map: t.Map, Declared: t.IsDeclared, Operator: t.Operator, ForceConflict: forceConflict}
 }
 
 // Build builds and plans every entry of a remote answer for cr, as ork run does before

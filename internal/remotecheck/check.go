@@ -34,6 +34,10 @@ type Options struct {
 	IncludeDelete bool
 	// Secrets reads auth.secretRef and tls.caSecretRef; required when either is declared.
 	Secrets remote.SecretSource
+	// Operator is the operator ork run would run as (ork run --name): the operator label on
+	// every planned child, and so part of its applied digest; default
+	// resources.DefaultOperator.
+	Operator string
 }
 
 // Report is the outcome of a check; -o json prints it as is.
@@ -147,6 +151,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	types := planner.NewTypes(crd, set.CRDs)
+	types.Operator = opts.Operator
 	cr := manifest.AsServed(opts.CR, crd.IsNamespaced())
 	ck := &checker{
 		crd: crd, rec: rec, schema: v, types: types, force: crd.OperatorBox.Reconcile.ForceConflict, cr: cr, key: key(cr),

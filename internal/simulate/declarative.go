@@ -19,8 +19,9 @@ type declarativeCRD struct {
 	planner planner.Planner
 }
 
-func newDeclarativeCRD(c *katalog.CRD, set *katalog.Set) *declarativeCRD {
+func newDeclarativeCRD(c *katalog.CRD, set *katalog.Set, operator string) *declarativeCRD {
 	types := planner.NewTypes(c, set.CRDs)
+	types.Operator = operator
 	return &declarativeCRD{rec: declarative.New(c), types: types, planner: types.Planner(c.OperatorBox.Reconcile.ForceConflict)}
 }
 

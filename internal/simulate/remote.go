@@ -53,7 +53,7 @@ type remoteCRD struct {
 	children bool
 }
 
-func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
+func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions, operator string) (*remoteCRD, error) {
 	crd := c.WithEndpoint(o.Endpoint)
 	var secrets remote.SecretSource = manifest.NewSecrets("the CR file or --secrets", slices.Concat(seed, o.Secrets)...)
 	if o.Placeholder {
@@ -63,7 +63,9 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	if err != nil {
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
-	return &remoteCRD{rec: rec, types: planner.NewTypes(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
+	types := planner.NewTypes(c, set.CRDs)
+	types.Operator = operator
+	return &remoteCRD{rec: rec, types: types, force: c.OperatorBox.Reconcile.ForceConflict, children: crd.OperatorBox.Reconcile.Remote.Payload.Children.Enabled}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue

@@ -30,6 +30,9 @@ type Options struct {
 	// Remote, when set, simulates remote CRDs too by calling their endpoint; default nil:
 	// they are skipped (SkipRemote).
 	Remote *RemoteOptions
+	// Operator is the operator ork run would run as (ork run --name): the operator label
+	// on every child, and so part of its applied digest; default resources.DefaultOperator.
+	Operator string
 }
 
 // Report is the outcome of a simulation.
@@ -207,7 +210,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 		}}
 		if c.IsRemote() {
 			if remotes[c] == nil {
-				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote); err != nil {
+				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote, opts.Operator); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -251,7 +254,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				continue
 			}
 			if recs[t.crd] == nil {
-				recs[t.crd] = newDeclarativeCRD(t.crd, set)
+				recs[t.crd] = newDeclarativeCRD(t.crd, set, opts.Operator)
 			}
 			t.plan, err = recs[t.crd].plan(cr)
 			if err != nil {

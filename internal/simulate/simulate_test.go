@@ -13,6 +13,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // golden compares got with testdata/<name>, or rewrites it under -update.
@@ -205,5 +206,27 @@ func TestDeclarativeChildrenArePlannedAsOrkRunPlansThem(t *testing.T) {
 				t.Errorf("zone %s: error %q, want InvalidResource (a ConfigMap of a cluster-scoped CR with no namespace)", cr.Name, cr.Err)
 			}
 		}
+	}
+}
+
+// Under another ork run --name the children carry that operator label (and so another
+// applied digest): simulate plans as the operator it is told.
+func TestChildrenCarryTheOperatorName(t *testing.T) {
+	rep, err := Run(t.Context(), load(t, "../../examples/website/katalog.yaml"), Options{Operator: "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var children int
+	for _, o := range rep.Objects {
+		if len(o.GetOwnerReferences()) == 0 {
+			continue
+		}
+		children++
+		if got := o.GetLabels()[resources.OperatorLabel]; got != "team-a" {
+			t.Errorf("%s %s: operator label %q, want team-a", o.GetKind(), o.GetName(), got)
+		}
+	}
+	if children == 0 {
+		t.Fatal("no children planned")
 	}
 }
