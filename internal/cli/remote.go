@@ -13,6 +13,7 @@ import (
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/remotecheck"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/suggest"
 )
 
@@ -74,6 +75,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("crd", "", "the remote CRD to check (its name in the Katalog; default: the only remote one)")
 	f.String("cr", "", "custom resource file (default: the CRD's first crFiles entry)")
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
+	f.String("name", resources.DefaultOperator, "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest")
 	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
 	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
@@ -89,7 +91,8 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
 		relatedFiles: cfg.StringSlice("related"),
-		check:        remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete")},
+		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete"),
+			Operator: cfg.String("name")},
 	}, nil
 }
 

@@ -93,18 +93,7 @@ func (l *Leadership) Run(ctx context.Context, fn func(context.Context) error) er
 		return errors.New("leader election ended before this replica led")
 	case leaderCtx := <-leading:
 		o.Log.Info("acquired leadership", "lease", o.Namespace+"/"+o.Name, "identity", o.Identity)
-		l.leading.Store(true)
-		fnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-		onStop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
-		lose := func() { cancel(ErrLost) }
-		l.onLoss.Store(&lose)
-		l.armed.Store(true)
-		onLoss := context.AfterFunc(leaderCtx, l.lose)
-		runErr := fn(fnCtx)
-		onStop()
-		onLoss()
-		lost := errors.Is(context.Cause(fnCtx), ErrLost)
-		cancel(nil)
+		runErr, lost := l.lead(ctx, leaderCtx, fn)
 		stopElecting()
 		<-electionDone
 		if lost {
@@ -113,4 +102,28 @@ func (l *Leadership) Run(ctx context.Context, fn func(context.Context) error) er
 		}
 		return runErr
 	}
+}
+
+// lead runs fn while this replica leads: until fn returns, or at once (fn's context ends
+// with ErrLost) when leaderCtx ends or a write finds the Lease lost. lost reports the latter.
+func (l *Leadership) lead(ctx, leaderCtx context.Context, fn func(context.Context) error) (runErr error, lost bool) {
+	l.leading.Store(true)
+	fnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	onStop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
+	lose := func() { cancel(ErrLost) }
+	l.onLoss.Store(&lose)
+	l.armed.Store(true)
+	onLoss := context.AfterFunc(leaderCtx, l.lose)
+	// The elector may have given up, or a write found the Lease lost, before onLoss was
+	// stored: lose then ran with nothing to end, and will not run again.
+	if l.lost.Load() || leaderCtx.Err() != nil {
+		l.leading.Store(false)
+		lose()
+	}
+	runErr = fn(fnCtx)
+	onStop()
+	onLoss()
+	lost = errors.Is(context.Cause(fnCtx), ErrLost)
+	cancel(nil)
+	return runErr, lost
 }

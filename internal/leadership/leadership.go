@@ -78,8 +78,8 @@ func (l *Leadership) MayWrite(key string) error {
 	return l.mayWrite(time.Now())
 }
 
-// Guard is MayWrite as a predicate: whether a write for key may go now.
-func (l *Leadership) Guard(key string) bool { return l.MayWrite(key) == nil }
+// guard is MayWrite as a predicate: whether a write for key may go now.
+func (l *Leadership) guard(key string) bool { return l.MayWrite(key) == nil }
 
 // IsLeader reports whether this replica holds the Lease now (always false without
 // election).
@@ -101,8 +101,18 @@ func (l *Leadership) mayWrite(now time.Time) error {
 
 func (l *Leadership) renewed(at time.Time) { l.lastRenew.Store(&at) }
 
+// LeadingSince arms the guard as leading does, with the last renewal sent at renewed. It is
+// for tests of the guard's users, in other packages, that need a leader whose renewal is
+// stale (the renew-deadline path) without an election.
+func (l *Leadership) LeadingSince(renewed time.Time) {
+	l.renewed(renewed)
+	l.armed.Store(true)
+}
+
 // Lose takes the Lease as lost, as a refused write does: the leader's run ends, and every
-// guarded write from now on is refused.
+// guarded write from now on is refused. ork itself loses the Lease only by a stale renewal
+// (MayWrite) or the elector giving up; Lose is for tests of the guard's users, in other
+// packages, that need a lost Lease without an election.
 func (l *Leadership) Lose() {
 	l.armed.Store(true)
 	l.lose()

@@ -84,16 +84,44 @@ func TestGuardTransportRefusesWritesOfAStaleLeader(t *testing.T) {
 }
 
 // Lose, what a refused write amounts to, closes the guard for every key from then on, even
-// on a replica the elector never armed; Guard is MayWrite as a predicate.
+// on a replica the elector never armed; guard is MayWrite as a predicate.
 func TestLoseClosesTheGuardForEveryKey(t *testing.T) {
 	l := New(Options{Enabled: true, RenewDeadline: time.Second})
-	if !l.Guard("ns/a") || l.IsLeader() {
-		t.Fatalf("before leading: guard %v, leader %v; want writes allowed, not the leader", l.Guard("ns/a"), l.IsLeader())
+	if !l.guard("ns/a") || l.IsLeader() {
+		t.Fatalf("before leading: guard %v, leader %v; want writes allowed, not the leader", l.guard("ns/a"), l.IsLeader())
 	}
 	l.Lose()
 	for _, key := range []string{"ns/a", "other/b", "cluster-scoped"} {
-		if l.Guard(key) || !errors.Is(l.MayWrite(key), ErrNotLeader) {
-			t.Errorf("after Lose: guard(%s) = %v, MayWrite = %v; want refused with ErrNotLeader", key, l.Guard(key), l.MayWrite(key))
+		if l.guard(key) || !errors.Is(l.MayWrite(key), ErrNotLeader) {
+			t.Errorf("after Lose: guard(%s) = %v, MayWrite = %v; want refused with ErrNotLeader", key, l.guard(key), l.MayWrite(key))
 		}
+	}
+}
+
+// The elector may give up (OnStoppedLeading, marking the Lease lost) before the run has
+// armed its end: the run must still end at once with ErrLost, not go on refusing every
+// write while IsLeader says it leads.
+func TestALossBeforeTheRunIsArmedEndsIt(t *testing.T) {
+	l := New(Options{Enabled: true, RenewDeadline: time.Second})
+	leaderCtx, stopLeading := context.WithCancel(context.Background())
+	stopLeading()
+	l.lose() // OnStoppedLeading, before lead stored its onLoss
+	ended := make(chan bool, 1)
+	go func() {
+		_, lost := l.lead(context.Background(), leaderCtx, func(ctx context.Context) error {
+			// The slack: a run that ends does so at once; 5s is only the bound of a wrong one.
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+			return nil
+		})
+		ended <- lost
+	}()
+	if lost := <-ended; !lost {
+		t.Errorf("the run was not ended as lost (it ran out its 5s), want ErrLost at once")
+	}
+	if l.IsLeader() {
+		t.Errorf("IsLeader after a loss, want false")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,6 +29,9 @@ const OwnerAnnotation = "orkestra.orkspace.io/owner"
 type Mapping struct {
 	Resource   schema.GroupVersionResource
 	Namespaced bool
+	// ScopeUnknown: planned offline, the kind is neither built in nor a CRD of the Katalog;
+	// Namespaced is a guess, and a refusal resting on it says so.
+	ScopeUnknown bool
 }
 
 // Planner turns built objects into the children ork applies for one CRD's custom resources.
@@ -79,7 +83,7 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 				switch {
 				case errors.Is(err, errUndeclared):
 					stage = Undeclared
-				case errors.Is(err, errUnserved):
+				case errors.Is(err, errUnserved), errors.Is(err, errDiscovery):
 					stage = Unserved
 				}
 				errs = append(errs, EntryError{List: list.name, Index: i, Stage: stage, Err: err})
@@ -95,11 +99,13 @@ func (p Planner) Plan(cr *unstructured.Unstructured, apply, createIfMissing []re
 	return out, nil
 }
 
-// errUndeclared and errUnserved mark Child's errors for a type not in managedResources and
-// a kind the cluster does not serve.
+// errUndeclared, errUnserved and errDiscovery mark Child's errors for a type not in
+// managedResources, a kind the cluster does not serve, and a kind discovery could not
+// resolve (an apiserver error, not a verdict on the kind).
 var (
 	errUndeclared = errors.New("not declared in managedResources")
 	errUnserved   = errors.New("kind not served by the cluster")
+	errDiscovery  = errors.New("discovery failed")
 )
 
 // Child resolves o's type, checks it is declared and placeable, and sets on a copy the
@@ -109,8 +115,13 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 	obj := o.Obj.DeepCopy()
 	gvk := obj.GroupVersionKind()
 	m, err := p.Map(gvk)
-	if err != nil {
+	if err != nil && meta.IsNoMatchError(err) {
 		return Child{}, fmt.Errorf("%s %q: %w: %w", gvk.Kind, obj.GetName(), errUnserved, err)
+	}
+	if err != nil {
+		// Discovery did not answer: the kind may well be served; ApplyFailed all the same
+		// (a write ork could not make), but not said to be unserved.
+		return Child{}, fmt.Errorf("%s %q: kind not resolved, %w: %w", gvk.Kind, obj.GetName(), errDiscovery, err)
 	}
 	gr := m.Resource.GroupResource()
 	if !p.Declared(gr) {
@@ -122,6 +133,10 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 		obj.SetNamespace(cr.GetNamespace())
 	case !m.Namespaced:
 		obj.SetNamespace("")
+	}
+	if m.Namespaced && obj.GetNamespace() == "" && m.ScopeUnknown {
+		return Child{}, fmt.Errorf("%s %q: scope unknown offline (neither a built-in kind nor a CRD of the Katalog), so taken as namespaced, and the cluster-scoped owner gives no namespace (set one if the kind is namespaced)",
+			gvk.Kind, obj.GetName())
 	}
 	if m.Namespaced && obj.GetNamespace() == "" {
 		return Child{}, fmt.Errorf("%s %q: namespaced, but the cluster-scoped owner gives no namespace (set one)", gvk.Kind, obj.GetName())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,8 +30,11 @@ var clusterScoped = map[string]bool{"Namespace": true}
 func testPlanner() Planner {
 	return Planner{
 		Map: func(gvk schema.GroupVersionKind) (Mapping, error) {
-			if gvk.Kind == "Gadget" {
-				return Mapping{}, errors.New("no matches for kind Gadget")
+			switch gvk.Kind {
+			case "Gadget":
+				return Mapping{}, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+			case "Flaky":
+				return Mapping{}, errors.New("the server is currently unable to handle the request")
 			}
 			return Mapping{Resource: schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: strings.ToLower(gvk.Kind) + "s"},
 				Namespaced: !clusterScoped[gvk.Kind]}, nil
@@ -76,7 +80,7 @@ func TestChildPlacesOwnsAndLabels(t *testing.T) {
 		{name: "an undeclared type", cr: crIn("prod"), obj: object("Secret", ""),
 			err: `Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets})`},
 		{name: "a kind not served", cr: crIn("prod"), obj: object("Gadget", ""),
-			err: `Gadget "x": kind not served by the cluster: no matches for kind Gadget`},
+			err: `Gadget "x": kind not served by the cluster: no matches for kind "Gadget" in version "v1"`},
 		{name: "an unwatched namespace", cr: crIn("prod"), obj: object("ConfigMap", "dev"),
 			err: `ConfigMap "x": namespace dev is not watched (--watch-namespace prod,ops): ork can neither see nor write a child there`},
 		{name: "namespaced child of a cluster-scoped CR naming no namespace", cr: crIn(""), obj: object("ConfigMap", ""),
@@ -161,7 +165,11 @@ func TestPlanIsAllOrNothingAndVerdict(t *testing.T) {
 		{name: "an undeclared type alone", apply: []resources.Object{object("ConfigMap", ""), object("Secret", "")},
 			reason: ReasonApplyFailed, message: `nothing applied: resources[1]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets})`},
 		{name: "a kind not served is ApplyFailed too", apply: []resources.Object{object("Secret", ""), object("Gadget", "")},
-			reason: ReasonApplyFailed, message: `nothing applied: resources[0]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets}); resources[1]: Gadget "x": kind not served by the cluster: no matches for kind Gadget`},
+			reason: ReasonApplyFailed, message: `nothing applied: resources[0]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets}); resources[1]: Gadget "x": kind not served by the cluster: no matches for kind "Gadget" in version "v1"`},
+		{name: "a kind not served alone is ApplyFailed", apply: []resources.Object{object("ConfigMap", ""), object("Gadget", "")},
+			reason: ReasonApplyFailed, message: `nothing applied: resources[1]: Gadget "x": kind not served by the cluster: no matches for kind "Gadget" in version "v1"`},
+		{name: "a discovery failure is ApplyFailed, not said to be unserved", apply: []resources.Object{object("Flaky", "")},
+			reason: ReasonApplyFailed, message: `nothing applied: resources[0]: Flaky "x": kind not resolved, discovery failed: the server is currently unable to handle the request`},
 		{name: "an unplaceable entry makes every refusal InvalidResource", apply: []resources.Object{object("Secret", "")}, onCreate: []resources.Object{object("ConfigMap", "dev")},
 			reason: ReasonInvalidResource, message: `nothing applied: resources[0]: Secret "x": type secrets is not declared in managedResources (declare it: {group: "", plural: secrets}); onCreate[0]: ConfigMap "x": namespace dev is not watched (--watch-namespace prod,ops): ork can neither see nor write a child there`},
 	}

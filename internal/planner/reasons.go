@@ -40,7 +40,8 @@ const (
 	Invalid Stage = iota
 	// Undeclared: the entry built, but its type is not in managedResources.
 	Undeclared
-	// Unserved: the entry built, but the cluster serves no such kind (ork run only).
+	// Unserved: the entry built, but the cluster serves no such kind, or discovery could not
+	// tell (ork run only).
 	Unserved
 	// Unplaceable: the entry built and is declared, but ork cannot place it (see
 	// ReasonInvalidResource).

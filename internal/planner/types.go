@@ -7,30 +7,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/orkspace/ork/internal/apiresources"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/resources"
 )
 
 // Types are the managedResources of one remote CRD, for planning without a cluster (ork
-// simulate, ork remote check). There is no RESTMapper: the plural of a kind comes from
-// ork's intent types, then from the Katalog's CRDs, else it is guessed from the kind (see
-// Resource).
+// simulate, ork remote check). There is no RESTMapper: the plural and scope of a kind come
+// from ork's intent types, then Kubernetes' built-in resources (apiresources.Builtin, the
+// discovery ork run would see for them), then the Katalog's CRDs; only a kind none of these
+// knows is guessed (see Resource and Map).
 type Types struct {
+	// Operator is the operator label's value, ork run's --name; default
+	// resources.DefaultOperator.
+	Operator string
 	declared map[schema.GroupResource]bool
+	builtin  *apiresources.Table
 	plurals  map[schema.GroupKind]string
-	// clusterScoped are the Katalog's cluster-scoped CRDs; every other kind counts as
-	// namespaced (all intent types are).
+	// clusterScoped holds the scope of the Katalog's CRDs: true for cluster-scoped.
 	clusterScoped map[schema.GroupKind]bool
 }
 
-// NewTypes reads crd's managedResources; all are the Katalog's CRDs, whose plurals are known.
+// NewTypes reads the types crd may write: a remote CRD's managedResources, a declarative
+// CRD's block types (as ork run watches them); all are the Katalog's CRDs, whose plurals and
+// scopes are known. crd may be nil, for Types that only resolve kinds.
 func NewTypes(crd *katalog.CRD, all []*katalog.CRD) Types {
-	t := Types{declared: map[schema.GroupResource]bool{}, plurals: map[schema.GroupKind]string{}, clusterScoped: map[schema.GroupKind]bool{}}
-	if rem := crd.OperatorBox.Reconcile.Remote; rem != nil {
-		for _, m := range rem.ManagedResources {
-			t.declared[schema.GroupResource{Group: m.Group, Resource: m.Plural}] = true
-		}
-	}
+	t := Types{declared: map[schema.GroupResource]bool{}, builtin: apiresources.Builtin(),
+		plurals: map[schema.GroupKind]string{}, clusterScoped: map[schema.GroupKind]bool{}}
 	for _, c := range all {
 		if c.APITypes == nil || c.APITypes.Kind == "" {
 			continue
@@ -41,11 +44,47 @@ func NewTypes(crd *katalog.CRD, all []*katalog.CRD) Types {
 		}
 		t.clusterScoped[gk] = !c.IsNamespaced()
 	}
+	switch {
+	case crd == nil:
+	case crd.IsRemote():
+		for _, m := range crd.OperatorBox.Reconcile.Remote.ManagedResources {
+			t.declared[schema.GroupResource{Group: m.Group, Resource: m.Plural}] = true
+		}
+	default:
+		ob := crd.OperatorBox
+		for _, block := range []katalog.DeclaredResources{ob.OnCreate, ob.OnReconcile, ob.OnDelete} {
+			t.declareBlock(block)
+		}
+	}
 	return t
 }
 
+// declareBlock declares the types of a declarative block: an intent type's, and a customs
+// entry's literal kind (a templated one ork run refuses at start).
+func (t Types) declareBlock(block katalog.DeclaredResources) {
+	for key, entries := range block {
+		ti, ok := resources.LookupBlock(key)
+		switch {
+		case !ok:
+		case ti.Type != resources.Custom:
+			t.declared[ti.GVR().GroupResource()] = true
+		default:
+			for _, e := range entries {
+				apiVersion, _ := e["apiVersion"].(string)
+				kind, _ := e["kind"].(string)
+				gv, err := schema.ParseGroupVersion(apiVersion)
+				if err != nil || kind == "" {
+					continue
+				}
+				gr, _ := t.ResourceOf(gv.WithKind(kind).GroupKind())
+				t.declared[gr] = true
+			}
+		}
+	}
+}
+
 // Resource is the group and plural of a built object. guessed is true when the kind is
-// neither an intent type nor a CRD of the Katalog: the plural is then the lower-case kind
+// neither an intent type, a built-in kind nor a CRD of the Katalog: the plural is then the lower-case kind
 // plus "s" (what kubectl's RESTMapper guesses too), and a declared entry of the same group
 // whose plural is another usual plural of the kind counts as it.
 func (t Types) Resource(o resources.Object) (gr schema.GroupResource, guessed bool) {
@@ -61,6 +100,9 @@ func (t Types) ResourceOf(gk schema.GroupKind) (gr schema.GroupResource, guessed
 	if ti, ok := resources.LookupKind(gk); ok {
 		return schema.GroupResource{Group: gk.Group, Resource: ti.Plural}, false
 	}
+	if r, ok := t.builtinKind(gk); ok {
+		return schema.GroupResource{Group: gk.Group, Resource: r.Plural}, false
+	}
 	if p, ok := t.plurals[gk]; ok {
 		return schema.GroupResource{Group: gk.Group, Resource: p}, false
 	}
@@ -73,19 +115,40 @@ func (t Types) ResourceOf(gk schema.GroupKind) (gr schema.GroupResource, guessed
 }
 
 // Namespaced reports whether objects of gk are namespaced, as far as ork knows without a
-// cluster: a cluster-scoped CRD of the Katalog is not, anything else is.
-func (t Types) Namespaced(gk schema.GroupKind) bool { return !t.clusterScoped[gk] }
+// cluster: intent types are; a built-in kind or a CRD of the Katalog as declared. known is
+// false for any other kind, which then counts as namespaced (most custom kinds are).
+func (t Types) Namespaced(gk schema.GroupKind) (namespaced, known bool) {
+	if _, ok := resources.LookupKind(gk); ok {
+		return true, true
+	}
+	if r, ok := t.builtinKind(gk); ok {
+		return r.Namespaced, true
+	}
+	if cluster, ok := t.clusterScoped[gk]; ok {
+		return !cluster, true
+	}
+	return true, false
+}
+
+// builtinKind is gk's entry in Kubernetes' built-in resources, for a table of NewTypes.
+func (t Types) builtinKind(gk schema.GroupKind) (apiresources.Resource, bool) {
+	if t.builtin == nil {
+		return apiresources.Resource{}, false
+	}
+	return t.builtin.LookupKind(gk.Group, gk.Kind)
+}
 
 // Map is the Planner's Map without a cluster: Resource and Namespaced. It never fails.
 func (t Types) Map(gvk schema.GroupVersionKind) (Mapping, error) {
 	gr, _ := t.ResourceOf(gvk.GroupKind())
-	return Mapping{Resource: gr.WithVersion(gvk.Version), Namespaced: t.Namespaced(gvk.GroupKind())}, nil
+	namespaced, known := t.Namespaced(gvk.GroupKind())
+	return Mapping{Resource: gr.WithVersion(gvk.Version), Namespaced: namespaced, ScopeUnknown: !known}, nil
 }
 
-// Planner plans as ork run does with its default --name and every namespace watched, the
+// Planner plans as ork run does with --name Operator and every namespace watched, the
 // types resolved by Map and checked against managedResources.
 func (t Types) Planner(forceConflict *bool) Planner {
-	return Planner{Map: t.Map, Declared: t.IsDeclared, ForceConflict: forceConflict}
+	return Planner{Map: t.Map, Declared: t.IsDeclared, Operator: t.Operator, ForceConflict: forceConflict}
 }
 
 // Build builds and plans every entry of a remote answer for cr, as ork run does before

@@ -153,3 +153,67 @@ func TestBuildIsAllOrNothing(t *testing.T) {
 		})
 	}
 }
+
+// Offline, a built-in kind takes its scope and plural from Kubernetes' own table, as the
+// cluster's discovery gives them to ork run: a ClusterRole of a CR in prod is cluster-scoped
+// and owned by annotation, a cluster-scoped CR may return a Namespace, NetworkPolicy's plural
+// is networkpolicies. Only a kind ork cannot know is guessed, and a refusal that rests on the
+// guess says so.
+func TestScopeOffline(t *testing.T) {
+	crd := remoteCRD(
+		katalog.ManagedResource{Group: "rbac.authorization.k8s.io", Plural: "clusterroles"},
+		katalog.ManagedResource{Group: "", Plural: "namespaces"},
+		katalog.ManagedResource{Group: "networking.k8s.io", Plural: "networkpolicies"},
+		katalog.ManagedResource{Group: "x.io", Plural: "widgets"},
+	)
+	types := NewTypes(crd, []*katalog.CRD{crd})
+	clusterRole := map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": "reader"}}
+	tests := []struct {
+		name      string
+		namespace string // the CR's
+		raw       map[string]any
+		wantNS    string
+		wantOwner string // "ref" (controller ownerReference), "annotation"
+		wantErr   string
+	}{
+		{"a ClusterRole of a namespaced CR", "prod", clusterRole, "", "annotation", ""},
+		{"a ClusterRole of a cluster-scoped CR", "", clusterRole, "", "ref", ""},
+		{"a Namespace of a cluster-scoped CR", "",
+			map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team-a"}}, "", "ref", ""},
+		{"a NetworkPolicy's plural", "prod",
+			map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": map[string]any{"name": "deny"}}, "prod", "ref", ""},
+		{"an unknown kind of a cluster-scoped CR", "",
+			map[string]any{"apiVersion": "x.io/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}, "", "", "scope unknown offline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+				"metadata": map[string]any{"name": "my-webapp", "uid": "u-1"}}}
+			cr.SetNamespace(tt.namespace)
+			c, err := types.Planner(nil).Child(cr, build(t, tt.raw))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Obj.GetNamespace(); got != tt.wantNS {
+				t.Errorf("namespace %q, want %q", got, tt.wantNS)
+			}
+			refs, ann := c.Obj.GetOwnerReferences(), c.Obj.GetAnnotations()[OwnerAnnotation]
+			switch tt.wantOwner {
+			case "ref":
+				if len(refs) != 1 || ann != "" {
+					t.Errorf("ownerReferences %v, annotation %q: want one controller reference", refs, ann)
+				}
+			case "annotation":
+				if len(refs) != 0 || ann != "u-1" {
+					t.Errorf("ownerReferences %v, annotation %q: want the owner annotation only", refs, ann)
+				}
+			}
+		})
+	}
+}

@@ -38,6 +38,10 @@ type Options struct {
 	// Objects stand in for the cluster's objects that payload.related reads (the CR file's
 	// other documents, --related files); default none: every entry finds nothing.
 	Objects []*unstructured.Unstructured
+	// Operator is the operator ork run would run as (ork run --name): the operator label on
+	// every planned child, and so part of its applied digest; default
+	// resources.DefaultOperator.
+	Operator string
 }
 
 // Report is the outcome of a check; -o json prints it as is.
@@ -158,6 +162,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	types := planner.NewTypes(crd, set.CRDs)
+	types.Operator = opts.Operator
 	cr := manifest.AsServed(opts.CR, crd.IsNamespaced())
 	ck := &checker{
 		crd: crd, rec: rec, schema: v, types: types, force: crd.OperatorBox.Reconcile.ForceConflict, cr: cr, key: key(cr),

@@ -418,3 +418,34 @@ func dump(vs []Violation) string {
 	}
 	return b.String()
 }
+
+// An entry that builds but that ork cannot place (here a controller ownerReference of the
+// reconciler's own) is named at its index with a hint about placement, not about the
+// intent types' fields.
+func TestUnplaceableEntryGetsAPlacementHint(t *testing.T) {
+	srv := httptest.NewServer(reconciler(func(_, a map[string]any) {
+		a["resources"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{
+			"name": "web", "ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "boss", "uid": "b", "controller": true}},
+		}}}
+	}))
+	t.Cleanup(srv.Close)
+	set, opts := example(t)
+	opts.Endpoint = srv.URL + "/reconcile"
+	rep, err := Run(t.Context(), set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, x := range rep.Violations {
+		if x.Request != "create" || x.Path != "$.resources[0]" {
+			continue
+		}
+		found = true
+		if x.Hint != placementHint || !strings.Contains(x.Message, "controller: true") {
+			t.Errorf("violation %+v: want the controller reference named, with the placement hint", x)
+		}
+	}
+	if !found || rep.Requests[0].Reason != "InvalidResource" {
+		t.Errorf("no violation at $.resources[0] (reason %s):\n%s", rep.Requests[0].Reason, dump(rep.Violations))
+	}
+}

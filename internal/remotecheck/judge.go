@@ -19,7 +19,9 @@ import (
 const (
 	schemaHint = "see schema/remote-reconcile-result.schema.json; editors that know JSON Schema check answers as you write them"
 	buildHint  = "ork applies nothing of this answer (InvalidResource); the intent types and their fields: docs/remote-reconciler.md#the-intent-form"
-	resultHint = "ork sets Ready=False with this text and retries with backoff: the custom resource checked should reconcile"
+	// placementHint is for an entry that builds but that ork cannot place.
+	placementHint = "ork applies nothing of this answer (InvalidResource): set metadata.namespace on a namespaced object of a cluster-scoped resource, keep children in the namespaces ork watches, and leave the controller ownerReference to ork; see docs/remote-reconciler.md#resources"
+	resultHint    = "ork sets Ready=False with this text and retries with backoff: the custom resource checked should reconcile"
 )
 
 // judgement collects one answer's violations. Schema violations that repeat what ork's
@@ -140,7 +142,8 @@ func (ck *checker) judgeEntries(j *judgement, entries []entry) ([]resources.Obje
 			j.add(Error, CheckManaged, at, e.Error(),
 				fmt.Sprintf("declare the type in %s.managedResources, or stop returning it: ork applies nothing of an answer with an undeclared type", ck.katalogAt))
 		case e.Stage == planner.Unplaceable:
-			j.add(Error, CheckBuild, at, e.Error(), buildHint)
+			j.add(Error, CheckBuild, at, e.Error(), placementHint)
+			j.cover(at)
 		case !j.covers(at): // the decoder may have named this entry already
 			j.add(Error, CheckBuild, entryPath(e.Index, raw, e.Err), e.Error(), buildHint)
 			j.cover(at)

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // childWrites is where a pass's decision reaches the children: informers feed the queue,
@@ -17,11 +19,13 @@ type childWrites interface {
 	applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error)
 	// prune deletes the children of cr that the answer no longer lists (prune.go).
 	prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error
+	// removeAll deletes the objects of a declarative onDelete block that cr controls or
+	// marks (ondelete.go).
+	removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error
 }
 
 // childWriter writes one controller's children through the engine's clients, write book
 // and child locks, judged against the controller's child caches.
 type childWriter struct{ *controller }
 
-// writer is the controller's write path for children.
-func (c *controller) writer() childWrites { return childWriter{c} }
+var _ childWrites = childWriter{}

@@ -63,7 +63,9 @@ type controller struct {
 	pruned   prunedKeys
 	stopping atomic.Bool
 	rec      reconciler
-	log      *slog.Logger
+	// writes is the controller's write path for its children (childwrites.go), built once.
+	writes childWrites
+	log    *slog.Logger
 }
 
 // child is an informer on one managed resource type.
@@ -95,6 +97,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		hasStatus: hasStatus,
 		log:       e.log.With("crd", crd.Name),
 	}
+	c.writes = childWriter{c}
 	if !hasStatus {
 		c.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",

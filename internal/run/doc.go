@@ -9,8 +9,8 @@
 //     each key's triggers, tombstones and resyncs (lanes.go, ledger.go);
 //   - a pass: one key's reconcile, from the lookup through the call to the decision
 //     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
-//   - writers: the children (childWrites: apply.go, handover.go, prune.go, the write book in
-//     writes.go), the status (status.go) and Events.
+//   - writers: the children (childWrites: apply.go, handover.go, prune.go, ondelete.go, the
+//     write book in writes.go), the status (status.go) and Events.
 //
 // Health, metrics, traces and the dry run's plan watch them (health.go, metrics.go,
 // tracing.go, dryrun.go).

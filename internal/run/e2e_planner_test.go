@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,13 +21,18 @@ import (
 
 // One planner: for the same answer, ork simulate --remote and ork remote check plan byte for
 // byte the children ork run applies. Each child's applied annotation is the digest of the
-// whole object as planned (namespace, ownerReferences, labels, the reconciler's fields), so
-// equal digests are equal objects.
+// whole object as planned (namespace, ownerReferences, owner annotation, labels, the
+// reconciler's fields), so equal digests are equal objects. Cluster-scoped children and a
+// cluster-scoped CR take their scope from Kubernetes' built-in types offline, as ork run
+// does from discovery: a ClusterRole of a CR in a namespace is written cluster-scoped, owned
+// by annotation; a cluster-scoped CR may own a Namespace.
 func TestSimulateAndRemoteCheckPlanWhatTheEngineApplies(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	answer := func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	t.Run("namespaced CR", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		role := clusterObject(t, f, clusterroles, "reader-"+f.ns)
+		planWhatTheEngineApplies(t, f, []string{"apps/deployments", "/services", "/configmaps", "rbac.authorization.k8s.io/clusterroles"}, []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2, "port": 8080}},
 			map[string]any{"type": "service", "fields": map[string]any{"name": "web-svc", "port": 80, "targetPort": 8080}},
 			// A full object with labels of its own and a reconciler's (non-controller) owner.
@@ -34,22 +40,70 @@ func TestSimulateAndRemoteCheckPlanWhatTheEngineApplies(t *testing.T) {
 				"name": "web-config", "labels": map[string]any{"tier": "web"},
 				"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "peer", "uid": "peer-uid"}},
 			}, "data": map[string]any{"a": "b"}},
-		}})
+			role.entry,
+		}, []child{{deployments, f.ns, "web"}, {services, f.ns, "web-svc"}, {configmaps, f.ns, "web-config"}, role.child})
+	})
+	t.Run("cluster-scoped CR", func(t *testing.T) {
+		t.Parallel()
+		f := newFixtureWith(t, crdOptions{cluster: true})
+		role := clusterObject(t, f, clusterroles, "reader-"+f.ns)
+		team := clusterObject(t, f, namespaces, "team-"+f.ns)
+		planWhatTheEngineApplies(t, f, []string{"/configmaps", "rbac.authorization.k8s.io/clusterroles", "/namespaces"}, []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config", "namespace": f.ns}},
+			role.entry, team.entry,
+		}, []child{{configmaps, f.ns, "web-config"}, role.child, team.child})
+	})
+}
+
+var (
+	clusterroles = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	namespaces   = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// child names an object ork run applies; namespace "" for a cluster-scoped one.
+type child struct {
+	gvr             schema.GroupVersionResource
+	namespace, name string
+}
+
+type clusterChild struct {
+	entry map[string]any
+	child child
+}
+
+// clusterObject is a reconciler's entry for a cluster-scoped object of gvr (a ClusterRole or
+// a Namespace), deleted at cleanup: nothing collects cluster-scoped children of a test.
+func clusterObject(t *testing.T, f *fixture, gvr schema.GroupVersionResource, name string) clusterChild {
+	t.Cleanup(func() {
+		_ = f.dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	kind := map[string]string{"clusterroles": "ClusterRole", "namespaces": "Namespace"}[gvr.Resource]
+	return clusterChild{
+		entry: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": kind, "metadata": map[string]any{"name": name}},
+		child: child{gvr: gvr, name: name},
+	}
+}
+
+// planWhatTheEngineApplies runs ork run on f's CR "web" with a reconciler answering
+// entries, then ork simulate --remote and ork remote check on the same CR, and compares the
+// digests of want as each planned them.
+func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entries []any, want []child) {
+	answer := func(c call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": entries})
 	}
 	ep := newEndpoint(t, answer)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"apps/deployments", "/services", "/configmaps"},
+	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managed,
 		payload: "              children:\n                enabled: true\n"})
 	f.start(set, nil)
 	f.createCR("web", map[string]any{})
 	cr := f.waitReady("web", "True")
 	applied := map[string]string{} // "ConfigMap/web-config" -> the digest ork run wrote
-	for _, gvr := range []schema.GroupVersionResource{deployments, services, configmaps} {
-		name := map[string]string{"deployments": "web", "services": "web-svc", "configmaps": "web-config"}[gvr.Resource]
-		u, err := f.get(gvr, name)
+	for _, c := range want {
+		u, err := f.dyn.Resource(c.gvr).Namespace(c.namespace).Get(t.Context(), c.name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		applied[u.GetKind()+"/"+name] = u.GetAnnotations()[resources.AppliedAnnotation]
+		applied[u.GetKind()+"/"+c.name] = u.GetAnnotations()[resources.AppliedAnnotation]
 	}
 
 	// The same CR, uid included, is what both offline tools start from.

@@ -54,7 +54,7 @@ func judgeRemoval(cr, live metav1.Object) removal {
 // removeAll deletes the objects of a declarative onDelete block, once per CR: only those the
 // CR controls or marks (see judgeRemoval), each with uid and resourceVersion preconditions,
 // under the children's locks. Objects already gone or going count as deleted.
-func (c *controller) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
+func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
 	key := keyOf(cr)
 	if c.ledger.removed(key, cr.GetUID()) {
 		return nil // done on an earlier pass: whatever has the names now is not this CR's
@@ -103,7 +103,7 @@ func (c *controller) removeAll(ctx context.Context, cr *unstructured.Unstructure
 
 // removeOne deletes one onDelete object if cr controls or marks it; a precondition that
 // fails means it changed meanwhile: read and judge again.
-func (c *controller) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref childRef) error {
+func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref childRef) error {
 	for range childWriteAttempts {
 		live, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

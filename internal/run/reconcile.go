@@ -75,6 +75,9 @@ type decision struct {
 	// quiet: nothing was attempted (the endpoint's pause): no status, no Event, no failure
 	// count; only come back after.
 	quiet bool
+	// notLeader: the call was held at the send by the leadership guard; the pass stops as
+	// when the guard refuses before the call.
+	notLeader bool
 	// result, request and remoteTime are for the decision trace: the reconciler's answer, the
 	// digest of the request sent, and how long the call took.
 	result, request string
@@ -205,7 +208,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if err := c.e.mayWrite(in.key); err != nil {
 			return d, steps, false
 		}
-		d = c.safeReconcile(ctx, in)
+		if d = c.safeReconcile(ctx, in); d.notLeader {
+			return d, steps, false
+		}
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
@@ -228,11 +233,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.removeAll(ctx, in.cr, d.remove)
+		err = c.writes.removeAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writer().applyAll(ctx, in.cr, d)
+		steps.applies, err = c.writes.applyAll(ctx, in.cr, d)
 		if err == nil && d.prune {
-			err = c.writer().prune(ctx, in.cr, &steps.applies)
+			err = c.writes.prune(ctx, in.cr, &steps.applies)
 		}
 	}
 	if d.entries != nil && !errors.Is(err, errNotLeader) && c.e.dry == nil {

@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -137,7 +138,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		req.Related = rel
 		defer func() { d.related = read }()
 	}
+	// Checked again right before the POST: the token read may have outlasted the Lease.
+	req.Hold = func() error { return c.e.mayWrite(in.key) }
 	res, x, err := rr.r.Call(ctx, req)
+	if errors.Is(err, errNotLeader) {
+		return decision{notLeader: true}
+	}
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {

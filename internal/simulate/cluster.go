@@ -118,7 +118,15 @@ func merge(dst, src map[string]any) {
 
 // namer knows the scope and plural of the kinds simulate meets: the built-in types and the
 // Katalog's CRDs.
-type namer struct{ crds []*katalog.CRD }
+type namer struct {
+	crds []*katalog.CRD
+	// types resolves scopes as the planner does offline.
+	types planner.Types
+}
+
+func newNamer(crds []*katalog.CRD) namer {
+	return namer{crds: crds, types: planner.NewTypes(nil, crds)}
+}
 
 func (n namer) crd(gk schema.GroupKind) *katalog.CRD {
 	for _, c := range n.crds {
@@ -129,26 +137,11 @@ func (n namer) crd(gk schema.GroupKind) *katalog.CRD {
 	return nil
 }
 
-// namespaced reports whether u's kind is known to be namespaced.
+// namespaced reports whether u's kind is namespaced, as the planner decides offline: a kind
+// of unknown scope counts as namespaced.
 func (n namer) namespaced(u *unstructured.Unstructured) bool {
-	gk := u.GroupVersionKind().GroupKind()
-	if _, ok := resources.LookupKind(gk); ok {
-		return true
-	}
-	c := n.crd(gk)
-	return c != nil && c.IsNamespaced()
-}
-
-// defaultNamespace puts namespaced objects that name no namespace in the CR's, as ork run
-// does; Build can do so only for the built-in types.
-func (n namer) defaultNamespace(p *declarative.Plan, ns string) {
-	for _, list := range [][]resources.Object{p.CreateIfMissing, p.Apply, p.Delete} {
-		for _, o := range list {
-			if o.Obj.GetNamespace() == "" && n.namespaced(o.Obj) {
-				o.Obj.SetNamespace(ns)
-			}
-		}
-	}
+	namespaced, _ := n.types.Namespaced(u.GroupVersionKind().GroupKind())
+	return namespaced
 }
 
 // ref names an object as kubectl does: "deployments/my-site", or "kind.group/name" for a

@@ -63,7 +63,7 @@ type remoteCRD struct {
 	extra   []*unstructured.Unstructured
 }
 
-func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions) (*remoteCRD, error) {
+func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions, operator string) (*remoteCRD, error) {
 	crd := c.WithEndpoint(o.Endpoint)
 	var secrets remote.SecretSource = manifest.NewSecrets("the CR file or --secrets", slices.Concat(seed, o.Secrets)...)
 	if o.Placeholder {
@@ -74,7 +74,9 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 		return nil, fmt.Errorf("CRD %q: remote reconciler: %w", c.Name, err)
 	}
 	rem := crd.OperatorBox.Reconcile.Remote
-	return &remoteCRD{rec: rec, types: planner.NewTypes(c, set.CRDs), force: c.OperatorBox.Reconcile.ForceConflict,
+	types := planner.NewTypes(c, set.CRDs)
+	types.Operator = operator
+	return &remoteCRD{rec: rec, types: types, force: c.OperatorBox.Reconcile.ForceConflict,
 		children: rem.Payload.Children.Enabled, related: rem.Payload.Related, crds: set.CRDs, extra: o.Related}, nil
 }
 

@@ -13,8 +13,6 @@ import (
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
-	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/resources"
 )
 
 // DefaultCycles is the most reconcile cycles run when Options.Cycles is unset.
@@ -32,6 +30,9 @@ type Options struct {
 	// Remote, when set, simulates remote CRDs too by calling their endpoint; default nil:
 	// they are skipped (SkipRemote).
 	Remote *RemoteOptions
+	// Operator is the operator ork run would run as (ork run --name): the operator label
+	// on every child, and so part of its applied digest; default resources.DefaultOperator.
+	Operator string
 }
 
 // Report is the outcome of a simulation.
@@ -157,7 +158,7 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 			byFile[f] = append(byFile[f], c)
 		}
 	}
-	names := namer{crds: set.CRDs}
+	names := newNamer(set.CRDs)
 	for _, f := range files {
 		targets, objs, err := simulateFile(ctx, f, byFile[f], names, set, opts)
 		if err != nil {
@@ -209,13 +210,13 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 		}}
 		if c.IsRemote() {
 			if remotes[c] == nil {
-				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote); err != nil {
+				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote, opts.Operator); err != nil {
 					return nil, nil, err
 				}
 			}
 			t.remote = remotes[c]
-			cl.put(manifest.AsServed(u, c.IsNamespaced())) // a uid, to own children by
 		}
+		cl.put(manifest.AsServed(u, c.IsNamespaced())) // a uid, to own children by
 		targets = append(targets, t)
 	}
 	// A CRD's own crFiles must hold one of its CRs; --cr must hold one of some selected CRD.
@@ -226,7 +227,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				c.Name, file, c.APITypes.Kind, c.APITypes.Group)
 		}
 	}
-	recs := map[*katalog.CRD]*declarative.Reconciler{} // templates parsed once, not per cycle
+	recs := map[*katalog.CRD]*declarativeCRD{} // templates parsed once, not per cycle
 	quiet := 0
 	for n := 1; n <= opts.Cycles && quiet < 2; n++ {
 		changed := false
@@ -253,16 +254,12 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				continue
 			}
 			if recs[t.crd] == nil {
-				recs[t.crd] = declarative.New(t.crd)
+				recs[t.crd] = newDeclarativeCRD(t.crd, set, opts.Operator)
 			}
-			t.plan, err = recs[t.crd].Desired(cr.DeepCopy().Object, resources.Options{})
+			t.plan, err = recs[t.crd].plan(cr)
 			if err != nil {
 				t.result.Err = err.Error()
 				continue
-			}
-			cl.names.defaultNamespace(&t.plan, cr.GetNamespace())
-			for _, o := range slices.Concat(t.plan.CreateIfMissing, t.plan.Apply) {
-				planner.Planner{}.Label(o.Obj)
 			}
 			changes := cl.reconcile(t.plan)
 			changed = changed || len(changes) > 0

@@ -8,9 +8,12 @@ import (
 	goldenfile "github.com/orkspace/ork/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // golden compares got with testdata/<name>, or rewrites it under -update.
@@ -173,5 +176,57 @@ func TestCustomChildrenLiveInTheCRNamespace(t *testing.T) {
 		if !strings.Contains(ref, "/b") || n != 1 {
 			t.Errorf("creates by CR = %v, want one create for b", creates)
 		}
+	}
+}
+
+// A declarative CRD's children are planned by the planner ork run uses: owned (by reference,
+// or by annotation across scopes), placed by their kind's scope, and refused where ork run
+// refuses them.
+func TestDeclarativeChildrenArePlannedAsOrkRunPlansThem(t *testing.T) {
+	rep, err := Run(t.Context(), load(t, "testdata/declarative-scope/katalog.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *unstructured.Unstructured
+	for _, o := range rep.Objects {
+		if o.GetKind() == "ClusterRole" {
+			role = o
+		}
+	}
+	switch {
+	case role == nil:
+		t.Fatalf("no ClusterRole planned: %v", rep.Objects)
+	case role.GetNamespace() != "" || len(role.GetOwnerReferences()) != 0 || role.GetAnnotations()[planner.OwnerAnnotation] == "":
+		t.Errorf("ClusterRole of a CR in one: namespace %q, ownerReferences %v, annotations %v; want cluster-scoped, owned by annotation",
+			role.GetNamespace(), role.GetOwnerReferences(), role.GetAnnotations())
+	}
+	for _, c := range rep.CRDs {
+		for _, cr := range c.CRs {
+			if c.Name == "zone" && !strings.Contains(cr.Err, "InvalidResource") {
+				t.Errorf("zone %s: error %q, want InvalidResource (a ConfigMap of a cluster-scoped CR with no namespace)", cr.Name, cr.Err)
+			}
+		}
+	}
+}
+
+// Under another ork run --name the children carry that operator label (and so another
+// applied digest): simulate plans as the operator it is told.
+func TestChildrenCarryTheOperatorName(t *testing.T) {
+	rep, err := Run(t.Context(), load(t, "../../examples/website/katalog.yaml"), Options{Operator: "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var children int
+	for _, o := range rep.Objects {
+		if len(o.GetOwnerReferences()) == 0 {
+			continue
+		}
+		children++
+		if got := o.GetLabels()[resources.OperatorLabel]; got != "team-a" {
+			t.Errorf("%s %s: operator label %q, want team-a", o.GetKind(), o.GetName(), got)
+		}
+	}
+	if children == 0 {
+		t.Fatal("no children planned")
 	}
 }

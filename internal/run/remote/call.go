@@ -65,6 +65,11 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 			return nil, exchange.Exchange{}, contextErr(parent, ctx, err)
 		}
 	}
+	if req.Hold != nil {
+		if err := req.Hold(); err != nil {
+			return nil, exchange.Exchange{}, err
+		}
+	}
 	x := exchange.Exchange{Key: req.Key, Trigger: string(req.Trigger), Attempt: req.Attempt, URL: redactURL(endpoint), Request: body}
 	res, err := r.post(parent, ctx, client, endpoint, body, header, token, &x)
 	var ce *CallError

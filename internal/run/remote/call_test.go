@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,5 +414,47 @@ func TestMaxBodyBytesOption(t *testing.T) {
 	roomy := mustNew(t, crd(srv.URL, nil), Options{MaxBodyBytes: 1 << 20})
 	if _, err := roomy.Reconcile(context.Background(), Request{Key: "default/my-webapp", Object: webapp()}); err != nil {
 		t.Fatalf("under the limit: %v", err)
+	}
+}
+
+// losingSecrets is a SecretSource during whose read the caller stops being allowed to call
+// (a Lease passing while the token is read).
+type losingSecrets struct {
+	*secrets
+	lost *atomic.Bool
+}
+
+func (s losingSecrets) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
+	s.lost.Store(true)
+	return s.secrets.SecretValue(ctx, namespace, name, key)
+}
+
+// Request.Hold is asked right before the POST goes out, after everything read before it
+// (the token here): a refusal that came up meanwhile sends nothing and is returned as is.
+func TestHoldIsCheckedRightBeforeTheSend(t *testing.T) {
+	srv, reqs := newEndpoint(t, answer(200, `{"result":"ok"}`))
+	c := crd(srv.URL, func(r *katalog.Remote) {
+		r.Auth = &katalog.Auth{SecretRef: &katalog.SecretKeyRef{Name: "tok", Namespace: "ops", Key: "token"}}
+	})
+	var lost atomic.Bool
+	r := mustNew(t, c, Options{Secrets: losingSecrets{newSecrets("ops/tok/token", "s3cret"), &lost}})
+	errHeld := errors.New("not the leader")
+	hold := func() error {
+		if lost.Load() {
+			return errHeld
+		}
+		return nil
+	}
+	_, x, err := r.Call(context.Background(), Request{Key: "default/my-webapp", Object: webapp(), Hold: hold})
+	if !errors.Is(err, errHeld) {
+		t.Errorf("Call = %v, want the hold's error", err)
+	}
+	if !x.Time.IsZero() {
+		t.Errorf("an exchange was recorded, want none: nothing was sent")
+	}
+	select {
+	case got := <-reqs:
+		t.Errorf("the endpoint received %s %s, want nothing sent", got.method, got.path)
+	default:
 	}
 }

@@ -90,6 +90,11 @@ type Request struct {
 	// LastApply is what applying the previous result did, sent as prepared.lastApply when
 	// payload.lastApply is on; nil when nothing was applied yet. Never modified.
 	LastApply []AppliedResource
+	// Hold, when set, is asked right before the POST goes out, after the secrets are read
+	// (which may take a while): an error sends nothing, and Call returns it as is, not as a
+	// CallError. ork run's leadership guard: a replica whose Lease may have passed calls no
+	// reconciler. Default nil: always sent.
+	Hold func() error
 }
 
 // Result is a decoded RemoteReconcileResult.
