@@ -14,12 +14,12 @@ const minShown = 0.005
 
 // requestMix is delta per CR, by kind of request, without what is not a system's work per
 // CR: lists and watches (an informer's, the harness's own), requests for no resource
-// (/metrics, discovery), and the harness's creates of the n CRs.
+// (/metrics, /openapi/v3, discovery), and the harness's creates of the n CRs.
 func requestMix(delta requestCounts, w workload, n int) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range delta {
 		verb, resource, _ := strings.Cut(k, " ")
-		if verb == "LIST" || verb == "WATCH" || resource == "" {
+		if verb == "LIST" || verb == "WATCH" || resource == "" || strings.HasPrefix(resource, "/") {
 			continue
 		}
 		if verb == "POST" && w.isCR(resource) {

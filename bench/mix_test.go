@@ -17,7 +17,8 @@ func TestRequestMixIsPerCRWithoutTheHarness(t *testing.T) {
 		"GET deployments":   0.3, // below the noise line
 		"LIST apps":         2,   // informers, the harness's watch
 		"WATCH services":    1,
-		"GET ":              50,  // /metrics: no resource
+		"GET ":              50, // /metrics: no resource
+		"GET /openapi/v3":   1,
 		"APPLY configmaps":  250, // 2.5 per CR
 	}
 	got := requestMix(delta, workloads["default"], n)
