@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -52,7 +54,10 @@ type ceilingClients struct {
 	w    workload
 }
 
-func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers int, w workload, in io.Reader) error {
+// runCeiling reads the CRs from in and writes for each; it answers /readyz on healthAddr
+// once its connection to the apiserver is up, so that, like the systems that wait for their
+// informers, it starts measured with a warm connection.
+func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers int, w workload, healthAddr string, in io.Reader) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -68,6 +73,16 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers
 	if cc.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
+	// One read opens the connection every client here shares (client-go shares a transport
+	// between configs alike).
+	if _, err := cc.meta.Resource(crGVR(w.kinds[0].plural)).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return fmt.Errorf("warm up: %w", err)
+	}
+	srv, err := serveReady(healthAddr)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	write := cc.writesA
 	if kind == ceilingB {
 		write = cc.writesB
@@ -97,6 +112,16 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+func serveReady(addr string) (*http.Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, nil
 }
 
 // children are the objects ork writes for cr: the workload's answer built, with ork's labels,

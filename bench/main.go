@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string) error {
 	mode := fs.String("mode", "", "internal: ceiling or operator")
 	ceiling := fs.String("ceiling", ceilingA, "internal: the ceiling's kind, a or b")
 	workers := fs.Int("workers", 1, "internal: the ceiling's goroutines, the operator's MaxConcurrentReconciles")
-	healthAddr := fs.String("health-addr", "", "internal: the operator's health probe address")
+	healthAddr := fs.String("health-addr", "", "internal: the ceiling's and the operator's health probe address")
 	kubeconfig := fs.String("kubeconfig", "", "internal: the ceiling's cluster")
 	namespace := fs.String("namespace", "", "internal: the ceiling's and the operator's namespace")
 	if err := fs.Parse(args); err != nil {
@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	switch *mode {
 	case "ceiling":
-		return runCeiling(ctx, *kubeconfig, *namespace, *ceiling, *workers, o.workloads[0], os.Stdin)
+		return runCeiling(ctx, *kubeconfig, *namespace, *ceiling, *workers, o.workloads[0], *healthAddr, os.Stdin)
 	case "operator":
 		return runOperator(ctx, benchGroup, *namespace, *workers, *healthAddr)
 	}

@@ -54,7 +54,7 @@ func startSystem(ctx context.Context, c *cluster, bin string, sys system, rec *r
 		if sys.kind == kindCeilingB {
 			kind = ceilingB
 		}
-		r, err := startCeiling(c, kind, sys.workers)
+		r, err := startCeiling(ctx, c, kind, sys.workers)
 		return r, func() {}, err
 	case kindOrk:
 		if o.profile == 0 {

@@ -108,14 +108,18 @@ func (r *running) waitReady(ctx context.Context, name, addr string) error {
 }
 
 // startCeiling runs this program as ceiling kind (runCeiling) with workers goroutines, and
-// feeds it each CR as soon as it is created.
-func startCeiling(c *cluster, kind string, workers int) (*running, error) {
+// feeds it each CR as soon as it is created, once its connection is up.
+func startCeiling(ctx context.Context, c *cluster, kind string, workers int) (*running, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
+	health, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(self, "-mode=ceiling", "-ceiling", kind, "-workers", strconv.Itoa(workers),
-		"-workload", c.w.name, "-kubeconfig", c.env.Kubeconfig, "-namespace", c.ns)
+		"-workload", c.w.name, "-kubeconfig", c.env.Kubeconfig, "-namespace", c.ns, "-health-addr", health)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -131,6 +135,9 @@ func startCeiling(c *cluster, kind string, workers int) (*running, error) {
 		}
 	}()
 	r.feed = func(cr createdCR) { crs <- cr }
+	if err := r.waitReady(ctx, "ceiling "+kind, health); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
