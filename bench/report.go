@@ -49,7 +49,7 @@ func writeJSON(dir string, v results) error {
 
 // report prints every run's table, the summary over runs against the target, the request
 // mix, and writes results.json and, for the first run, a convergence plot per workload and N.
-func report(w io.Writer, o options, rs []result) error {
+func report(w io.Writer, o options, rs []result, notes []string) error {
 	var conv, startup []result
 	for _, r := range rs {
 		if r.EditToReadySeconds > 0 {
@@ -73,6 +73,9 @@ func report(w io.Writer, o options, rs []result) error {
 			fmt.Fprintf(w, "\n%s, N = %d:\n\n", g[0].Workload, g[0].N)
 			mixTable(w, g)
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "\nnot measured:", n)
 	}
 	if len(startup) > 0 {
 		fmt.Fprintln(w, "\n## Startup: from a spec edit, made as ork became ready, to that CR Ready")
@@ -143,16 +146,19 @@ func summaryTable(w io.Writer, sums []summary) {
 		if s.EditToReady.Runs > 0 {
 			continue
 		}
-		met := "—"
+		met, share := "—", "—"
+		if s.Share.Runs > 0 {
+			share = fmt.Sprintf("%.2f (%.2f–%.2f)", s.Share.Median, s.Share.Min, s.Share.Max)
+		}
 		switch {
-		case isCeilingName(s.System):
+		case isCeilingName(s.System) || s.Share.Runs == 0:
 		case s.Met:
 			met = "met"
 		default:
 			met = "not met"
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f s (%.1f–%.1f) | %.2f (%.2f–%.2f) | %s |\n", s.Workload, s.N, s.System, s.Converged.Runs,
-			s.Converged.Median, s.Converged.Min, s.Converged.Max, s.Share.Median, s.Share.Min, s.Share.Max, met)
+		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f s (%.1f–%.1f) | %s | %s |\n", s.Workload, s.N, s.System, s.Converged.Runs,
+			s.Converged.Median, s.Converged.Min, s.Converged.Max, share, met)
 	}
 }
 

@@ -95,6 +95,7 @@ func supports(sys system, w workload) bool {
 // measureAll runs the whole measurement o.runs times and reports.
 func measureAll(ctx context.Context, bins map[systemKind]string, o options, log io.Writer) error {
 	var all []result
+	var notes []string
 	for run := 1; run <= o.runs; run++ {
 		for _, w := range o.workloads {
 			sizes := o.sizes
@@ -102,7 +103,10 @@ func measureAll(ctx context.Context, bins map[systemKind]string, o options, log 
 				sizes = o.startupSizes
 			}
 			for _, n := range sizes {
-				group, err := measureGroup(ctx, bins, w, n, o, log)
+				group, skipped, err := measureGroup(ctx, bins, w, n, o, log)
+				if run == 1 {
+					notes = append(notes, skipped...)
+				}
 				for i := range group {
 					group[i].Run = run
 				}
@@ -114,13 +118,12 @@ func measureAll(ctx context.Context, bins map[systemKind]string, o options, log 
 			}
 		}
 	}
-	return report(os.Stdout, o, all)
+	return report(os.Stdout, o, all, notes)
 }
 
 // measureGroup measures every system on workload w at n, each on a fresh control plane, and
-// sets their shares of ceiling (a).
-func measureGroup(ctx context.Context, bins map[systemKind]string, w workload, n int, o options, log io.Writer) ([]result, error) {
-	var group []result
+// sets their shares of ceiling (a). skipped says which systems do not run w.
+func measureGroup(ctx context.Context, bins map[systemKind]string, w workload, n int, o options, log io.Writer) (group []result, skipped []string, err error) {
 	systems := o.systems
 	if w.startup {
 		systems = []system{{name: "ork", kind: kindOrk}}
@@ -132,7 +135,9 @@ func measureGroup(ctx context.Context, bins map[systemKind]string, w workload, n
 	bWorkers := 0
 	for _, sys := range systems {
 		if !supports(sys, w) {
-			fmt.Fprintf(log, "bench: %s skipped for workload %s (it answers the default workload only)\n", sys.name, w.name)
+			note := fmt.Sprintf("%s on workload %s, N=%d (it answers the default workload only)", sys.name, w.name, n)
+			fmt.Fprintln(log, "bench: skipped:", note)
+			skipped = append(skipped, note)
 			continue
 		}
 		if sys.kind == kindCeilingB && bWorkers > 0 {
@@ -140,14 +145,13 @@ func measureGroup(ctx context.Context, bins map[systemKind]string, w workload, n
 		}
 		fmt.Fprintf(log, "bench: %s, %s, N=%d ...\n", w.name, sys.name, n)
 		var r result
-		var err error
 		if w.startup {
 			r, err = measureStartup(ctx, bins[sys.kind], sys, w, n, o)
 		} else {
 			r, err = measure(ctx, bins[kindOrk], sys, w, n, o)
 		}
 		if err != nil {
-			return group, fmt.Errorf("%s: %w", sys.name, err)
+			return group, skipped, fmt.Errorf("%s: %w", sys.name, err)
 		}
 		if sys.kind == kindCeilingA && (bestA == 0 || r.ConvergedSeconds < bestA) {
 			bestA, bWorkers = r.ConvergedSeconds, sys.workers
@@ -160,7 +164,7 @@ func measureGroup(ctx context.Context, bins map[systemKind]string, w workload, n
 			group[i].ShareOfCeiling = bestA / group[i].ConvergedSeconds
 		}
 	}
-	return group, nil
+	return group, skipped, nil
 }
 
 func (r result) headline() string {
