@@ -73,9 +73,7 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers
 	if cc.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
-	// One read opens the connection every client here shares (client-go shares a transport
-	// between configs alike).
-	if _, err := cc.meta.Resource(crGVR(w.kinds[0].plural)).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+	if err := cc.warmUp(ctx); err != nil {
 		return fmt.Errorf("warm up: %w", err)
 	}
 	srv, err := serveReady(healthAddr)
@@ -112,6 +110,26 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// warmUp reads each type the ceiling writes once, as the other systems' informers list them
+// before they are ready: it opens the connection every client here shares (client-go shares
+// a transport between configs alike), and the apiserver has served each type before the
+// first create is timed.
+func (cc ceilingClients) warmUp(ctx context.Context) error {
+	var gvrs []schema.GroupVersionResource
+	for _, k := range cc.w.kinds {
+		gvrs = append(gvrs, crGVR(k.plural))
+	}
+	for _, m := range cc.w.managed() {
+		gvrs = append(gvrs, schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.plural})
+	}
+	for _, gvr := range gvrs {
+		if _, err := cc.meta.Resource(gvr).Namespace(cc.ns).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			return fmt.Errorf("list %s: %w", gvr.Resource, err)
+		}
+	}
+	return nil
 }
 
 func serveReady(addr string) (*http.Server, error) {

@@ -52,6 +52,10 @@ func mixTable(out io.Writer, rs []result) {
 		}
 	}
 	cols := slices.Sorted(maps.Keys(kinds))
+	if len(cols) == 0 {
+		fmt.Fprintln(out, "(no requests counted)")
+		return
+	}
 	fmt.Fprintf(out, "| system | %s | total |\n", strings.Join(cols, " | "))
 	fmt.Fprintf(out, "|---|%s---|\n", strings.Repeat("---|", len(cols)))
 	for _, r := range rs {
