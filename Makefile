@@ -41,7 +41,7 @@ help:
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make lint       gofmt -l and go vet'
-	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=...): docs/benchmarks.md'
+	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=..., BENCH_RUNS=3): docs/benchmarks.md'
 
 demo:
 	@hack/demo.sh
@@ -87,10 +87,13 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# bench: a fresh control plane per system; prints a table, writes bench-results/results.json
-# and convergence-<N>.svg. BENCH_FLAGS="-memory 1000,5000,10000" measures memory instead.
+# bench: a fresh control plane per system; prints the tables, writes bench-results/results.json
+# and convergence-<N>.svg. BENCH_RUNS=3 repeats it (medians and spreads over the runs);
+# BENCH_FLAGS="-workload fanout10,fanout20,multicrd" for other workloads, "-memory
+# 1000,5000,10000" measures memory instead.
 BENCH_N ?= 1000,2000
+BENCH_RUNS ?= 1
 BENCH_FLAGS ?=
 bench: k8s-bin
-	$(GO) run ./bench -n $(BENCH_N) $(BENCH_FLAGS)
+	$(GO) run ./bench -n $(BENCH_N) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 	$(GO) test ./internal/run/remote -run '^$$' -bench . -benchmem

@@ -67,17 +67,23 @@ func (r requestCounts) writes(keep func(resource string) bool) float64 {
 	return n
 }
 
+// reads sums the GETs of single objects of the resources whose name satisfies keep.
+func (r requestCounts) reads(keep func(resource string) bool) float64 {
+	var n float64
+	for k, v := range r {
+		if verb, resource, _ := strings.Cut(k, " "); verb == "GET" && keep(resource) {
+			n += v
+		}
+	}
+	return n
+}
+
 func (r requestCounts) minus(before requestCounts) requestCounts {
 	out := requestCounts{}
 	for k, v := range r {
 		out[k] = v - before[k]
 	}
 	return out
-}
-
-// reconcileWrites are the writes a reconcile makes: children and the CR's status.
-func reconcileWrites(resource string) bool {
-	return resource == "deployments" || resource == "services" || resource == "apps/status"
 }
 
 func eventWrites(resource string) bool { return resource == "events" }

@@ -12,91 +12,91 @@ import (
 	"time"
 )
 
-// result is one system's run at one N.
+// result is one system's run at one N of one workload.
 type result struct {
-	System           string  `json:"system"`
-	N                int     `json:"n"`
+	Run      int    `json:"run"`
+	Workload string `json:"workload"`
+	System   string `json:"system"`
+	N        int    `json:"n"`
+	// Workers is a ceiling's number of goroutines.
+	Workers          int     `json:"workers,omitempty"`
 	ConvergedSeconds float64 `json:"convergedSeconds"`
-	ShareOfCeiling   float64 `json:"shareOfCeiling,omitempty"`
-	CPUSeconds       float64 `json:"cpuSeconds"`
-	CPUPerCRMillis   float64 `json:"cpuPerCRMillis"`
-	PeakRSSMiB       float64 `json:"peakRSSMiB"`
-	CallsPerCR       float64 `json:"callsPerCR"`
-	WritesPerCR      float64 `json:"writesPerCR"`
-	ReadsPerCR       float64 `json:"readsPerCR"`
-	EventWrites      float64 `json:"eventWrites"`
-	P50Millis        float64 `json:"p50Millis"`
-	P99Millis        float64 `json:"p99Millis"`
-	IdleSeconds      float64 `json:"idleSeconds,omitempty"`
-	IdleWrites       float64 `json:"idleWrites"`
-	IdleCalls        float64 `json:"idleCalls"`
-	Timeline         []point `json:"timeline"`
+	// ShareOfCeiling is ceiling (a)'s time (the faster of its worker counts, in the same
+	// run) over this system's.
+	ShareOfCeiling float64 `json:"shareOfCeiling,omitempty"`
+	CPUSeconds     float64 `json:"cpuSeconds"`
+	CPUPerCRMillis float64 `json:"cpuPerCRMillis"`
+	PeakRSSMiB     float64 `json:"peakRSSMiB"`
+	CallsPerCR     float64 `json:"callsPerCR"`
+	WritesPerCR    float64 `json:"writesPerCR"`
+	ReadsPerCR     float64 `json:"readsPerCR"`
+	EventWrites    float64 `json:"eventWrites"`
+	// RequestsPerCR is the request mix: the apiserver's count of each kind of request
+	// ("VERB resource") per CR until convergence, the harness's own aside (requestMix).
+	RequestsPerCR map[string]float64 `json:"requestsPerCR"`
+	P50Millis     float64            `json:"p50Millis"`
+	P99Millis     float64            `json:"p99Millis"`
+	IdleSeconds   float64            `json:"idleSeconds,omitempty"`
+	IdleWrites    float64            `json:"idleWrites"`
+	IdleCalls     float64            `json:"idleCalls"`
+	// EditToReadySeconds (startup workload): from the spec edit to that CR Ready at the
+	// edited generation; BacklogSeconds: from ork ready to every CR Ready.
+	EditToReadySeconds float64 `json:"editToReadySeconds,omitempty"`
+	BacklogSeconds     float64 `json:"backlogSeconds,omitempty"`
+	Timeline           []point `json:"timeline"`
 }
 
-func measureConvergence(ctx context.Context, bin string, o options) error {
-	var all []result
-	for _, n := range o.sizes {
-		var ceiling float64
-		for _, sys := range o.systems {
-			fmt.Fprintf(os.Stderr, "bench: %s, N=%d ...\n", sys, n)
-			r, err := measure(ctx, bin, sys, n, o)
-			if err != nil {
-				return fmt.Errorf("%s at N=%d: %w", sys, n, err)
-			}
-			if sys == "ceiling" {
-				ceiling = r.ConvergedSeconds
-			}
-			if ceiling > 0 {
-				r.ShareOfCeiling = ceiling / r.ConvergedSeconds
-			}
-			fmt.Fprintf(os.Stderr, "bench: %s, N=%d: converged in %.1fs\n", sys, n, r.ConvergedSeconds)
-			all = append(all, r)
+// startSystem starts sys on c; workers is a ceiling's goroutine count.
+func startSystem(ctx context.Context, c *cluster, bin string, sys system, rec *reconciler, o options, n int) (*running, func(), error) {
+	switch sys.kind {
+	case kindCeilingA, kindCeilingB:
+		kind := ceilingA
+		if sys.kind == kindCeilingB {
+			kind = ceilingB
 		}
+		r, err := startCeiling(ctx, c, kind, sys.workers)
+		return r, func() {}, err
+	case kindOrk:
+		if o.profile == 0 {
+			r, err := startOrk(ctx, c, bin, rec.srv.URL, nil)
+			return r, func() {}, err
+		}
+		metrics, err := freeAddr()
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := startOrk(ctx, c, bin, rec.srv.URL, []string{"--metrics-addr", metrics, "--profiling"})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%s-%d.pprof", c.w.name, n))), nil
 	}
-	return report(os.Stdout, o.out, all)
+	r, err := startOperator(ctx, c, sys.workers)
+	return r, func() {}, err
 }
 
-func measure(ctx context.Context, bin, sys string, n int, o options) (result, error) {
-	res := result{System: sys, N: n}
-	dir, err := os.MkdirTemp(o.out, fmt.Sprintf("%s-%d-", sys, n))
+func measure(ctx context.Context, bin string, sys system, w workload, n int, o options) (result, error) {
+	res := result{Workload: w.name, System: sys.name, N: n}
+	if sys.kind == kindCeilingA || sys.kind == kindCeilingB {
+		res.Workers = sys.workers
+	}
+	dir, err := os.MkdirTemp(o.out, fmt.Sprintf("%s-%s-%d-", w.name, sys.name, n))
 	if err != nil {
 		return res, err
 	}
-	c, err := newCluster(ctx, dir)
+	c, err := newCluster(ctx, dir, w)
 	if err != nil {
 		return res, err
 	}
 	defer c.stop(nil)
-	rec := newReconciler()
+	rec := newReconciler(w)
 	defer rec.srv.Close()
-	var r *running
-	switch sys {
-	case "ceiling":
-		r, err = startCeiling(c)
-	case "ork":
-		var extra []string
-		var metrics string
-		if o.profile > 0 {
-			if metrics, err = freeAddr(); err != nil {
-				return res, err
-			}
-			extra = []string{"--metrics-addr", metrics, "--profiling"}
-		}
-		r, err = startOrk(ctx, c, bin, rec.srv.URL, extra)
-		if err == nil && o.profile > 0 {
-			defer profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%d.pprof", n)))()
-		}
-	default:
-		workers, ok := operatorSystems[sys]
-		if !ok {
-			return res, fmt.Errorf("unknown system %q (ceiling, ork, controller-runtime, controller-runtime-32)", sys)
-		}
-		r, err = startOperator(ctx, c, workers)
-	}
+	r, profiled, err := startSystem(ctx, c, bin, sys, rec, o, n)
 	if err != nil {
 		return res, err
 	}
 	defer r.stop()
+	defer profiled()
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cv, err := watchConvergence(watchCtx, c, n)
@@ -110,16 +110,10 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() {
-		created <- c.createCRs(ctx, n, func(name string, at time.Time) { cv.markCreated(name, at); r.feed(name) })
+		created <- c.createCRs(ctx, n, func(cr createdCR) { cv.markCreated(cr.name, cr.at); r.feed(cr) })
 	}()
-	select {
-	case <-cv.done:
-	case err := <-r.done:
-		return res, fmt.Errorf("exited before convergence: %v (log %s)", err, r.log.Name())
-	case <-time.After(o.timeout):
-		return res, fmt.Errorf("not converged within %s: %d of %d Ready", o.timeout, len(cv.ready), n)
-	case <-ctx.Done():
-		return res, ctx.Err()
+	if err := cv.wait(ctx, r, o.timeout); err != nil {
+		return res, err
 	}
 	elapsed := time.Since(start)
 	if err := <-created; err != nil {
@@ -139,18 +133,35 @@ func measure(ctx context.Context, bin, sys string, n int, o options) (result, er
 	res.CPUPerCRMillis = 1000 * st.CPU.Seconds() / float64(n)
 	res.PeakRSSMiB = float64(st.PeakRSS) / (1 << 20)
 	res.CallsPerCR = float64(rec.calls.Load()) / float64(n)
-	res.WritesPerCR = delta.writes(reconcileWrites) / float64(n)
-	res.ReadsPerCR = (delta["GET deployments"] + delta["GET services"] + delta["GET apps"]) / float64(n)
+	res.WritesPerCR = delta.writes(w.isReconcileWrite) / float64(n)
+	res.ReadsPerCR = delta.reads(w.isReconcileRead) / float64(n)
 	res.EventWrites = delta.writes(eventWrites)
+	res.RequestsPerCR = requestMix(delta, w, n)
 	var lat []time.Duration
 	res.Timeline, lat = cv.timeline(start)
 	res.P50Millis, res.P99Millis = percentile(lat, 0.50), percentile(lat, 0.99)
-	if sys != "ceiling" && o.idle > 0 {
+	if !sys.isCeiling() && o.idle > 0 {
 		if err := idle(ctx, c, rec, o.idle, &res); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// wait waits until every CR is Ready, the system exits, the timeout passes or ctx ends.
+func (cv *convergence) wait(ctx context.Context, r *running, timeout time.Duration) error {
+	select {
+	case <-cv.done:
+		return nil
+	case err := <-r.done:
+		return fmt.Errorf("exited before convergence: %v (log %s)", err, r.log.Name())
+	case <-time.After(timeout):
+		cv.mu.Lock()
+		defer cv.mu.Unlock()
+		return fmt.Errorf("not converged within %s: %d of %d Ready", timeout, len(cv.ready), cv.total)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // idle counts what a system writes (and ork calls) while nothing changes.

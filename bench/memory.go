@@ -52,12 +52,13 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 	if err != nil {
 		return m, err
 	}
-	c, err := newCluster(ctx, dir)
+	w := workloads["default"]
+	c, err := newCluster(ctx, dir, w)
 	if err != nil {
 		return m, err
 	}
 	defer c.stop(nil)
-	rec := newReconciler()
+	rec := newReconciler(w)
 	defer rec.srv.Close()
 	r, err := startOrk(ctx, c, bin, rec.srv.URL, nil)
 	if err != nil {
@@ -78,7 +79,7 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 	if err != nil {
 		return m, err
 	}
-	if err := c.createCRs(ctx, n, cv.markCreated); err != nil {
+	if err := c.createCRs(ctx, n, func(cr createdCR) { cv.markCreated(cr.name, cr.at) }); err != nil {
 		return m, err
 	}
 	select {

@@ -27,47 +27,156 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// report prints the table, and writes results.json and a convergence plot per N.
-func report(w io.Writer, dir string, rs []result) error {
-	fmt.Fprintln(w, "| N | system | converged | share of ceiling | CPU | CPU per CR | peak RSS | calls/CR | writes/CR | reads/CR | Events | p50 / p99 to Ready | idle writes / calls |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+// results is what results.json holds: every run's results, and the summaries over runs.
+type results struct {
+	Target    float64   `json:"target"`
+	Runs      int       `json:"runs"`
+	Results   []result  `json:"results"`
+	Summaries []summary `json:"summaries"`
+}
+
+func writeResults(dir string, rs []result) error {
+	return writeJSON(dir, results{Results: rs})
+}
+
+func writeJSON(dir string, v results) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644)
+}
+
+// report prints every run's table, the summary over runs against the target, the request
+// mix, and writes results.json and, for the first run, a convergence plot per workload and N.
+func report(w io.Writer, o options, rs []result, notes []string) error {
+	var conv, startup []result
 	for _, r := range rs {
-		share, idle, calls := "1.00", "—", "—"
+		if r.EditToReadySeconds > 0 {
+			startup = append(startup, r)
+		} else {
+			conv = append(conv, r)
+		}
+	}
+	sums := summarize(rs, o.target)
+	if len(conv) > 0 {
+		fmt.Fprintln(w, "## Every run")
+		fmt.Fprintln(w)
+		runTable(w, conv)
+		fmt.Fprintf(w, "\n## Over %d run(s): median share of ceiling (a), target %.2f\n\n", o.runs, o.target)
+		summaryTable(w, sums)
+		fmt.Fprintln(w, "\n## Requests per CR until convergence (run 1; the apiserver's counts)")
+		for _, g := range groups(conv) {
+			if g[0].Run != 1 {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s, N = %d:\n\n", g[0].Workload, g[0].N)
+			mixTable(w, g)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "\nnot measured:", n)
+	}
+	if len(startup) > 0 {
+		fmt.Fprintln(w, "\n## Startup: from a spec edit, made as ork became ready, to that CR Ready")
+		fmt.Fprintln(w)
+		startupTable(w, startup, sums)
+	}
+	if err := writeJSON(o.out, results{Target: o.target, Runs: o.runs, Results: rs, Summaries: sums}); err != nil {
+		return err
+	}
+	for _, g := range groups(conv) {
+		if g[0].Run != 1 {
+			continue
+		}
+		name := fmt.Sprintf("convergence-%d.svg", g[0].N)
+		if g[0].Workload != "default" {
+			name = fmt.Sprintf("convergence-%s-%d.svg", g[0].Workload, g[0].N)
+		}
+		path := filepath.Join(o.out, name)
+		if err := os.WriteFile(path, plot(g[0].N, g), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\nplot: %s\n", path)
+	}
+	return nil
+}
+
+// groups splits results into runs of one run, workload and N, in order.
+func groups(rs []result) [][]result {
+	var out [][]result
+	for i, r := range rs {
+		if i == 0 || r.Run != rs[i-1].Run || r.Workload != rs[i-1].Workload || r.N != rs[i-1].N {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
+	}
+	return out
+}
+
+func runTable(w io.Writer, rs []result) {
+	fmt.Fprintln(w, "| run | workload | N | system | converged | share of ceiling (a) | CPU | CPU per CR | peak RSS | calls/CR | writes/CR | reads/CR | Events | p50 / p99 to Ready | idle writes / calls |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		share, idle, calls := "—", "—", "—"
+		if r.ShareOfCeiling > 0 {
+			share = fmt.Sprintf("%.2f", r.ShareOfCeiling)
+		}
 		// Only ork calls the reconciler over HTTP; the others have their logic in-process.
 		if r.System == "ork" {
 			calls = fmt.Sprintf("%.2f", r.CallsPerCR)
 		}
-		if r.System != "ceiling" {
-			share = fmt.Sprintf("%.2f", r.ShareOfCeiling)
+		if !isCeilingName(r.System) {
 			idleCalls := "—"
 			if r.System == "ork" {
 				idleCalls = fmt.Sprintf("%.0f", r.IdleCalls)
 			}
 			idle = fmt.Sprintf("%.0f / %s in %.0fs", r.IdleWrites, idleCalls, r.IdleSeconds)
 		}
-		fmt.Fprintf(w, "| %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.0f MiB | %s | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
-			r.N, r.System, r.ConvergedSeconds, share, r.CPUSeconds, r.CPUPerCRMillis, r.PeakRSSMiB,
+		fmt.Fprintf(w, "| %d | %s | %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.0f MiB | %s | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
+			r.Run, r.Workload, r.N, r.System, r.ConvergedSeconds, share, r.CPUSeconds, r.CPUPerCRMillis, r.PeakRSSMiB,
 			calls, r.WritesPerCR, r.ReadsPerCR, r.EventWrites, r.P50Millis, r.P99Millis, idle)
 	}
-	b, err := json.MarshalIndent(rs, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
-		return err
-	}
-	byN := map[int][]result{}
-	for _, r := range rs {
-		byN[r.N] = append(byN[r.N], r)
-	}
-	for n, group := range byN {
-		path := filepath.Join(dir, fmt.Sprintf("convergence-%d.svg", n))
-		if err := os.WriteFile(path, plot(n, group), 0o644); err != nil {
-			return err
+}
+
+func summaryTable(w io.Writer, sums []summary) {
+	fmt.Fprintln(w, "| workload | N | system | runs | converged, median (min–max) | share of ceiling (a), median (min–max) | target |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, s := range sums {
+		if s.EditToReady.Runs > 0 {
+			continue
 		}
-		fmt.Fprintf(w, "\nplot: %s\n", path)
+		met, share := "—", "—"
+		if s.Share.Runs > 0 {
+			share = fmt.Sprintf("%.2f (%.2f–%.2f)", s.Share.Median, s.Share.Min, s.Share.Max)
+		}
+		switch {
+		case isCeilingName(s.System) || s.Share.Runs == 0:
+		case s.Met:
+			met = "met"
+		default:
+			met = "not met"
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f s (%.1f–%.1f) | %s | %s |\n", s.Workload, s.N, s.System, s.Converged.Runs,
+			s.Converged.Median, s.Converged.Min, s.Converged.Max, share, met)
 	}
-	return nil
+}
+
+func startupTable(w io.Writer, rs []result, sums []summary) {
+	fmt.Fprintln(w, "| run | N | ork | edit to Ready | every CR Ready (from ork ready) | CPU | peak RSS | calls/CR |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.1f s | %.1f s | %.0f MiB | %.2f |\n",
+			r.Run, r.N, r.System, r.EditToReadySeconds, r.BacklogSeconds, r.CPUSeconds, r.PeakRSSMiB, r.CallsPerCR)
+	}
+	fmt.Fprintln(w, "\n| N | ork | runs | edit to Ready, median (min–max) |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, s := range sums {
+		if s.EditToReady.Runs > 0 {
+			fmt.Fprintf(w, "| %d | %s | %d | %.2f s (%.2f–%.2f) |\n", s.N, s.System, s.EditToReady.Runs,
+				s.EditToReady.Median, s.EditToReady.Min, s.EditToReady.Max)
+		}
+	}
 }
 
 // plot draws converged CRs over time, one line per system, as an SVG.
@@ -94,7 +203,7 @@ func plot(n int, rs []result) []byte {
 		c := n * i / 5
 		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%d</text>`+"\n", left-6, y(c)+4, c)
 	}
-	colours := []string{"#888888", "#1f77b4", "#d62728", "#2ca02c"}
+	colours := []string{"#888888", "#bbbbbb", "#555555", "#1f77b4", "#d62728", "#2ca02c"}
 	for i, r := range rs {
 		colour := colours[i%len(colours)]
 		var pts strings.Builder

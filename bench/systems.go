@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -18,7 +19,7 @@ import (
 // read from /proc alone.
 type running struct {
 	cmd  *exec.Cmd
-	feed func(name string) // hands a created CR's name to a system that has no informer
+	feed func(createdCR) // hands a created CR to a system that has no informer
 	done chan error
 	log  *os.File
 }
@@ -42,7 +43,7 @@ func start(cmd *exec.Cmd, logPath string) (*running, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	r := &running{cmd: cmd, feed: func(string) {}, done: make(chan error, 1), log: log}
+	r := &running{cmd: cmd, feed: func(createdCR) {}, done: make(chan error, 1), log: log}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, err
@@ -55,22 +56,7 @@ func start(cmd *exec.Cmd, logPath string) (*running, error) {
 // until /readyz says its caches synced.
 func startOrk(ctx context.Context, c *cluster, bin, endpoint string, extra []string) (*running, error) {
 	katalog := filepath.Join(c.dir, "katalog.yaml")
-	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata: {name: bench}
-spec:
-  crds:
-    app:
-      apiTypes: {group: %s, version: v1, kind: App, plural: apps}
-      operatorBox:
-        reconcile:
-          default: false
-          remote:
-            endpoint: %q
-            managedResources:
-              - {group: apps, plural: deployments}
-              - {group: "", plural: services}
-`, benchGroup, endpoint)
+	doc := c.w.katalog(endpoint)
 	if err := os.WriteFile(katalog, []byte(doc), 0o600); err != nil {
 		return nil, err
 	}
@@ -121,28 +107,37 @@ func (r *running) waitReady(ctx context.Context, name, addr string) error {
 	return fmt.Errorf("%s not ready within 2 minutes (log %s)", name, r.log.Name())
 }
 
-// startCeiling runs this program as the ceiling (runCeiling) and feeds it the CR names.
-func startCeiling(c *cluster) (*running, error) {
+// startCeiling runs this program as ceiling kind (runCeiling) with workers goroutines, and
+// feeds it each CR as soon as it is created, once its connection is up.
+func startCeiling(ctx context.Context, c *cluster, kind string, workers int) (*running, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-mode=ceiling", "-kubeconfig", c.env.Kubeconfig, "-namespace", c.ns)
+	health, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-mode=ceiling", "-ceiling", kind, "-workers", strconv.Itoa(workers),
+		"-workload", c.w.name, "-kubeconfig", c.env.Kubeconfig, "-namespace", c.ns, "-health-addr", health)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	r, err := start(cmd, filepath.Join(c.dir, "ceiling.log"))
+	r, err := start(cmd, filepath.Join(c.dir, fmt.Sprintf("ceiling-%s-%d.log", kind, workers)))
 	if err != nil {
 		return nil, err
 	}
-	names := make(chan string, 1<<16)
+	crs := make(chan createdCR, 1<<16)
 	go func() {
-		for n := range names {
-			fmt.Fprintln(stdin, n)
+		for cr := range crs {
+			fmt.Fprintln(stdin, cr.plural, cr.name, cr.uid)
 		}
 	}()
-	r.feed = func(name string) { names <- name }
+	r.feed = func(cr createdCR) { crs <- cr }
+	if err := r.waitReady(ctx, "ceiling "+kind, health); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -17,23 +17,39 @@ type convergence struct {
 	ready   map[string]time.Time
 	total   int
 	done    chan struct{}
+	// edit is the one CR whose edit the startup workload times (empty: none).
+	edit editWatch
+}
+
+// editWatch waits for one CR to be Ready at (at least) one generation.
+type editWatch struct {
+	name       string
+	generation int64
+	ready      chan time.Time
 }
 
 func watchConvergence(ctx context.Context, c *cluster, total int) (*convergence, error) {
 	cv := &convergence{created: map[string]time.Time{}, ready: map[string]time.Time{}, total: total, done: make(chan struct{})}
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.dyn, crGVR(benchGroup), c.ns, 0, cache.Indexers{}, nil).Informer()
 	seen := func(obj any) {
-		if u, ok := obj.(*unstructured.Unstructured); ok && isReady(u) {
-			cv.markReady(u.GetName(), time.Now())
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok || !isReady(u) {
+			return
 		}
+		cv.markReady(u.GetName(), time.Now())
+		cv.checkEdit(u)
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) },
-	}); err != nil {
-		return nil, err
+	var synced []cache.InformerSynced
+	for _, k := range c.w.kinds {
+		inf := dynamicinformer.NewFilteredDynamicInformer(c.dyn, crGVR(k.plural), c.ns, 0, cache.Indexers{}, nil).Informer()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) },
+		}); err != nil {
+			return nil, err
+		}
+		go inf.Run(ctx.Done())
+		synced = append(synced, inf.HasSynced)
 	}
-	go inf.Run(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil, ctx.Err()
 	}
 	return cv, nil
@@ -47,6 +63,28 @@ func isReady(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// watchEdit arms the wait for name to be Ready with status.observedGeneration at least
+// generation; the channel receives when it is seen. Armed before the edit is made.
+func (cv *convergence) watchEdit(name string, generation int64) <-chan time.Time {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.edit = editWatch{name: name, generation: generation, ready: make(chan time.Time, 1)}
+	return cv.edit.ready
+}
+
+func (cv *convergence) checkEdit(u *unstructured.Unstructured) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if cv.edit.ready == nil || u.GetName() != cv.edit.name {
+		return
+	}
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if og >= cv.edit.generation {
+		cv.edit.ready <- time.Now()
+		cv.edit.ready = nil
+	}
 }
 
 func (cv *convergence) markCreated(name string, at time.Time) {
