@@ -98,6 +98,15 @@ func compile(at, s string) (text, error) {
 // is watched by name (RBAC resourceNames), a templated one read at pass time.
 func (e *Entry) ConstantName() bool { return e.selector == nil && e.name.t == nil }
 
+// ConstantNamespace is the namespace the entry names outright, "" when it is templated or
+// left to the custom resource's: only a constant one bounds where the entry's objects can be.
+func (e *Entry) ConstantNamespace() string {
+	if e.namespace.t != nil {
+		return ""
+	}
+	return e.namespace.raw
+}
+
 // Selects reports whether the entry finds its objects by label selector.
 func (e *Entry) Selects() bool { return e.selector != nil }
 

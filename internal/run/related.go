@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ type relatedWatch struct {
 	entries []relatedEntry
 	index   *related.Index
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
-	informers []scopedInformer
+	informers []relatedInformer
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -67,8 +68,14 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		return nil, nil
 	}
 	w := &relatedWatch{c: c, index: related.NewIndex()}
-	watchedTypes := map[schema.GroupVersionResource]bool{}
-	var watches []relatedInformer
+	// One watch per type, one per constant-named Secret; each over the namespaces its
+	// entries can name (the RBAC rbacgen grants is no wider).
+	type watchKey struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}
+	var order []watchKey
+	scopes := map[watchKey]*watchScope{}
 	for i, r := range rem.Payload.Related {
 		at := fmt.Sprintf("payload.related[%d]", i)
 		e, err := related.Compile(at, r)
@@ -85,16 +92,27 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		e.Secret = gvr.Group == "" && gvr.Resource == "secrets"
 		re := relatedEntry{Entry: e, gvr: gvr, watched: !e.Secret || e.ConstantName()}
 		w.entries = append(w.entries, re)
-		switch {
-		case e.Secret && e.ConstantName():
-			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, r.Name)})
-		case !e.Secret && !watchedTypes[gvr]:
-			watchedTypes[gvr] = true
-			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, "")})
+		if !re.watched {
+			continue
 		}
+		k := watchKey{gvr: gvr}
+		if e.Secret {
+			k.name = r.Name
+		}
+		sc := scopes[k]
+		if sc == nil {
+			sc = &watchScope{namespaced: e.Namespaced}
+			scopes[k] = sc
+			order = append(order, k)
+		}
+		sc.add(e.ConstantNamespace())
+	}
+	var watches []relatedInformer
+	for _, k := range order {
+		watches = append(watches, relatedInformer{k.gvr, w.watch(k.gvr, scopes[k], k.name)})
 	}
 	for _, ri := range watches {
-		w.informers = append(w.informers, ri.inf)
+		w.informers = append(w.informers, ri)
 		gr := ri.gvr.GroupResource()
 		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
@@ -129,9 +147,38 @@ func (e *Engine) scopeOf(gvr schema.GroupVersionResource) (bool, error) {
 	return e.namespaced(gvr)
 }
 
-// watch is a metadata-only informer on gvr, over the watched namespaces (or all), limited to
-// one name when name is set (a Secret: RBAC grants it by resourceNames).
-func (w *relatedWatch) watch(gvr schema.GroupVersionResource, namespaced bool, name string) scopedInformer {
+// watchScope is where one related watch looks: the watched namespaces (or all) when an
+// entry's namespace is templated or the custom resource's, else only the constant
+// namespaces the entries name.
+type watchScope struct {
+	namespaced bool
+	wide       bool
+	constant   []string
+}
+
+func (s *watchScope) add(constantNS string) {
+	switch {
+	case constantNS == "":
+		s.wide = true
+	case !slices.Contains(s.constant, constantNS):
+		s.constant = append(s.constant, constantNS)
+	}
+}
+
+// namespaces are the namespaces to watch, nil for every namespace.
+func (s *watchScope) namespaces(watched []string) []string {
+	if !s.namespaced {
+		return nil
+	}
+	if s.wide {
+		return watched
+	}
+	return slices.Sorted(slices.Values(s.constant))
+}
+
+// watch is a metadata-only informer on gvr over the namespaces of scope, limited to one name
+// when name is set (a Secret: RBAC grants it by resourceNames).
+func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope, name string) scopedInformer {
 	tweak := func(o *metav1.ListOptions) {
 		if name != "" {
 			o.FieldSelector = "metadata.name=" + name
@@ -140,22 +187,32 @@ func (w *relatedWatch) watch(gvr schema.GroupVersionResource, namespaced bool, n
 	build := func(ns string) cache.SharedIndexInformer {
 		return metadatainformer.NewFilteredMetadataInformer(w.c.e.meta, gvr, ns, 0, cache.Indexers{}, tweak).Informer()
 	}
-	if !namespaced || len(w.c.e.opts.WatchNamespaces) == 0 {
+	namespaces := scope.namespaces(w.c.e.opts.WatchNamespaces)
+	if len(namespaces) == 0 {
 		return allNamespaces(build(metav1.NamespaceAll))
 	}
-	return perNamespace(w.c.e.opts.WatchNamespaces, build)
+	return perNamespace(namespaces, build)
 }
 
 func (w *relatedWatch) hasSynced() bool {
 	if w == nil {
 		return true
 	}
-	for _, inf := range w.informers {
-		if !inf.HasSynced() {
-			return false
+	return len(w.unsynced()) == 0
+}
+
+// unsynced names the related types whose watch has not listed yet, for waitSynced's error.
+func (w *relatedWatch) unsynced() []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, ri := range w.informers {
+		if !ri.inf.HasSynced() {
+			out = append(out, "related "+ri.gvr.GroupResource().String())
 		}
 	}
-	return true
+	return out
 }
 
 func (w *relatedWatch) run(stop <-chan struct{}) {
@@ -163,8 +220,8 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, inf := range w.informers {
-		wg.Go(func() { inf.Run(stop) })
+	for _, ri := range w.informers {
+		wg.Go(func() { ri.inf.Run(stop) })
 	}
 	wg.Wait() // every informer has returned: a stopped engine leaves no goroutine behind
 }
