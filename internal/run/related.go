@@ -90,6 +90,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		e.Secret = gvr.Group == "" && gvr.Resource == "secrets"
+		e.WatchNamespaces = c.e.opts.WatchNamespaces
 		re := relatedEntry{Entry: e, gvr: gvr, watched: !e.Secret || e.ConstantName()}
 		w.entries = append(w.entries, re)
 		if !re.watched {
