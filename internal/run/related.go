@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -114,6 +116,9 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 	}
 	for _, ri := range watches {
 		w.informers = append(w.informers, ri)
+		if err := ri.inf.SetTransform(slimRelated); err != nil {
+			return nil, fmt.Errorf("related transform: %w", err)
+		}
 		gr := ri.gvr.GroupResource()
 		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
@@ -376,11 +381,34 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 	if objs == nil {
 		objs = []map[string]any{}
 	}
-	if e.Secret && !e.AllowSecrets {
+	if e.Secret {
 		for _, o := range objs {
-			delete(o, "data")
-			delete(o, "stringData")
+			// kubectl apply's copy of the manifest holds the data in clear: never sent.
+			if md, ok := o["metadata"].(map[string]any); ok {
+				if ann, ok := md["annotations"].(map[string]any); ok {
+					delete(ann, corev1.LastAppliedConfigAnnotation)
+				}
+			}
+			if !e.AllowSecrets {
+				delete(o, "data")
+				delete(o, "stringData")
+			}
 		}
 	}
 	return objs, nil
+}
+
+// slimRelated is the related watches' transform: the cache keeps labels and versions, not
+// managedFields nor kubectl apply's copy of the manifest (a Secret's data in clear).
+func slimRelated(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if ann := m.GetAnnotations(); ann != nil {
+			if _, has := ann[corev1.LastAppliedConfigAnnotation]; has {
+				delete(ann, corev1.LastAppliedConfigAnnotation)
+				m.SetAnnotations(ann)
+			}
+		}
+	}
+	return obj, nil
 }
