@@ -1,13 +1,16 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
@@ -53,5 +56,25 @@ func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
 				t.Errorf("fast %v, slow %v; want %v and %v", fast, slow, tc.fast, tc.slow)
 			}
 		})
+	}
+}
+
+// A pass that raced its CR's delete recorded references after onDelete forgot them: the
+// key's next pass finds no object and forgets them, or a change of the ConfigMap would queue
+// a CR that no longer exists, for ever.
+func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	defer q.ShutDown()
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	w := &relatedWatch{index: related.NewIndex()}
+	c := &controller{e: &Engine{opts: Options{Metrics: m}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "app"},
+		ledger: newLedger(), lanes: q, queue: q, informer: allNamespaces(inf), related: w}
+	cms := schema.GroupResource{Resource: "configmaps"}
+	w.index.Set("ns/a", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
+	c.ledger.note("ns/a", TriggerRelated)
+	c.handle(context.Background(), "ns/a")
+	if got := w.index.Targets("ns/a"); len(got) != 0 {
+		t.Errorf("after a pass that found no object the index holds %v for it, want nothing", got)
 	}
 }
