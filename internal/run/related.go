@@ -286,25 +286,37 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		w.index.Drop(in.key)
 	}
 	refs := make([]related.Ref, len(w.entries))
+	resolved := make([]bool, len(w.entries))
 	targets := make([]related.Target, 0, len(w.entries))
+	var invalid []string
 	for i, e := range w.entries {
 		ref, err := e.Resolve(in.cr.Object)
 		if err != nil {
-			d := failure(reasonRelatedInvalid, "%v", err)
-			return nil, nil, &d
+			invalid = append(invalid, err.Error())
+			continue
 		}
-		refs[i] = ref
+		refs[i], resolved[i] = ref, true
 		if e.watched {
 			targets = append(targets, related.Target{Resource: e.gvr.GroupResource(), Ref: ref, WatchStatus: e.WatchStatus})
 		}
 	}
 	if !in.gone {
+		// Also when a reference did not resolve: a change of an object the others name
+		// passes the CR again (it may be what makes the CR right).
 		w.index.Set(in.key, targets)
+	}
+	if len(invalid) > 0 && !in.deleting {
+		d := failure(reasonRelatedInvalid, "%s", strings.Join(invalid, "; "))
+		return nil, nil, &d
 	}
 	out := make(map[string][]map[string]any, len(w.entries))
 	var missing, read []string
 	retry := false
 	for i, e := range w.entries {
+		if !resolved[i] {
+			out[e.As] = []map[string]any{} // a delete is not held by a reference it cannot resolve
+			continue
+		}
 		objs, err := w.fetch(ctx, e, refs[i], in)
 		if err != nil {
 			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)

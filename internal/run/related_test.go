@@ -9,7 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -76,5 +78,43 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	c.handle(context.Background(), "ns/a")
 	if got := w.index.Targets("ns/a"); len(got) != 0 {
 		t.Errorf("after a pass that found no object the index holds %v for it, want nothing", got)
+	}
+}
+
+// A reference that does not resolve holds a pass, but the references that did are indexed
+// (a change of one passes the CR again); a delete is not held by it: that entry goes as [].
+func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
+	cmGVR := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	shared := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "shared", "namespace": "ns"}}}
+	c := &controller{e: &Engine{dyn: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), shared)}}
+	entry := func(r katalog.Related) relatedEntry {
+		e, err := related.Compile("payload.related", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Namespaced = true
+		return relatedEntry{Entry: e, gvr: cmGVR, watched: true}
+	}
+	w := &relatedWatch{c: c, index: related.NewIndex(), entries: []relatedEntry{
+		entry(katalog.Related{As: "shared", Kind: "ConfigMap", Name: "shared"}),
+		entry(katalog.Related{As: "broken", Kind: "ConfigMap", Name: "{{ .spec.missing }}"}),
+	}}
+	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a", "namespace": "ns"}, "spec": map[string]any{}}}
+
+	_, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr})
+	if held == nil || held.reason != reasonRelatedInvalid {
+		t.Fatalf("held = %+v, want %s", held, reasonRelatedInvalid)
+	}
+	if got := w.index.Targets("ns/a"); len(got) != 1 || got[0].Ref.Name != "shared" {
+		t.Errorf("indexed %v, want the reference that resolved (shared)", got)
+	}
+
+	out, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr, deleting: true})
+	if held != nil {
+		t.Fatalf("a delete held by an unresolved reference: %+v", held)
+	}
+	if b, ok := out["broken"]; !ok || len(b) != 0 || len(out["shared"]) != 1 {
+		t.Errorf("related of the delete = %v, want broken as [] and shared read", out)
 	}
 }
