@@ -60,6 +60,9 @@ type relatedEntry struct {
 	// watched is false for a Secret with a templated name: read at pass time only (ork never
 	// lists or watches every Secret), so a missing one is retried with backoff.
 	watched bool
+	// watch is the metadata watch of the entry's objects (when watched): its versions make
+	// the reads cache reads no older than what ork has seen.
+	watch scopedInformer
 }
 
 // newRelatedWatch resolves each entry's type through discovery and sets up the watches; nil
@@ -111,8 +114,19 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		sc.add(e.ConstantNamespace())
 	}
 	var watches []relatedInformer
+	built := map[watchKey]scopedInformer{}
 	for _, k := range order {
-		watches = append(watches, relatedInformer{k.gvr, w.watch(k.gvr, scopes[k], k.name)})
+		built[k] = w.watch(k.gvr, scopes[k], k.name)
+		watches = append(watches, relatedInformer{k.gvr, built[k]})
+	}
+	for i, e := range w.entries {
+		if e.watched {
+			k := watchKey{gvr: e.gvr}
+			if e.Secret {
+				k.name = rem.Payload.Related[i].Name
+			}
+			w.entries[i].watch = built[k]
+		}
 	}
 	for _, ri := range watches {
 		w.informers = append(w.informers, ri)
@@ -366,7 +380,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
 	var objs []map[string]any
 	if ref.Selector == nil {
-		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{})
+		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{ResourceVersion: e.cachedRV(ref)})
 		if apierrors.IsNotFound(err) {
 			return []map[string]any{}, nil
 		}
@@ -375,7 +389,11 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		}
 		objs = append(objs, u.Object)
 	} else {
-		list, err := res.List(ctx, metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1})
+		opts := metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1}
+		if rv := e.watch.lastSyncRV(ref.Namespace); e.watched && rv != "" {
+			opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+		}
+		list, err := res.List(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -408,6 +426,29 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		}
 	}
 	return objs, nil
+}
+
+// cachedRV is the resourceVersion the watch holds for ref's object: a GET at it is served
+// from the apiserver's watch cache, no older than the change that passed the CR. "" (a
+// quorum read) when the object is not watched or not in the cache (not created yet, as
+// far as ork knows: a read at the cache's version could miss it).
+func (e relatedEntry) cachedRV(ref related.Ref) string {
+	if !e.watched || len(e.watch.informers) == 0 {
+		return ""
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, ok, err := e.watch.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
 }
 
 // slimRelated is the related watches' transform: the cache keeps labels and versions, not

@@ -3,6 +3,10 @@ package run
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
@@ -116,5 +122,41 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 	}
 	if b, ok := out["broken"]; !ok || len(b) != 0 || len(out["shared"]) != 1 {
 		t.Errorf("related of the delete = %v, want broken as [] and shared read", out)
+	}
+}
+
+// A watched related object is read at the version its watch holds (served from the
+// apiserver's watch cache, no older than the change that passed the CR); one the watch has
+// not seen is read from quorum.
+func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
+	var mu sync.Mutex
+	rvs := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		rvs[path.Base(r.URL.Path)] = r.URL.Query().Get("resourceVersion")
+		mu.Unlock()
+		rw.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(rw, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"ns","resourceVersion":"42"}}`, path.Base(r.URL.Path))
+	}))
+	defer srv.Close()
+	dyn, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	if err := inf.GetIndexer().Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "seen", Namespace: "ns", ResourceVersion: "42"}}); err != nil {
+		t.Fatal(err)
+	}
+	w := &relatedWatch{c: &controller{e: &Engine{dyn: dyn}}, index: related.NewIndex()}
+	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: allNamespaces(inf)}
+	for _, name := range []string{"seen", "unseen"} {
+		if _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if rvs["seen"] != "42" || rvs["unseen"] != "" {
+		t.Errorf("resourceVersion of the reads = %v, want seen at 42 and unseen from quorum (none)", rvs)
 	}
 }
