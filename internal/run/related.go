@@ -46,6 +46,7 @@ type relatedWatch struct {
 	index   *related.Index
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
 	informers []relatedInformer
+	digests   specDigests
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -133,15 +134,20 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		if err := ri.inf.SetTransform(slimRelated); err != nil {
 			return nil, fmt.Errorf("related transform: %w", err)
 		}
-		gr := ri.gvr.GroupResource()
+		gvr := ri.gvr
 		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
 				if !initial { // the first list: the custom resources' own initial adds pass them
-					w.changed(gr, nil, obj)
+					w.changed(gvr, nil, obj)
 				}
 			},
-			UpdateFunc: func(old, obj any) { w.changed(gr, old, obj) },
-			DeleteFunc: func(obj any) { w.changed(gr, nil, obj) },
+			UpdateFunc: func(old, obj any) { w.changed(gvr, old, obj) },
+			DeleteFunc: func(obj any) {
+				if u, ok := deletedMeta(obj); ok {
+					w.digests.forget(gvr.GroupResource(), u.GetNamespace(), u.GetName())
+				}
+				w.changed(gvr, nil, obj)
+			},
 		}); err != nil {
 			return nil, fmt.Errorf("related event handler: %w", err)
 		}
@@ -256,13 +262,14 @@ func (w *relatedWatch) forget(key string) {
 // changed passes again the custom resources whose last pass read the object. A re-list of
 // an unchanged object is no change; neither is a status-only change unless the reference
 // has watchStatus.
-func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
+func (w *relatedWatch) changed(gvr schema.GroupVersionResource, oldObj, obj any) {
 	u, ok := deletedMeta(obj)
 	if !ok {
 		return
 	}
-	ch := related.Change{Resource: gr, Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
-	if old, ok := deletedMeta(oldObj); ok {
+	ch := related.Change{Resource: gvr.GroupResource(), Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
+	old, isUpdate := deletedMeta(oldObj)
+	if isUpdate {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return
 		}
@@ -270,6 +277,11 @@ func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
 		ch.StatusOnly = childStatusOnly(oldObj, obj)
 	}
 	keys := w.index.Affected(ch)
+	if isUpdate && !ch.StatusOnly && len(keys) > 0 && w.statusOnly(gvr, old, u) {
+		// A kind without metadata.generation: only its status changed.
+		ch.StatusOnly = true
+		keys = w.index.Affected(ch)
+	}
 	fast := len(keys) <= relatedFanOut
 	for _, key := range keys {
 		w.c.relatedChanged(key, fast)
@@ -410,6 +422,11 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 	}
 	if objs == nil {
 		objs = []map[string]any{}
+	}
+	if e.watched && !e.WatchStatus {
+		for _, o := range objs {
+			w.digests.remember(e.gvr, o)
+		}
 	}
 	if e.Secret {
 		for _, o := range objs {

@@ -46,15 +46,15 @@ func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
 			obj := func(rv string) *metav1.PartialObjectMetadata {
 				return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shared", ResourceVersion: rv}}
 			}
-			w.changed(cms.GroupResource(), obj("1"), obj("1")) // a re-list: no change
+			w.changed(cms, obj("1"), obj("1")) // a re-list: no change
 			if q.Len() != 0 {
 				t.Fatalf("a re-list of the same version queued %d keys", q.Len())
 			}
-			w.changed(schema.GroupResource{Resource: "secrets"}, obj("1"), obj("2"))
+			w.changed(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, obj("1"), obj("2"))
 			if q.Len() != 0 {
 				t.Fatalf("a Secret of the name the CRs' ConfigMap has queued %d keys", q.Len())
 			}
-			w.changed(cms.GroupResource(), obj("1"), obj("2"))
+			w.changed(cms, obj("1"), obj("2"))
 			if q.Len() != tc.crs {
 				t.Errorf("%d keys queued, want the %d CRs that read the object", q.Len(), tc.crs)
 			}
@@ -158,5 +158,47 @@ func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
 	defer mu.Unlock()
 	if rvs["seen"] != "42" || rvs["unseen"] != "" {
 		t.Errorf("resourceVersion of the reads = %v, want seen at 42 and unseen from quorum (none)", rvs)
+	}
+}
+
+// A Pod keeps no metadata.generation: its status-only change is told from a spec change by
+// a digest of the object without status, and passes nobody whose reference lacks
+// watchStatus; a spec change passes the CR.
+func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
+	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "namespace": "ns", "resourceVersion": "1"},
+		"spec":     map[string]any{"image": "a"}, "status": map[string]any{"phase": "Pending"}}}
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), pod.DeepCopy())
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	defer q.ShutDown()
+	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	w := &relatedWatch{c: c, index: related.NewIndex()}
+	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
+	w.digests.remember(pods, pod.Object) // what the pass read
+	edit := func(rv string, f func(*unstructured.Unstructured)) {
+		cur, err := dyn.Resource(pods).Namespace("ns").Get(context.Background(), "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(cur)
+		cur.SetResourceVersion(rv)
+		if _, err := dyn.Resource(pods).Namespace("ns").Update(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv}}
+	}
+	edit("2", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"phase": "Running"} })
+	w.changed(pods, meta("1"), meta("2"))
+	if q.Len() != 0 {
+		t.Fatalf("a Pod's status-only change queued %d keys, want none", q.Len())
+	}
+	edit("3", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"image": "b"} })
+	w.changed(pods, meta("2"), meta("3"))
+	if q.Len() != 1 {
+		t.Errorf("a Pod's spec change queued %d keys, want the CR that read it", q.Len())
 	}
 }
