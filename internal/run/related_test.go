@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,5 +201,18 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	w.changed(pods, meta("2"), meta("3"))
 	if q.Len() != 1 {
 		t.Errorf("a Pod's spec change queued %d keys, want the CR that read it", q.Len())
+	}
+}
+
+// M5: a related watch that cannot list is named in waitSynced's error, like a child type.
+func TestWaitSyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
+	own := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	rel := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	c := &controller{crd: &katalog.CRD{Name: "app"}, gvr: schema.GroupVersionResource{Group: "t.ork.test", Version: "v1", Resource: "apps"},
+		informer: allNamespaces(own), related: &relatedWatch{informers: []relatedInformer{{gvr: cms, inf: allNamespaces(rel)}}}}
+	err := c.waitSynced(context.Background(), 10*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "related configmaps") {
+		t.Fatalf("waitSynced = %v, want an error naming related configmaps", err)
 	}
 }
