@@ -253,3 +253,38 @@ func TestRecorderMasksRelatedSecrets(t *testing.T) {
 		t.Errorf("a related ConfigMap lost its data:\n%s", data)
 	}
 }
+
+// kubectl apply's last-applied annotation holds a Secret's data in clear: masked in a
+// related Secret and a child Secret alike; a ConfigMap's is kept.
+func TestRecorderMasksASecretsLastAppliedAnnotation(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la := `"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"stringData\":{\"pw\":\"hunter2\"}}"}`
+	req := []byte(`{"key":"default/web","gvk":{"Group":"myorg.io","Version":"v1","Kind":"WebApp"},
+"object":{"apiVersion":"myorg.io/v1","kind":"WebApp","metadata":{"name":"web","namespace":"default"}},"args":{},
+"prepared":{"trigger":"resync","attempt":1,"generation":1,"deleting":false,
+  "related":{"creds":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db",` + la + `}}],
+    "config":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"cm-applied"}}}]},
+  "children":{"v1/Secret":{"child":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"child",` + la + `}}}}}}`)
+	rec.Record(exchangeOf(req, 200, `{"result":"ok"}`))
+	if err := rec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("files %v, want one", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("hunter2")) {
+		t.Errorf("a Secret's last-applied annotation is not masked:\n%s", data)
+	}
+	if !bytes.Contains(data, []byte("cm-applied")) {
+		t.Errorf("a ConfigMap's last-applied annotation was masked:\n%s", data)
+	}
+}

@@ -112,12 +112,22 @@ func forEachObject(root map[string]any, fn func(map[string]any)) {
 	}
 }
 
-// maskObject masks a Kubernetes object: a Secret's data and stringData values, then the
-// redact paths.
+// lastApplied is the annotation kubectl apply writes: the whole applied manifest, a
+// Secret's data in clear included.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// maskObject masks a Kubernetes object: a Secret's data and stringData values and its
+// last-applied annotation (a copy of its data), then the redact paths.
 func maskObject(obj map[string]any, redact []dotpath.Path) {
 	if obj["kind"] == "Secret" && obj["apiVersion"] == "v1" {
 		maskValues(obj["data"], RedactedBase64)
 		maskValues(obj["stringData"], Redacted)
+		md, _ := obj["metadata"].(map[string]any)
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if _, has := ann[lastApplied]; has {
+				ann[lastApplied] = Redacted
+			}
+		}
 	}
 	redactAt(obj, redact)
 }

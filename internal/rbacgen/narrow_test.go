@@ -213,3 +213,19 @@ func writeKatalog(t *testing.T, doc string) string {
 	}
 	return path
 }
+
+// A related entry naming outright a namespace outside --watch-namespace is refused: ork
+// would never watch it there. Inside the set, or templated, it is fine.
+func TestWatchNamespacesRefuseAConstantRelatedNamespaceOutside(t *testing.T) {
+	set := load(t, "testdata/related.katalog.yaml")
+	err := CheckWatchScope(set, []string{"team-a"})
+	if err == nil || !strings.Contains(err.Error(), `"shared"`) || !strings.Contains(err.Error(), "payload.related[4]") {
+		t.Fatalf("CheckWatchScope = %v, want an error naming payload.related[4] and namespace \"shared\"", err)
+	}
+	if _, err := Generate(set, Options{WatchNamespaces: []string{"team-a"}}); err == nil {
+		t.Error("Generate with --watch-namespace team-a accepted the related namespace shared")
+	}
+	if err := CheckWatchScope(set, []string{"team-a", "shared"}); err != nil {
+		t.Errorf("CheckWatchScope with shared watched = %v, want nil", err)
+	}
+}

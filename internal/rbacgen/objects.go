@@ -16,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -123,6 +124,29 @@ func CheckWatchScope(set *katalog.Set, watchNamespaces []string) error {
 	for _, crd := range set.CRDs {
 		if !crd.IsNamespaced() {
 			return fmt.Errorf("watch-namespace: crd %s is cluster-scoped: its custom resources are in no namespace, so a watch limited to namespaces cannot see them (run it in an ork without --watch-namespace)", crd.Name)
+		}
+	}
+	return checkRelatedScope(set, watchNamespaces)
+}
+
+// checkRelatedScope fails when a payload.related entry names outright a namespace outside
+// the watched ones: ork would neither watch nor be granted its objects there.
+func checkRelatedScope(set *katalog.Set, watchNamespaces []string) error {
+	sc := newScopes(set)
+	for _, crd := range set.CRDs {
+		rem := crd.OperatorBox.Reconcile.Remote
+		if rem == nil {
+			continue
+		}
+		for i, e := range rem.Payload.Related {
+			if e.Namespace == "" || render.IsTemplate(e.Namespace) || slices.Contains(watchNamespaces, e.Namespace) {
+				continue
+			}
+			if plural, _ := relatedPlural(set, e); plural != "" && !sc.namespaced(e.Group, plural) {
+				continue // a cluster-scoped kind: the namespace is ignored
+			}
+			return fmt.Errorf("watch-namespace: crd %s: payload.related[%d] (%s) names namespace %q, outside the watched namespaces %v: ork would never see its objects (add it to --watch-namespace)",
+				crd.Name, i, e.As, e.Namespace, watchNamespaces)
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func TestGenerateMatchesGolden(t *testing.T) {
 		{"website.golden.yaml", []string{"../../examples/website/katalog.yaml"}, Options{}},
 		{"custom.golden.yaml", []string{"testdata/custom.katalog.yaml"}, Options{}},
 		{"related.golden.yaml", []string{"testdata/related.katalog.yaml"}, Options{}},
-		{"related-watch-namespaces.golden.yaml", []string{"testdata/related.katalog.yaml"}, Options{WatchNamespaces: []string{"team-a"}}},
+		{"related-watch-namespaces.golden.yaml", []string{"testdata/related.katalog.yaml"}, Options{WatchNamespaces: []string{"team-a", "shared"}}},
 		{"two-files.golden.yaml", []string{remoteExample, "../../examples/website/katalog.yaml"}, Options{}},
 		{"remote-watch-namespaces.golden.yaml", []string{remoteExample}, Options{LeaderElect: true, InstallCRDs: true,
 			Namespace: "ops", LeaseName: "webapp-leader", WatchNamespaces: []string{"team-b", "team-a", "team-b"}}},

@@ -33,9 +33,12 @@ type Entry struct {
 	Secret                                                   bool
 	Required, AllowCrossNamespace, WatchStatus, AllowSecrets bool
 	Exclude                                                  []dotpath.Path
-	name, namespace                                          text
-	selector                                                 map[string]text
-	selectorKeys                                             []string
+	// WatchNamespaces are ork's --watch-namespace: a related object outside them is never
+	// watched (nor granted), so a reference there is refused. Empty: every namespace.
+	WatchNamespaces []string
+	name, namespace text
+	selector        map[string]text
+	selectorKeys    []string
 }
 
 type text struct {
@@ -98,6 +101,15 @@ func compile(at, s string) (text, error) {
 // is watched by name (RBAC resourceNames), a templated one read at pass time.
 func (e *Entry) ConstantName() bool { return e.selector == nil && e.name.t == nil }
 
+// ConstantNamespace is the namespace the entry names outright, "" when it is templated or
+// left to the custom resource's: only a constant one bounds where the entry's objects can be.
+func (e *Entry) ConstantNamespace() string {
+	if e.namespace.t != nil {
+		return ""
+	}
+	return e.namespace.raw
+}
+
 // Selects reports whether the entry finds its objects by label selector.
 func (e *Entry) Selects() bool { return e.selector != nil }
 
@@ -136,6 +148,9 @@ func (e *Entry) Resolve(cr map[string]any) (Ref, error) {
 		}
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return Ref{}, fmt.Errorf("related %s: namespace %q: %s", e.As, ns, strings.Join(errs, "; "))
+		}
+		if len(e.WatchNamespaces) > 0 && !slices.Contains(e.WatchNamespaces, ns) {
+			return Ref{}, fmt.Errorf("related %s: namespace %q is outside the watched namespaces %v: ork would never see its changes", e.As, ns, e.WatchNamespaces)
 		}
 		ref.Namespace = ns
 	}

@@ -135,3 +135,19 @@ func TestFromObjects(t *testing.T) {
 		t.Errorf("Missing = %v", got.Missing)
 	}
 }
+
+// A reference outside --watch-namespace is refused, naming the namespace: ork would never
+// see its changes.
+func TestResolveRefusesANamespaceOutsideTheWatched(t *testing.T) {
+	e, err := Compile("payload.related[0]", katalog.Related{As: "cfg", Name: "x", Namespace: "{{ .spec.tier }}", AllowCrossNamespace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Namespaced, e.WatchNamespaces = true, []string{"team-a", "silver"}
+	if ref, err := e.Resolve(cr("team-a", "web", map[string]any{"tier": "gold"})); err == nil || !strings.Contains(err.Error(), `"gold"`) {
+		t.Fatalf("Resolve = %v, %v; want an error naming namespace \"gold\"", ref, err)
+	}
+	if ref, err := e.Resolve(cr("team-a", "web", map[string]any{"tier": "silver"})); err != nil || ref.String() != "silver/x" {
+		t.Fatalf("Resolve = %v, %v; want silver/x", ref, err)
+	}
+}

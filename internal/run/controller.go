@@ -223,6 +223,7 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 			missing = append(missing, ch.gvr.GroupResource().String())
 		}
 	}
+	missing = append(missing, c.related.unsynced()...)
 	slices.Sort(missing)
 	return fmt.Errorf("crd %s: caches did not sync within %s: could not list and watch %v "+
 		"(check that ork may list and watch them, and that the apiserver serves them; --cache-sync-timeout sets the bound)",

@@ -2,6 +2,9 @@ package run_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/trace"
@@ -46,12 +50,20 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 
 	const password = "pw-8f3a1c9e"
 	secrets := env.Clientset.CoreV1().Secrets(f.ns)
-	if _, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials"},
+	// Created as kubectl apply creates it: the manifest, data in clear, in an annotation.
+	applied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db-credentials"},"stringData":{"pw":"` + password + `"}}`
+	if _, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
+		Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: applied}},
 		StringData: map[string]string{"pw": password}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	recDir := t.TempDir()
+	rec, err := exchange.NewRecorder(recDir, exchange.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	eng := f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
-		o.ChildMinInterval, o.DebugDecisions = 100*time.Millisecond, true
+		o.ChildMinInterval, o.DebugDecisions, o.Record = 100*time.Millisecond, true, rec.Record
 	})
 	f.createCR("web", map[string]any{})
 	first := ep.nextMatching(t, "a call for web", func(c call) bool { return c.crName() == "web" })
@@ -61,6 +73,11 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 	}
 	if data, _ := rel["creds"][0]["data"].(map[string]any); data["pw"] != base64.StdEncoding.EncodeToString([]byte(password)) {
 		t.Errorf("the Secret's data = %v, want pw", rel["creds"][0]["data"])
+	}
+	for _, c := range ep.recorded() {
+		if strings.Contains(string(c.raw), corev1.LastAppliedConfigAnnotation) {
+			t.Errorf("the endpoint got the Secret's last-applied annotation: %s", c.raw)
+		}
 	}
 	f.waitReady("web", "True")
 
@@ -116,6 +133,29 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 	logs := f.logs.String()
 	if strings.Contains(logs, password) || strings.Contains(logs, base64.StdEncoding.EncodeToString([]byte(password))) {
 		t.Error("the related Secret's data is in ork's log")
+	}
+	traced, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(traced), password) {
+		t.Error("the related Secret's data is in the decision trace")
+	}
+	if err := rec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(recDir, "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no recording written")
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), password) || strings.Contains(string(data), base64.StdEncoding.EncodeToString([]byte(password))) {
+			t.Errorf("the related Secret's data is in the recording %s", file)
+		}
 	}
 	if strings.Contains(strings.ToLower(logs), "forbidden") {
 		t.Errorf("ork logged a forbidden error under the generated role:\n%s", logs)

@@ -127,6 +127,9 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	in, found := c.lookup(key, trigger, tomb)
 	if !found {
+		// Gone, its delete done or never seen: a pass that raced its delete may have
+		// recorded its references after onDelete forgot them.
+		c.related.forget(key)
 		c.queue.Forget(key)
 		c.endPass(key, true)
 		return
@@ -175,6 +178,9 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.ledger.note(key, TriggerCreate)
 		c.lanes.markFast(key)
 		c.queue.Add(key)
+	}
+	if deleteDone && !moreDeletes && c.cached(key) == nil {
+		c.related.forget(key) // the last delete of the name, which may have read nothing
 	}
 	c.endPass(key, deleteDone && !moreDeletes)
 }

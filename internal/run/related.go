@@ -3,11 +3,14 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,7 +45,8 @@ type relatedWatch struct {
 	entries []relatedEntry
 	index   *related.Index
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
-	informers []scopedInformer
+	informers []relatedInformer
+	digests   specDigests
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -57,6 +61,9 @@ type relatedEntry struct {
 	// watched is false for a Secret with a templated name: read at pass time only (ork never
 	// lists or watches every Secret), so a missing one is retried with backoff.
 	watched bool
+	// watch is the metadata watch of the entry's objects (when watched): its versions make
+	// the reads cache reads no older than what ork has seen.
+	watch scopedInformer
 }
 
 // newRelatedWatch resolves each entry's type through discovery and sets up the watches; nil
@@ -67,8 +74,14 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		return nil, nil
 	}
 	w := &relatedWatch{c: c, index: related.NewIndex()}
-	watchedTypes := map[schema.GroupVersionResource]bool{}
-	var watches []relatedInformer
+	// One watch per type, one per constant-named Secret; each over the namespaces its
+	// entries can name (the RBAC rbacgen grants is no wider).
+	type watchKey struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}
+	var order []watchKey
+	scopes := map[watchKey]*watchScope{}
 	for i, r := range rem.Payload.Related {
 		at := fmt.Sprintf("payload.related[%d]", i)
 		e, err := related.Compile(at, r)
@@ -83,27 +96,58 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		e.Secret = gvr.Group == "" && gvr.Resource == "secrets"
+		e.WatchNamespaces = c.e.opts.WatchNamespaces
 		re := relatedEntry{Entry: e, gvr: gvr, watched: !e.Secret || e.ConstantName()}
 		w.entries = append(w.entries, re)
-		switch {
-		case e.Secret && e.ConstantName():
-			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, r.Name)})
-		case !e.Secret && !watchedTypes[gvr]:
-			watchedTypes[gvr] = true
-			watches = append(watches, relatedInformer{gvr, w.watch(gvr, e.Namespaced, "")})
+		if !re.watched {
+			continue
+		}
+		k := watchKey{gvr: gvr}
+		if e.Secret {
+			k.name = r.Name
+		}
+		sc := scopes[k]
+		if sc == nil {
+			sc = &watchScope{namespaced: e.Namespaced}
+			scopes[k] = sc
+			order = append(order, k)
+		}
+		sc.add(e.ConstantNamespace())
+	}
+	var watches []relatedInformer
+	built := map[watchKey]scopedInformer{}
+	for _, k := range order {
+		built[k] = w.watch(k.gvr, scopes[k], k.name)
+		watches = append(watches, relatedInformer{k.gvr, built[k]})
+	}
+	for i, e := range w.entries {
+		if e.watched {
+			k := watchKey{gvr: e.gvr}
+			if e.Secret {
+				k.name = rem.Payload.Related[i].Name
+			}
+			w.entries[i].watch = built[k]
 		}
 	}
 	for _, ri := range watches {
-		w.informers = append(w.informers, ri.inf)
-		gr := ri.gvr.GroupResource()
+		w.informers = append(w.informers, ri)
+		if err := ri.inf.SetTransform(slimRelated); err != nil {
+			return nil, fmt.Errorf("related transform: %w", err)
+		}
+		gvr := ri.gvr
 		if _, err := ri.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 			AddFunc: func(obj any, initial bool) {
 				if !initial { // the first list: the custom resources' own initial adds pass them
-					w.changed(gr, nil, obj)
+					w.changed(gvr, nil, obj)
 				}
 			},
-			UpdateFunc: func(old, obj any) { w.changed(gr, old, obj) },
-			DeleteFunc: func(obj any) { w.changed(gr, nil, obj) },
+			UpdateFunc: func(old, obj any) { w.changed(gvr, old, obj) },
+			DeleteFunc: func(obj any) {
+				if u, ok := deletedMeta(obj); ok {
+					w.digests.forget(gvr.GroupResource(), u.GetNamespace(), u.GetName())
+				}
+				w.changed(gvr, nil, obj)
+			},
 		}); err != nil {
 			return nil, fmt.Errorf("related event handler: %w", err)
 		}
@@ -129,9 +173,38 @@ func (e *Engine) scopeOf(gvr schema.GroupVersionResource) (bool, error) {
 	return e.namespaced(gvr)
 }
 
-// watch is a metadata-only informer on gvr, over the watched namespaces (or all), limited to
-// one name when name is set (a Secret: RBAC grants it by resourceNames).
-func (w *relatedWatch) watch(gvr schema.GroupVersionResource, namespaced bool, name string) scopedInformer {
+// watchScope is where one related watch looks: the watched namespaces (or all) when an
+// entry's namespace is templated or the custom resource's, else only the constant
+// namespaces the entries name.
+type watchScope struct {
+	namespaced bool
+	wide       bool
+	constant   []string
+}
+
+func (s *watchScope) add(constantNS string) {
+	switch {
+	case constantNS == "":
+		s.wide = true
+	case !slices.Contains(s.constant, constantNS):
+		s.constant = append(s.constant, constantNS)
+	}
+}
+
+// namespaces are the namespaces to watch, nil for every namespace.
+func (s *watchScope) namespaces(watched []string) []string {
+	if !s.namespaced {
+		return nil
+	}
+	if s.wide {
+		return watched
+	}
+	return slices.Sorted(slices.Values(s.constant))
+}
+
+// watch is a metadata-only informer on gvr over the namespaces of scope, limited to one name
+// when name is set (a Secret: RBAC grants it by resourceNames).
+func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope, name string) scopedInformer {
 	tweak := func(o *metav1.ListOptions) {
 		if name != "" {
 			o.FieldSelector = "metadata.name=" + name
@@ -140,22 +213,32 @@ func (w *relatedWatch) watch(gvr schema.GroupVersionResource, namespaced bool, n
 	build := func(ns string) cache.SharedIndexInformer {
 		return metadatainformer.NewFilteredMetadataInformer(w.c.e.meta, gvr, ns, 0, cache.Indexers{}, tweak).Informer()
 	}
-	if !namespaced || len(w.c.e.opts.WatchNamespaces) == 0 {
+	namespaces := scope.namespaces(w.c.e.opts.WatchNamespaces)
+	if len(namespaces) == 0 {
 		return allNamespaces(build(metav1.NamespaceAll))
 	}
-	return perNamespace(w.c.e.opts.WatchNamespaces, build)
+	return perNamespace(namespaces, build)
 }
 
 func (w *relatedWatch) hasSynced() bool {
 	if w == nil {
 		return true
 	}
-	for _, inf := range w.informers {
-		if !inf.HasSynced() {
-			return false
+	return len(w.unsynced()) == 0
+}
+
+// unsynced names the related types whose watch has not listed yet, for waitSynced's error.
+func (w *relatedWatch) unsynced() []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, ri := range w.informers {
+		if !ri.inf.HasSynced() {
+			out = append(out, "related "+ri.gvr.GroupResource().String())
 		}
 	}
-	return true
+	return out
 }
 
 func (w *relatedWatch) run(stop <-chan struct{}) {
@@ -163,8 +246,8 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, inf := range w.informers {
-		wg.Go(func() { inf.Run(stop) })
+	for _, ri := range w.informers {
+		wg.Go(func() { ri.inf.Run(stop) })
 	}
 	wg.Wait() // every informer has returned: a stopped engine leaves no goroutine behind
 }
@@ -179,13 +262,14 @@ func (w *relatedWatch) forget(key string) {
 // changed passes again the custom resources whose last pass read the object. A re-list of
 // an unchanged object is no change; neither is a status-only change unless the reference
 // has watchStatus.
-func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
+func (w *relatedWatch) changed(gvr schema.GroupVersionResource, oldObj, obj any) {
 	u, ok := deletedMeta(obj)
 	if !ok {
 		return
 	}
-	ch := related.Change{Resource: gr, Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
-	if old, ok := deletedMeta(oldObj); ok {
+	ch := related.Change{Resource: gvr.GroupResource(), Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
+	old, isUpdate := deletedMeta(oldObj)
+	if isUpdate {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return
 		}
@@ -193,6 +277,11 @@ func (w *relatedWatch) changed(gr schema.GroupResource, oldObj, obj any) {
 		ch.StatusOnly = childStatusOnly(oldObj, obj)
 	}
 	keys := w.index.Affected(ch)
+	if isUpdate && !ch.StatusOnly && len(keys) > 0 && w.statusOnly(gvr, old, u) {
+		// A kind without metadata.generation: only its status changed.
+		ch.StatusOnly = true
+		keys = w.index.Affected(ch)
+	}
 	fast := len(keys) <= relatedFanOut
 	for _, key := range keys {
 		w.c.relatedChanged(key, fast)
@@ -223,25 +312,37 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		w.index.Drop(in.key)
 	}
 	refs := make([]related.Ref, len(w.entries))
+	resolved := make([]bool, len(w.entries))
 	targets := make([]related.Target, 0, len(w.entries))
+	var invalid []string
 	for i, e := range w.entries {
 		ref, err := e.Resolve(in.cr.Object)
 		if err != nil {
-			d := failure(reasonRelatedInvalid, "%v", err)
-			return nil, nil, &d
+			invalid = append(invalid, err.Error())
+			continue
 		}
-		refs[i] = ref
+		refs[i], resolved[i] = ref, true
 		if e.watched {
 			targets = append(targets, related.Target{Resource: e.gvr.GroupResource(), Ref: ref, WatchStatus: e.WatchStatus})
 		}
 	}
 	if !in.gone {
+		// Also when a reference did not resolve: a change of an object the others name
+		// passes the CR again (it may be what makes the CR right).
 		w.index.Set(in.key, targets)
+	}
+	if len(invalid) > 0 && !in.deleting {
+		d := failure(reasonRelatedInvalid, "%s", strings.Join(invalid, "; "))
+		return nil, nil, &d
 	}
 	out := make(map[string][]map[string]any, len(w.entries))
 	var missing, read []string
 	retry := false
 	for i, e := range w.entries {
+		if !resolved[i] {
+			out[e.As] = []map[string]any{} // a delete is not held by a reference it cannot resolve
+			continue
+		}
 		objs, err := w.fetch(ctx, e, refs[i], in)
 		if err != nil {
 			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)
@@ -291,7 +392,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
 	var objs []map[string]any
 	if ref.Selector == nil {
-		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{})
+		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{ResourceVersion: e.cachedRV(ref)})
 		if apierrors.IsNotFound(err) {
 			return []map[string]any{}, nil
 		}
@@ -300,7 +401,11 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		}
 		objs = append(objs, u.Object)
 	} else {
-		list, err := res.List(ctx, metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1})
+		opts := metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1}
+		if rv := e.watch.lastSyncRV(ref.Namespace); e.watched && rv != "" {
+			opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+		}
+		list, err := res.List(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -318,11 +423,62 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 	if objs == nil {
 		objs = []map[string]any{}
 	}
-	if e.Secret && !e.AllowSecrets {
+	if e.watched && !e.WatchStatus {
 		for _, o := range objs {
-			delete(o, "data")
-			delete(o, "stringData")
+			w.digests.remember(e.gvr, o)
+		}
+	}
+	if e.Secret {
+		for _, o := range objs {
+			// kubectl apply's copy of the manifest holds the data in clear: never sent.
+			if md, ok := o["metadata"].(map[string]any); ok {
+				if ann, ok := md["annotations"].(map[string]any); ok {
+					delete(ann, corev1.LastAppliedConfigAnnotation)
+				}
+			}
+			if !e.AllowSecrets {
+				delete(o, "data")
+				delete(o, "stringData")
+			}
 		}
 	}
 	return objs, nil
+}
+
+// cachedRV is the resourceVersion the watch holds for ref's object: a GET at it is served
+// from the apiserver's watch cache, no older than the change that passed the CR. "" (a
+// quorum read) when the object is not watched or not in the cache (not created yet, as
+// far as ork knows: a read at the cache's version could miss it).
+func (e relatedEntry) cachedRV(ref related.Ref) string {
+	if !e.watched || len(e.watch.informers) == 0 {
+		return ""
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, ok, err := e.watch.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// slimRelated is the related watches' transform: the cache keeps labels and versions, not
+// managedFields nor kubectl apply's copy of the manifest (a Secret's data in clear).
+func slimRelated(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if ann := m.GetAnnotations(); ann != nil {
+			if _, has := ann[corev1.LastAppliedConfigAnnotation]; has {
+				delete(ann, corev1.LastAppliedConfigAnnotation)
+				m.SetAnnotations(ann)
+			}
+		}
+	}
+	return obj, nil
 }

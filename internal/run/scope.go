@@ -90,6 +90,21 @@ func (s scopedInformer) Run(stop <-chan struct{}) {
 	wg.Wait()
 }
 
+// lastSyncRV is the resourceVersion the cache of namespace last listed or watched; "" when
+// that namespace is not watched or nothing was listed yet.
+func (s scopedInformer) lastSyncRV(namespace string) string {
+	if s.namespaces == nil {
+		if len(s.informers) == 0 {
+			return ""
+		}
+		return s.informers[0].LastSyncResourceVersion()
+	}
+	if i := slices.Index(s.namespaces, namespace); i >= 0 {
+		return s.informers[i].LastSyncResourceVersion()
+	}
+	return ""
+}
+
 // scopedIndexer reads the caches of a scopedInformer as one.
 type scopedIndexer scopedInformer
 
