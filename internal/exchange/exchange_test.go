@@ -224,28 +224,12 @@ func TestRecorderAppendsAfterExistingFiles(t *testing.T) {
 // A related Secret (prepared.related, payload.related with allowSecrets) is masked like a
 // child: its data never reaches a recording.
 func TestRecorderMasksRelatedSecrets(t *testing.T) {
-	dir := t.TempDir()
-	rec, err := NewRecorder(dir, RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := []byte(`{"key":"default/web","gvk":{"Group":"myorg.io","Version":"v1","Kind":"WebApp"},
 "object":{"apiVersion":"myorg.io/v1","kind":"WebApp","metadata":{"name":"web","namespace":"default"}},"args":{},
 "prepared":{"trigger":"resync","attempt":1,"generation":1,"deleting":false,"related":{
   "creds":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"data":{"pw":"aHVudGVyMg=="}}],
   "config":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"level":"debug"}}]}}}`)
-	rec.Record(exchangeOf(req, 200, `{"result":"ok"}`))
-	if err := rec.Err(); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) != 1 {
-		t.Fatalf("files %v, want one", files)
-	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := recordOne(t, req)
 	if bytes.Contains(data, []byte("aHVudGVyMg==")) || !bytes.Contains(data, []byte(`"pw": "W1JFREFDVEVEXQ=="`)) {
 		t.Errorf("the related Secret's data is not masked:\n%s", data)
 	}
@@ -257,11 +241,6 @@ func TestRecorderMasksRelatedSecrets(t *testing.T) {
 // kubectl apply's last-applied annotation holds a Secret's data in clear: masked in a
 // related Secret and a child Secret alike; a ConfigMap's is kept.
 func TestRecorderMasksASecretsLastAppliedAnnotation(t *testing.T) {
-	dir := t.TempDir()
-	rec, err := NewRecorder(dir, RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	la := `"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"stringData\":{\"pw\":\"hunter2\"}}"}`
 	req := []byte(`{"key":"default/web","gvk":{"Group":"myorg.io","Version":"v1","Kind":"WebApp"},
 "object":{"apiVersion":"myorg.io/v1","kind":"WebApp","metadata":{"name":"web","namespace":"default"}},"args":{},
@@ -269,6 +248,23 @@ func TestRecorderMasksASecretsLastAppliedAnnotation(t *testing.T) {
   "related":{"creds":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db",` + la + `}}],
     "config":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"cm-applied"}}}]},
   "children":{"v1/Secret":{"child":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"child",` + la + `}}}}}}`)
+	data := recordOne(t, req)
+	if bytes.Contains(data, []byte("hunter2")) {
+		t.Errorf("a Secret's last-applied annotation is not masked:\n%s", data)
+	}
+	if !bytes.Contains(data, []byte("cm-applied")) {
+		t.Errorf("a ConfigMap's last-applied annotation was masked:\n%s", data)
+	}
+}
+
+// recordOne records one exchange of req with an ok answer and returns the file written.
+func recordOne(t *testing.T, req []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec.Record(exchangeOf(req, 200, `{"result":"ok"}`))
 	if err := rec.Err(); err != nil {
 		t.Fatal(err)
@@ -281,10 +277,5 @@ func TestRecorderMasksASecretsLastAppliedAnnotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(data, []byte("hunter2")) {
-		t.Errorf("a Secret's last-applied annotation is not masked:\n%s", data)
-	}
-	if !bytes.Contains(data, []byte("cm-applied")) {
-		t.Errorf("a ConfigMap's last-applied annotation was masked:\n%s", data)
-	}
+	return data
 }
