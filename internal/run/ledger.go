@@ -83,7 +83,9 @@ func (l *ledger) record(key string) *keyRecord {
 	return r
 }
 
-// note records trigger t for key and returns the time the key's last pass ended.
+// note records trigger t for key and returns the time the key's last pass ended, or now
+// while a pass runs: that pass counts as the last, so a change seen during it waits a whole
+// ChildMinInterval instead of running the next pass the moment this one ends.
 func (l *ledger) note(key string, t Trigger) time.Time {
 	return l.noteObject(key, t, "")
 }
@@ -101,6 +103,9 @@ func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
 	}
 	if uid != "" {
 		r.tombstones = slices.DeleteFunc(r.tombstones, func(t *unstructured.Unstructured) bool { return t.GetUID() == uid })
+	}
+	if r.processing {
+		return time.Now()
 	}
 	return r.lastPass
 }

@@ -216,3 +216,26 @@ func TestWaitSyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
 		t.Fatalf("waitSynced = %v, want an error naming related configmaps", err)
 	}
 }
+
+// A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured
+// from the running pass, not the one before it (CI saw two passes 11ms apart at a 500ms
+// interval when the change raced a pass the previous change had delayed).
+func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	defer q.ShutDown()
+	c := &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c.ledger.note("ns/a", TriggerCreate)
+	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
+		t.Fatal("begin found nothing pending")
+	}
+	c.ledger.end("ns/a", time.Now().Add(-2*time.Hour), false) // a pass long ago
+	c.ledger.note("ns/a", TriggerRelated)
+	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
+		t.Fatal("begin found nothing pending")
+	}
+	c.relatedChanged("ns/a", true) // during the pass
+	if q.Len() != 0 {
+		t.Errorf("a change during a pass queued the key at once (%d ready), want it delayed a whole interval", q.Len())
+	}
+}
