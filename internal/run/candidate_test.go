@@ -11,9 +11,9 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 )
 
-// ork run knows reconcile.remote.candidate only to refuse it: it must not start and
+// ork run refuses a canary candidate until it rolls one out: it must not start and
 // reconcile everything with the stable reconciler while the user believes a canary is judged.
-func TestRunRefusesACandidateItDoesNotRollOut(t *testing.T) {
+func TestRunRefusesACanaryItDoesNotRollOut(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "katalog.yaml")
 	doc := `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
@@ -28,7 +28,7 @@ spec:
           remote:
             endpoint: "http://127.0.0.1:1/reconcile"
             managedResources: [{group: apps, plural: deployments}]
-            candidate: {endpoint: "http://127.0.0.1:2/reconcile", mode: shadow}
+            candidate: {endpoint: "http://127.0.0.1:2/reconcile", mode: canary}
 `
 	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ spec:
 		t.Fatalf("load: %v %v", err, findings)
 	}
 	_, err = New(set, Options{RESTConfig: &rest.Config{Host: "http://127.0.0.1:1"}})
-	if err == nil || !strings.Contains(err.Error(), "reconcile.remote.candidate is not rolled out") {
+	if err == nil || !strings.Contains(err.Error(), "mode \"canary\" is not rolled out") {
 		t.Fatalf("New = %v, want the candidate refused", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -185,14 +186,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	return e.runControllers(ctx)
 }
 
-// refuseCandidates stops ork run on a Katalog that rolls out a candidate reconciler: the
-// Katalog, ork validate and ork rbac gen know reconcile.remote.candidate, the engine does not
-// roll one out yet, and running as if it did would reconcile every CR with the stable
-// reconciler while the user believes a canary is judged.
+// refuseCandidates stops ork run on a Katalog whose candidate it cannot roll out: mode canary
+// is not rolled out by this engine yet (shadow is), and running as if it were would
+// reconcile every CR with the stable reconciler while the user believes a canary is judged.
 func refuseCandidates(set *katalog.Set) error {
 	for _, c := range set.CRDs {
-		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
-			return fmt.Errorf("CRD %q: reconcile.remote.candidate is not rolled out by this ork run yet: remove candidate from the Katalog (ork remote check --endpoint URL checks the candidate offline)", c.Name)
+		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil && r.Candidate.Mode != string(rollout.ModeShadow) {
+			return fmt.Errorf("CRD %q: reconcile.remote.candidate mode %q is not rolled out by this ork run yet: use mode shadow, or remove candidate from the Katalog", c.Name, r.Candidate.Mode)
 		}
 	}
 	return nil

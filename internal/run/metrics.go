@@ -26,6 +26,7 @@ type Metrics struct {
 	ChildLockWait *prometheus.HistogramVec
 	queue         queueMetrics
 	lanes         laneMetrics
+	candidate     candidateMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -61,12 +62,14 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"crd"}),
 		queue: newQueueMetrics(),
-		lanes: newLaneMetrics(),
+		lanes:     newLaneMetrics(),
+		candidate: newCandidateMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)
+	m.candidate.register(reg)
 	return m
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -42,7 +43,14 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 				typeKey:              planner.Key(schema.GroupResource{Group: m.Group, Resource: m.Plural}),
 			})
 		}
-		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}, managed, nil
+		out := &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}
+		if r.Candidate != nil {
+			if out.cand, err = newCandidate(e, crd); err != nil {
+				rr.Close()
+				return nil, nil, err
+			}
+		}
+		return out, managed, nil
 	}
 	types, err := declaredTypes(e, crd)
 	if err != nil {
@@ -101,9 +109,16 @@ type remoteReconciler struct {
 	children bool
 	// prune is reconcile.remote.prune; lastApply is payload.lastApply.
 	prune, lastApply bool
+	// cand is reconcile.remote.candidate; nil without one.
+	cand *candidate
 }
 
-func (rr *remoteReconciler) close() { rr.r.Close() }
+func (rr *remoteReconciler) close() {
+	if rr.cand != nil {
+		rr.cand.close()
+	}
+	rr.r.Close()
+}
 
 func (declarativeReconciler) close() {}
 
@@ -144,6 +159,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if errors.Is(err, errNotLeader) {
 		return decision{notLeader: true}
 	}
+	rr.shadow(c, in, req, x, res, err)
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {
@@ -186,6 +202,23 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		d.apply = built
 	}
 	return d
+}
+
+// shadow hands the pass's request to the candidate in shadow mode, once the stable call was
+// sent: the same request, related objects included, as a dry run. A dry run of ork itself
+// shadows nothing (it passes each CR once and stops), nor does a delete unless
+// candidate.shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says.
+func (rr *remoteReconciler) shadow(c *controller, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
+	if rr.cand == nil || rr.cand.plan.Mode != rollout.ModeShadow || c.e.dry != nil || x.Time.IsZero() {
+		return
+	}
+	if in.deleting && !rr.cand.shadowDeletes {
+		return
+	}
+	if err != nil {
+		res = nil // an "error" result: nothing to compare with
+	}
+	rr.cand.shadow(req, in.cr.GetNamespace(), in.cr.GetName(), res)
 }
 
 // withDeletionTimestamp marks a deleted object's last state as deleting, on a shallow copy.

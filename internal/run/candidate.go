@@ -1,0 +1,226 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/remote"
+)
+
+// candidate is a CRD's reconcile.remote.candidate in the engine: its own HTTP reconciler
+// (own timeout, own Retry-After pauses: a throttled candidate must not hold the stable
+// endpoint, nor the other way round), the pool its shadow calls run on, and the rollout's
+// state. The stable pass never waits for it: a shadow call is handed to the pool and the
+// pass goes on; when the pool is full the call is skipped and counted.
+type candidate struct {
+	crd           string
+	r             *remote.Reconciler
+	plan          rollout.Plan
+	shadowDeletes bool
+	// slots bound the shadow calls in flight (candidate.concurrency).
+	slots   chan struct{}
+	metrics candidateMetrics
+	log     *slog.Logger
+	now     func() time.Time
+
+	// ctx ends the shadow calls when the engine stops (close); a pass's own context ends with
+	// the pass, long before its shadow call.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup
+	state  rollout.State
+	// latest are each CR's differing paths at its last comparison; a CR whose answers agree
+	// again is removed. logged are the paths last logged for a CR, so that a CR diverging
+	// the same way on every pass is logged once.
+	latest map[string][]string
+	logged map[string]string
+}
+
+// newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
+// resources) with the candidate's endpoint, auth and timeout.
+func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
+	stable := crd.OperatorBox.Reconcile.Remote
+	spec := stable.Candidate
+	rem := *stable
+	rem.Endpoint, rem.Auth, rem.Candidate = spec.Endpoint, spec.Auth, nil
+	if spec.Timeout != "" {
+		rem.Timeout = spec.Timeout
+	}
+	shadowCRD := *crd
+	shadowCRD.OperatorBox.Reconcile.Remote = &rem
+	r, err := remote.New(&shadowCRD, remote.Options{
+		Secrets:          e.secrets,
+		DefaultNamespace: e.opts.Namespace,
+		// Its own pauses: the candidate's Retry-After is about the candidate.
+		Pauses: remote.NewPauses(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("candidate: %w", err)
+	}
+	plan, err := planOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	n := katalog.DefaultCandidateConcurrency
+	if spec.Concurrency != nil {
+		n = *spec.Concurrency
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &candidate{
+		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes,
+		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now,
+		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
+		ctx: ctx, cancel: cancel,
+		latest: map[string][]string{}, logged: map[string]string{},
+	}
+	c.state = plan.Start(nil, c.now())
+	return c, nil
+}
+
+// planOf is the rollout plan of a candidate spec, its defaults filled in.
+func planOf(spec *katalog.Candidate) (rollout.Plan, error) {
+	hash, err := rollout.SpecHash(spec)
+	if err != nil {
+		return rollout.Plan{}, err
+	}
+	p := rollout.Plan{Mode: rollout.Mode(spec.Mode), Steps: spec.Canary.Steps, Interval: katalog.DefaultCanaryInterval, SpecHash: hash,
+		Gate: rollout.Gate{MaxErrorRatio: spec.Gate.MaxErrorRatio, MaxDivergenceRatio: spec.Gate.MaxDivergenceRatio, MinSamples: katalog.DefaultGateMinSamples}}
+	if len(p.Steps) == 0 {
+		p.Steps = katalog.DefaultCanarySteps()
+	}
+	if spec.Canary.Interval != "" {
+		if p.Interval, err = time.ParseDuration(spec.Canary.Interval); err != nil {
+			return rollout.Plan{}, fmt.Errorf("candidate.canary.interval: %w", err)
+		}
+	}
+	if spec.Gate.MinSamples != nil {
+		p.Gate.MinSamples = *spec.Gate.MinSamples
+	}
+	return p, nil
+}
+
+// shadow sends req to the candidate as a dry run, on the pool, and compares its answer with
+// stable's (stableRes nil when the stable call failed: nothing to compare, the candidate's
+// errors still count). It returns at once.
+func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes *remote.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.metrics.skipped.WithLabelValues(c.crd).Inc()
+		return
+	}
+	req.DryRun = true
+	c.calls.Add(1)
+	go func() {
+		defer c.calls.Done()
+		defer func() { <-c.slots }()
+		res, _, err := c.r.Call(c.ctx, req)
+		c.judge(req.Key, namespace, name, stableRes, res, err)
+	}()
+}
+
+// judge counts one candidate answer against stable's.
+func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) {
+	out := remote.Decide(res, err)
+	s := rollout.Sample{Reason: out.Reason}
+	var cand rollout.Answer
+	if out.Success {
+		var failed string
+		if cand, failed = answerOf(res, namespace, name); failed != "" {
+			s.Reason = failed
+		}
+	}
+	var paths []string
+	if s.Reason == remote.ReasonReconcileSucceeded && stableRes != nil {
+		stable, _ := answerOf(stableRes, namespace, name)
+		s.Compared = true
+		paths = rollout.Diff(stable, cand)
+		s.Diverged = len(paths) > 0
+	}
+	c.metrics.calls.WithLabelValues(c.crd, s.Reason).Inc()
+	if s.Reason != remote.ReasonReconcileSucceeded {
+		c.metrics.errors.WithLabelValues(c.crd).Inc()
+	}
+	if s.Diverged {
+		c.metrics.divergences.WithLabelValues(c.crd).Inc()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.Window.Add(s)
+	if !s.Compared {
+		return
+	}
+	if !s.Diverged {
+		delete(c.latest, key)
+		delete(c.logged, key)
+		return
+	}
+	c.latest[key] = paths
+	c.state.Record(rollout.Divergence{CR: key, Paths: paths, At: c.now().UTC()})
+	// Paths only, never values: a value may be a secret.
+	if joined := strings.Join(paths, ","); c.logged[key] != joined {
+		c.logged[key] = joined
+		c.log.Info("the candidate's answer differs from the stable one's", "key", key, "paths", paths)
+	}
+}
+
+// answerOf is a decoded result as the gate compares it: the objects the planner would
+// build from its resources. failed is the reason when they do not build (the pass would
+// fail: the candidate's error).
+func answerOf(res *remote.Result, namespace, name string) (a rollout.Answer, failed string) {
+	a = rollout.Answer{Result: res.Result, RequeueAfter: res.RequeueAfter, Status: res.Status}
+	built, errs := planner.Build(res.Resources, namespace, name)
+	if v := planner.Verdict(errs); v != nil {
+		return a, v.Reason
+	}
+	for _, o := range built {
+		a.Objects = append(a.Objects, o.Obj)
+	}
+	return a, ""
+}
+
+// divergences are each diverging CR's paths at its last comparison, by key.
+func (c *candidate) divergences() map[string][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]string, len(c.latest))
+	for k, v := range c.latest {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// snapshot is the rollout's state now.
+func (c *candidate) snapshot() rollout.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.state
+	s.Divergences = slices.Clone(s.Divergences)
+	return s
+}
+
+// close stops the shadow calls in flight and waits for them.
+func (c *candidate) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.calls.Wait()
+	c.r.Close()
+}

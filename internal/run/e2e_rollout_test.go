@@ -1,0 +1,223 @@
+package run_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/run"
+)
+
+// candidateSpec is reconcile.remote.candidate for the fixture's Katalog (remoteSpec.extra),
+// authenticated like the stable endpoint.
+func (f *fixture) candidateSpec(endpoint, more string) string {
+	return fmt.Sprintf(`            candidate:
+              endpoint: %q
+              mode: shadow
+              auth: {secretRef: {name: reconciler-token, namespace: %s, key: token}}
+%s`, endpoint, f.ns, more)
+}
+
+// counterSum sums a counter's series whose label has value.
+func counterSum(t *testing.T, m *run.Metrics, name, label, value string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+		for _, metric := range fam.GetMetric() {
+			for _, lp := range metric.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					n += metric.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+func dryRunOf(c call) bool {
+	v, _, _ := unstructured.NestedBool(c.body, "prepared", "dryRun")
+	return v
+}
+
+// Shadow mode: the candidate gets every pass's request as a dry run; one that builds a
+// different image for one CR is counted once per such pass, logged with the field's path and
+// never its value, and nothing it answers reaches the cluster.
+func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const secretish = "registry.example/evil:value-7f3a"
+	stable := newEndpoint(t, okWithChildren)
+	cand := newEndpoint(t, func(c call) response {
+		if c.crName() != "b" {
+			return okWithChildren(c)
+		}
+		name := c.crName()
+		return jsonResponse(map[string]any{
+			"result": "ok",
+			"status": map[string]any{"phase": "Ready", "seenTrigger": c.trigger()},
+			"resources": []any{
+				map[string]any{"type": "deployment", "fields": map[string]any{"name": name, "image": secretish, "replicas": 2, "port": 8080}},
+				map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
+			},
+		})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
+	f.start(set, nil)
+	f.createCR("a", map[string]any{"replicas": 2})
+	f.createCR("b", map[string]any{"replicas": 2})
+	f.waitReady("a", "True")
+	f.waitReady("b", "True")
+
+	// Every candidate call is counted once it is judged; the count of divergences is exactly
+	// the calls for b.
+	settled := func() (bool, error) {
+		calls := cand.recorded()
+		return len(calls) > 0 && counterSum(t, f.metrics, "ork_candidate_calls_total", "crd", "app") == float64(len(calls)), nil
+	}
+	f.eventually("every candidate call judged", settled)
+	rv := func() string {
+		d, err := f.get(deployments, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "nginx:1.27" {
+			t.Errorf("deployment b has image %v, want the stable reconciler's nginx:1.27", img)
+		}
+		return d.GetResourceVersion()
+	}
+	before := rv()
+	// One more pass of b: its shadow call diverges again, and is not applied.
+	seen := len(cand.recorded())
+	f.patchSpec("b", `{"spec":{"replicas":2,"touch":"1"}}`)
+	f.eventually("a new candidate call for b", func() (bool, error) { return len(cand.recorded()) > seen, nil })
+	f.eventually("every candidate call judged", settled)
+	if after := rv(); after != before {
+		t.Errorf("deployment b changed (resourceVersion %s -> %s) although only the candidate answered differently", before, after)
+	}
+
+	var forB int
+	for _, c := range cand.recorded() {
+		if !dryRunOf(c) {
+			t.Errorf("a candidate request without prepared.dryRun: %s", c.raw)
+		}
+		if c.crName() == "b" {
+			forB++
+		}
+	}
+	for _, c := range stable.recorded() {
+		if dryRunOf(c) {
+			t.Errorf("a stable request with prepared.dryRun: %s", c.raw)
+		}
+	}
+	if got := counterSum(t, f.metrics, "ork_candidate_divergence_total", "crd", "app"); got != float64(forB) || forB < 2 {
+		t.Errorf("ork_candidate_divergence_total = %v, want %d (the candidate calls for b, at least 2)", got, forB)
+	}
+	logs := f.logs.String()
+	if strings.Contains(logs, secretish) || strings.Contains(logs, "value-7f3a") {
+		t.Errorf("ork logged the candidate's value:\n%s", logs)
+	}
+	path := fmt.Sprintf("objects[apps/v1 Deployment %s/b].spec.template.spec.containers[0].image", f.ns)
+	var lines []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "the candidate's answer differs") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], path) || !strings.Contains(lines[0], "key="+f.ns+"/b") {
+		t.Errorf("divergence log lines = %q; want one, for %s/b, naming %s", lines, f.ns, path)
+	}
+}
+
+// A candidate that hangs, or answers 500, never delays the stable passes: each ends well
+// within 2 s (the reconciler answers at once; the candidate's timeout is 10 s), the CRs
+// converge, and the calls the pool had no room for are skipped and counted.
+func TestRolloutShadowSlowOrFailingCandidateNeverDelaysStable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		respond func(call) response
+	}{
+		{"hangs", func(c call) response {
+			select {
+			case <-c.ctx.Done():
+			case <-time.After(10 * time.Second):
+			}
+			return okWithChildren(c)
+		}},
+		{"500", func(call) response { return response{status: http.StatusInternalServerError, body: []byte("boom")} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			stable := newEndpoint(t, okWithChildren)
+			cand := newEndpoint(t, tc.respond)
+			set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
+				extra: f.candidateSpec(cand.srv.URL, "              timeout: 10s\n              concurrency: 1\n")})
+			f.start(set, nil)
+			const n = 6
+			for i := range n {
+				f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{"replicas": 2})
+			}
+			// Bound: 6 CRs on 2 workers against a reconciler that answers at once converge in
+			// well under a second; 10 s is far below what six hung calls in a row would take.
+			f.eventuallyWithin(10*time.Second, "every CR ready", func() (bool, error) {
+				for i := range n {
+					if c := readyCondition(f.getCR(fmt.Sprintf("cr-%d", i))); c["status"] != "True" {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+			total := histogramCount(t, f.metrics, "ork_reconcile_duration_seconds", "crd", "app")
+			within := histogramWithin(t, f.metrics, "ork_reconcile_duration_seconds", 2.56)
+			if total == 0 || within != total {
+				t.Errorf("%d of %d stable passes ended within 2.56 s; want all", within, total)
+			}
+			switch tc.name {
+			case "hangs":
+				if got := counterSum(t, f.metrics, "ork_candidate_skipped_total", "crd", "app"); got < 1 {
+					t.Errorf("ork_candidate_skipped_total = %v; with concurrency 1 and a hung call, later passes must be skipped", got)
+				}
+			case "500":
+				f.eventually("the candidate's errors counted", func() (bool, error) {
+					return counterSum(t, f.metrics, "ork_candidate_errors_total", "crd", "app") >= 1, nil
+				})
+			}
+		})
+	}
+}
+
+// histogramWithin is how many observations of a histogram (every series) were at most
+// bound, one of its bucket bounds.
+func histogramWithin(t *testing.T, m *run.Metrics, name string, bound float64) uint64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+		for _, metric := range fam.GetMetric() {
+			for _, b := range metric.GetHistogram().GetBucket() {
+				if b.GetUpperBound() == bound {
+					n += b.GetCumulativeCount()
+				}
+			}
+		}
+	}
+	return n
+}
