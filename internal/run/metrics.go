@@ -61,7 +61,7 @@ func NewMetrics() *Metrics {
 			Name: "ork_child_lock_wait_seconds", Help: "Time a pass waited for the lock of one child it checks for ownership before creating or adopting it.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"crd"}),
-		queue: newQueueMetrics(),
+		queue:     newQueueMetrics(),
 		lanes:     newLaneMetrics(),
 		candidate: newCandidateMetrics(),
 	}
