@@ -68,7 +68,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("candidate: %w", err)
 	}
-	plan, err := planOf(spec)
+	plan, err := rollout.PlanOf(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -86,28 +86,6 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	}
 	c.state = plan.Start(nil, c.now())
 	return c, nil
-}
-
-// planOf is the rollout plan of a candidate spec, its defaults filled in.
-func planOf(spec *katalog.Candidate) (rollout.Plan, error) {
-	hash, err := rollout.SpecHash(spec)
-	if err != nil {
-		return rollout.Plan{}, err
-	}
-	p := rollout.Plan{Mode: rollout.Mode(spec.Mode), Steps: spec.Canary.Steps, Interval: katalog.DefaultCanaryInterval, SpecHash: hash,
-		Gate: rollout.Gate{MaxErrorRatio: spec.Gate.MaxErrorRatio, MaxDivergenceRatio: spec.Gate.MaxDivergenceRatio, MinSamples: katalog.DefaultGateMinSamples}}
-	if len(p.Steps) == 0 {
-		p.Steps = katalog.DefaultCanarySteps()
-	}
-	if spec.Canary.Interval != "" {
-		if p.Interval, err = time.ParseDuration(spec.Canary.Interval); err != nil {
-			return rollout.Plan{}, fmt.Errorf("candidate.canary.interval: %w", err)
-		}
-	}
-	if spec.Gate.MinSamples != nil {
-		p.Gate.MinSamples = *spec.Gate.MinSamples
-	}
-	return p, nil
 }
 
 // shadow sends req to the candidate as a dry run, on the pool, and compares its answer with
@@ -213,6 +191,24 @@ func (c *candidate) snapshot() rollout.State {
 	s := c.state
 	s.Divergences = slices.Clone(s.Divergences)
 	return s
+}
+
+// resume continues from prev, the state a previous run wrote, unless the spec changed.
+func (c *candidate) resume(prev rollout.State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = c.plan.Start(&prev, c.now())
+}
+
+// advance judges the gate and moves the rollout on (rollout.Plan.Advance).
+func (c *candidate) advance() (rollout.State, rollout.Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var change rollout.Change
+	c.state, change = c.plan.Advance(c.state, c.now())
+	s := c.state
+	s.Divergences = slices.Clone(s.Divergences)
+	return s, change
 }
 
 // close stops the shadow calls in flight and waits for them.

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
 )
 
@@ -73,7 +74,7 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 		})
 	})
 	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
-	f.start(set, nil)
+	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
 	f.createCR("a", map[string]any{"replicas": 2})
 	f.createCR("b", map[string]any{"replicas": 2})
 	f.waitReady("a", "True")
@@ -136,6 +137,25 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], path) || !strings.Contains(lines[0], "key="+f.ns+"/b") {
 		t.Errorf("divergence log lines = %q; want one, for %s/b, naming %s", lines, f.ns, path)
+	}
+
+	// The state ConfigMap carries the same count and the paths, for ork rollout status.
+	var state rollout.State
+	f.eventually("the rollout state written", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "orkestra-rollout", getOpts)
+		if err != nil {
+			return false, nil
+		}
+		if state, err = rollout.Decode(cm.Data["app"]); err != nil {
+			return false, err
+		}
+		return state.Window.Samples == len(cand.recorded()), nil
+	})
+	if state.Phase != rollout.Shadowing || state.Window.Divergences != forB || state.Window.Compared != state.Window.Samples {
+		t.Errorf("state %+v; want Shadowing with %d divergences over every sample compared", state, forB)
+	}
+	if n := len(state.Divergences); n != forB || state.Divergences[n-1].CR != f.ns+"/b" || len(state.Divergences[n-1].Paths) != 1 || state.Divergences[n-1].Paths[0] != path {
+		t.Errorf("recent divergences %+v; want %d, each for b at %s", state.Divergences, forB, path)
 	}
 }
 
