@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/rollout"
@@ -25,6 +27,8 @@ type candidate struct {
 	r             *remote.Reconciler
 	plan          rollout.Plan
 	shadowDeletes bool
+	// shadowRest shadows the stable slice during a canary (candidate.canary.shadowRest).
+	shadowRest bool
 	// slots bound the shadow calls in flight (candidate.concurrency).
 	slots   chan struct{}
 	metrics candidateMetrics
@@ -78,7 +82,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{
-		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes,
+		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes, shadowRest: spec.Canary.ShadowRestOrDefault(),
 		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
@@ -111,6 +115,49 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 		res, _, err := c.r.Call(c.ctx, req)
 		c.judge(req.Key, namespace, name, stableRes, res, err)
 	}()
+}
+
+// live reports whether the rollout is under way: shadowing, or a canary that has not rolled
+// back. A rolled-back candidate gets no call at all until its spec changes.
+func (c *candidate) live() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Phase != rollout.RolledBack
+}
+
+// sideOf is the side cr's pass goes to for real: the candidate for a CR in the canary
+// slice or pinned to it while a canary is under way; stable otherwise (shadow mode, a
+// rolled-back canary). A pin that names no side is ignored.
+func (c *candidate) sideOf(cr metav1.Object) rollout.Side {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.plan.Mode != rollout.ModeCanary || (c.state.Phase != rollout.Progressing && c.state.Phase != rollout.Complete) {
+		return rollout.Stable
+	}
+	side, _ := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), c.plan.Percent(c.state))
+	return side
+}
+
+// shadows reports whether a stable pass is shadowed: always in shadow mode, and during a
+// canary with shadowRest.
+func (c *candidate) shadows() bool {
+	if c.plan.Mode == rollout.ModeCanary && !c.shadowRest {
+		return false
+	}
+	return c.live()
+}
+
+// served counts a pass the candidate reconciled for real, by the reason it ended with
+// (nothing to compare it with: stable was not asked).
+func (c *candidate) served(reason string) {
+	c.metrics.calls.WithLabelValues(c.crd, reason).Inc()
+	s := rollout.Sample{Reason: reason}
+	if s.Reason != remote.ReasonReconcileSucceeded {
+		c.metrics.errors.WithLabelValues(c.crd).Inc()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.Window.Add(s)
 }
 
 // judge counts one candidate answer against stable's.

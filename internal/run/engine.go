@@ -24,7 +24,6 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -88,9 +87,6 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
-		return nil, err
-	}
-	if err := refuseCandidates(set); err != nil {
 		return nil, err
 	}
 	if opts.Identity == "" {
@@ -184,16 +180,4 @@ func (e *Engine) Run(ctx context.Context) error {
 		return e.lead.Run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
-}
-
-// refuseCandidates stops ork run on a Katalog whose candidate it cannot roll out: mode canary
-// is not rolled out by this engine yet (shadow is), and running as if it were would
-// reconcile every CR with the stable reconciler while the user believes a canary is judged.
-func refuseCandidates(set *katalog.Set) error {
-	for _, c := range set.CRDs {
-		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil && r.Candidate.Mode != string(rollout.ModeShadow) {
-			return fmt.Errorf("CRD %q: reconcile.remote.candidate mode %q is not rolled out by this ork run yet: use mode shadow, or remove candidate from the Katalog", c.Name, r.Candidate.Mode)
-		}
-	}
-	return nil
 }

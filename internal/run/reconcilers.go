@@ -155,11 +155,26 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return c.e.mayWrite(in.key) }
-	res, x, err := rr.r.Call(ctx, req)
+	call, side := rr.r.Call, rollout.Stable
+	if rr.cand != nil {
+		side = rr.cand.sideOf(in.cr)
+	}
+	if side == rollout.Candidate {
+		// The canary slice: the candidate's answer is applied, stable is not asked.
+		call = rr.cand.r.Call
+		defer func() {
+			if !d.notLeader {
+				rr.cand.served(d.reason)
+			}
+		}()
+	}
+	res, x, err := call(ctx, req)
 	if errors.Is(err, errNotLeader) {
 		return decision{notLeader: true}
 	}
-	rr.shadow(c, in, req, x, res, err)
+	if side == rollout.Stable {
+		rr.shadow(c, in, req, x, res, err)
+	}
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
 	if c.e.trace != nil && !x.Time.IsZero() {
@@ -204,12 +219,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	return d
 }
 
-// shadow hands the pass's request to the candidate in shadow mode, once the stable call was
-// sent: the same request, related objects included, as a dry run. A dry run of ork itself
+// shadow hands a stable pass's request to the candidate (shadow mode, or the stable slice of
+// a canary with shadowRest), once the stable call was sent: the same request, related objects included, as a dry run. A dry run of ork itself
 // shadows nothing (it passes each CR once and stops), nor does a delete unless
 // candidate.shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says.
 func (rr *remoteReconciler) shadow(c *controller, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
-	if rr.cand == nil || rr.cand.plan.Mode != rollout.ModeShadow || c.e.dry != nil || x.Time.IsZero() {
+	if rr.cand == nil || c.e.dry != nil || x.Time.IsZero() || !rr.cand.shadows() {
 		return
 	}
 	if in.deleting && !rr.cand.shadowDeletes {

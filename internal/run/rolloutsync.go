@@ -23,16 +23,36 @@ const ReasonCandidateRolledBack = "CandidateRolledBack"
 type rollouts struct {
 	e     *Engine
 	cands map[string]*candidate
+	// ctrls are the candidates' controllers, whose CRs change sides when a slice moves.
+	ctrls map[string]*controller
 }
 
 func (e *Engine) rollouts(controllers []*controller) *rollouts {
-	r := &rollouts{e: e, cands: map[string]*candidate{}}
+	r := &rollouts{e: e, cands: map[string]*candidate{}, ctrls: map[string]*controller{}}
 	for _, c := range controllers {
 		if rr, ok := c.rec.(*remoteReconciler); ok && rr.cand != nil {
-			r.cands[c.crd.Name] = rr.cand
+			r.cands[c.crd.Name], r.ctrls[c.crd.Name] = rr.cand, c
 		}
 	}
 	return r
+}
+
+// pass queues, on the slow lane, a pass of each CR of crd that moved: moved says whether a
+// CR (its uid and annotations) changed sides.
+func (r *rollouts) pass(crd string, moved func(metav1.Object) bool) int {
+	c := r.ctrls[crd]
+	n := 0
+	for _, obj := range c.informer.GetIndexer().List() {
+		cr, ok := obj.(metav1.Object)
+		if !ok || !moved(cr) {
+			continue
+		}
+		key := keyOf(cr)
+		c.ledger.note(key, TriggerResync)
+		c.queue.Add(key)
+		n++
+	}
+	return n
 }
 
 func (r *rollouts) name() string { return rollout.ConfigMapName(r.e.opts.Name) }
@@ -96,10 +116,19 @@ func (r *rollouts) tick(ctx context.Context) {
 		switch change {
 		case rollout.Failed:
 			r.e.opts.Metrics.candidate.rollbacks.WithLabelValues(crd).Inc()
-			c.log.Warn("the candidate's gate failed: every CR is back on the stable reconciler", "reason", s.Reason, "atPercent", s.FailedAtPercent)
+			// Each CR the candidate reconciled is passed once by stable.
+			n := r.pass(crd, func(cr metav1.Object) bool {
+				side, _ := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), s.FailedAtPercent)
+				return c.plan.Mode == rollout.ModeCanary && side == rollout.Candidate
+			})
+			c.log.Warn("the candidate's gate failed: every CR is back on the stable reconciler", "reason", s.Reason, "atPercent", s.FailedAtPercent, "passedAgain", n)
 			failed = append(failed, crd+": "+s.Reason)
 		case rollout.Stepped:
-			c.log.Info("the candidate's gate held: the canary slice grew", "percent", c.plan.Percent(s), "step", s.Step)
+			from, to := c.plan.Steps[s.Step-1], c.plan.Percent(s)
+			n := r.pass(crd, func(cr metav1.Object) bool {
+				return rollout.InCanary(cr.GetUID(), to) && !rollout.InCanary(cr.GetUID(), from)
+			})
+			c.log.Info("the candidate's gate held: the canary slice grew", "percent", to, "step", s.Step, "moved", n)
 		case rollout.Completed:
 			c.log.Info("the candidate's gate held at the last step", "reason", s.Reason)
 		}

@@ -1,0 +1,240 @@
+package run_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run"
+)
+
+// sideAnswer answers ok with status.by naming the side, and no resources: the tests follow
+// which reconciler's answer a CR carries.
+func sideAnswer(side string) func(call) response {
+	return func(call) response {
+		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"by": side}})
+	}
+}
+
+// canarySpec is a canary candidate for the fixture's Katalog.
+func (f *fixture) canarySpec(endpoint, steps, interval, gate string) string {
+	return fmt.Sprintf(`            candidate:
+              endpoint: %q
+              mode: canary
+              auth: {secretRef: {name: reconciler-token, namespace: %s, key: token}}
+              canary: {steps: %s, interval: %s}
+              gate: %s
+`, endpoint, f.ns, steps, interval, gate)
+}
+
+// rolloutStateOf is the CRD "app"'s state in the ConfigMap orkestra-rollout; ok is false
+// when none was written yet.
+func (f *fixture) rolloutStateOf() (rollout.State, bool) {
+	f.t.Helper()
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(f.t.Context(), "orkestra-rollout", getOpts)
+	if err != nil || cm.Data["app"] == "" {
+		return rollout.State{}, false
+	}
+	s, err := rollout.Decode(cm.Data["app"])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s, true
+}
+
+// bySide counts the CRs whose status says which side reconciled them last.
+func (f *fixture) bySide(names []string) map[string]int {
+	f.t.Helper()
+	out := map[string]int{}
+	for _, n := range names {
+		by, _, _ := unstructured.NestedString(f.getCR(n).Object, "status", "by")
+		out[by]++
+	}
+	return out
+}
+
+func (f *fixture) createCRs(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("cr-%02d", i)
+		f.createCR(names[i], map[string]any{"replicas": 1})
+	}
+	return names
+}
+
+// A candidate whose gate holds reaches 100% in steps, every CR reconciled by it at the end;
+// with shadowRest, the stable slice is shadowed meanwhile.
+func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	stable := newEndpoint(t, sideAnswer("stable"))
+	cand := newEndpoint(t, sideAnswer("candidate"))
+	// Every stable-slice pass is shadowed, and differs (status.by): maxDivergenceRatio 1.
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, resync: "1s",
+		extra: f.canarySpec(cand.srv.URL, "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := f.createCRs(20)
+
+	// Bound: three steps of 1 s, each waiting for 2 samples that the 1 s resync of 20 CRs
+	// brings within a second or two.
+	f.eventually("every CR reconciled by the candidate, the rollout complete", func() (bool, error) {
+		s, ok := f.rolloutStateOf()
+		if ok && s.Phase == rollout.RolledBack {
+			return false, fmt.Errorf("rolled back: %s", s.Reason)
+		}
+		return ok && s.Phase == rollout.Complete && f.bySide(names)["candidate"] == len(names), nil
+	})
+	var grew []string
+	for _, l := range strings.Split(f.logs.String(), "\n") {
+		if strings.Contains(l, "the canary slice grew") {
+			i := strings.Index(l, "percent=")
+			grew = append(grew, strings.Fields(l[i:])[0])
+		}
+	}
+	if strings.Join(grew, " ") != "percent=50 percent=100" {
+		t.Errorf("the slice grew %q; want from 25%% to 50%%, then 100%%", grew)
+	}
+	shadowed := 0
+	for _, c := range cand.recorded() {
+		if dryRunOf(c) {
+			shadowed++
+		}
+	}
+	if shadowed == 0 {
+		t.Error("no stable-slice pass was shadowed (shadowRest defaults to true)")
+	}
+}
+
+// A candidate that starts failing at the second step fails the gate: the rollout rolls
+// back, every CR the candidate reconciled is passed again by stable and converges, and the
+// reason is recorded (state, Event, metric). No resync: only the rollback passes the CRs
+// the candidate reconciled before it broke.
+func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	stable := newEndpoint(t, sideAnswer("stable"))
+	cand := newEndpoint(t, sideAnswer("candidate"))
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
+		extra: f.canarySpec(cand.srv.URL, "[30, 60, 100]", "3s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := f.createCRs(20)
+
+	f.eventually("the second step", func() (bool, error) {
+		s, ok := f.rolloutStateOf()
+		return ok && s.Step >= 1, nil
+	})
+	var onCandidate, onStable []string
+	for _, n := range names {
+		if side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60); side == rollout.Candidate {
+			onCandidate = append(onCandidate, n)
+		} else {
+			onStable = append(onStable, n)
+		}
+	}
+	f.eventually("the candidate's slice reconciled by it", func() (bool, error) {
+		return f.bySide(onCandidate)["candidate"] == len(onCandidate), nil
+	})
+	cand.setRespond(func(call) response { return response{status: http.StatusInternalServerError, body: []byte("broken")} })
+	// Passes of the stable slice, shadowed (shadowRest): the candidate's 500s are errors.
+	for _, n := range onStable {
+		f.patchSpec(n, `{"spec":{"replicas":2}}`)
+	}
+	var state rollout.State
+	f.eventually("the rollback", func() (bool, error) {
+		s, ok := f.rolloutStateOf()
+		state = s
+		return ok && s.Phase == rollout.RolledBack, nil
+	})
+	if len(onCandidate) == 0 || len(onStable) == 0 {
+		t.Fatalf("the uids put every CR on one side at 60%%: the test proves nothing")
+	}
+	if state.FailedAtPercent != 60 || !strings.Contains(state.Reason, "error ratio") {
+		t.Errorf("rolled back at %d%% for %q; want at 60%%, for the error ratio", state.FailedAtPercent, state.Reason)
+	}
+	f.eventually("every CR back on stable and ready", func() (bool, error) {
+		for _, n := range names {
+			if c := readyCondition(f.getCR(n)); c["status"] != "True" {
+				return false, nil
+			}
+		}
+		return f.bySide(names)["stable"] == len(names), nil
+	})
+	if got := counterSum(t, f.metrics, "ork_candidate_rollbacks_total", "crd", "app"); got != 1 {
+		t.Errorf("ork_candidate_rollbacks_total = %v, want 1", got)
+	}
+	f.eventually("the CandidateRolledBack Event on the ConfigMap", func() (bool, error) {
+		evs, err := env.Clientset.CoreV1().Events(f.ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=orkestra-rollout"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == run.ReasonCandidateRolledBack && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "error ratio") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	// After the rollback the candidate is asked nothing more.
+	seen := len(cand.recorded())
+	f.patchSpec(onCandidate[0], `{"spec":{"replicas":3}}`)
+	f.eventually("the edit reconciled by stable", func() (bool, error) {
+		cr := f.getCR(onCandidate[0])
+		return cr.GetGeneration() == readyGeneration(cr), nil
+	})
+	if n := len(cand.recorded()); n != seen {
+		t.Errorf("the candidate got %d calls after the rollback", n-seen)
+	}
+}
+
+// A restart of ork (here: a start beside the ConfigMap a previous run wrote) resumes the
+// canary at the step the ConfigMap holds, with the CRs of that step's slice on the candidate.
+func TestRolloutCanaryResumesFromTheConfigMap(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	stable := newEndpoint(t, sideAnswer("stable"))
+	cand := newEndpoint(t, sideAnswer("candidate"))
+	// A long interval: the rollout stays at the step it resumed at.
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
+		extra: f.canarySpec(cand.srv.URL, "[10, 60, 100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	plan, err := rollout.PlanOf(set.CRDs[0].OperatorBox.Reconcile.Remote.Candidate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().UTC().Truncate(time.Second)
+	v, _ := rollout.State{SpecHash: plan.SpecHash, Phase: rollout.Progressing, Step: 1, StepStarted: started}.Encode()
+	if _, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, createOpts); err != nil {
+		t.Fatal(err)
+	}
+	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := f.createCRs(20)
+	want := map[string]int{}
+	for _, n := range names {
+		side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60)
+		want[string(side)]++
+	}
+	if want["candidate"] == 0 || want["stable"] == 0 {
+		t.Fatalf("the uids put every CR on one side (%v): the test proves nothing", want)
+	}
+	f.eventually("each CR on its side at 60%", func() (bool, error) {
+		got := f.bySide(names)
+		return got["candidate"] == want["candidate"] && got["stable"] == want["stable"], nil
+	})
+	s, _ := f.rolloutStateOf()
+	if s.Step != 1 || !s.StepStarted.Equal(started) {
+		t.Errorf("state after the restart: step %d started %v; want step 1 started %v", s.Step, s.StepStarted, started)
+	}
+}
+
+// readyGeneration is the Ready condition's observedGeneration.
+func readyGeneration(u *unstructured.Unstructured) int64 {
+	g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return g
+}
