@@ -44,10 +44,9 @@ type candidate struct {
 	closed bool
 	calls  sync.WaitGroup
 	state  rollout.State
-	// latest are each CR's differing paths at its last comparison; a CR whose answers agree
-	// again is removed. logged are the paths last logged for a CR, so that a CR diverging
-	// the same way on every pass is logged once.
-	latest map[string][]string
+	// logged are the paths last logged for each diverging CR, so that a CR diverging the same
+	// way on every pass is logged once; a CR whose answers agree again is removed. The
+	// recent divergences themselves are in state (the last 20, for ork rollout status).
 	logged map[string]string
 }
 
@@ -86,7 +85,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
-		latest: map[string][]string{}, logged: map[string]string{},
+		logged: map[string]string{},
 	}
 	c.state = plan.Start(nil, c.now())
 	return c, nil
@@ -192,11 +191,9 @@ func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Re
 		return
 	}
 	if !s.Diverged {
-		delete(c.latest, key)
 		delete(c.logged, key)
 		return
 	}
-	c.latest[key] = paths
 	c.state.Record(rollout.Divergence{CR: key, Paths: paths, At: c.now().UTC()})
 	// Paths only, never values: a value may be a secret.
 	if joined := strings.Join(paths, ","); c.logged[key] != joined {
@@ -218,26 +215,6 @@ func answerOf(res *remote.Result, namespace, name string) (a rollout.Answer, fai
 		a.Objects = append(a.Objects, o.Obj)
 	}
 	return a, ""
-}
-
-// divergences are each diverging CR's paths at its last comparison, by key.
-func (c *candidate) divergences() map[string][]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string][]string, len(c.latest))
-	for k, v := range c.latest {
-		out[k] = slices.Clone(v)
-	}
-	return out
-}
-
-// snapshot is the rollout's state now.
-func (c *candidate) snapshot() rollout.State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.state
-	s.Divergences = slices.Clone(s.Divergences)
-	return s
 }
 
 // resume continues from prev, the state a previous run wrote, unless the spec changed.
