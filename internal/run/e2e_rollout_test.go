@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
 )
@@ -240,4 +242,43 @@ func histogramWithin(t *testing.T, m *run.Metrics, name string, bound float64) u
 		}
 	}
 	return n
+}
+
+// Under the RBAC of `ork rbac gen` alone, a shadowing ork reads and writes its rollout
+// state: the ConfigMap <name>-rollout is created and updated, and nothing is forbidden.
+func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	stable := newEndpoint(t, okWithChildren)
+	cand := newEndpoint(t, okWithChildren)
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
+	name := "ork-rollout"
+	opts := rbacgen.Options{Name: name, Namespace: f.ns}
+	rbac, err := rbacgen.Generate(set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyRBAC(t, rbac)
+	var attrs []authorizationv1.ResourceAttributes
+	for _, p := range rbacgen.Permissions(set, opts) {
+		attrs = append(attrs, p.Attributes())
+	}
+	env.WaitAllowed(t, f.ns, name, attrs...)
+	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
+		o.Name = name
+		o.RolloutInterval = 100 * time.Millisecond
+	})
+	f.createCR("a", map[string]any{"replicas": 2})
+	f.waitReady("a", "True")
+	f.eventually("the state with the candidate's sample", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), name+"-rollout", getOpts)
+		if err != nil {
+			return false, nil
+		}
+		s, err := rollout.Decode(cm.Data["app"])
+		return err == nil && s.Window.Samples >= 1, err
+	})
+	if strings.Contains(strings.ToLower(f.logs.String()), "forbidden") {
+		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
+	}
 }

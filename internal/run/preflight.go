@@ -44,7 +44,7 @@ func (e *MissingPermissionsError) Error() string {
 // missing.
 func (e *Engine) preflight(ctx context.Context) error {
 	perms := rbacgen.Permissions(e.set, rbacgen.Options{
-		Namespace: e.opts.Namespace, LeaderElect: e.opts.LeaderElect, LeaseName: e.opts.LeaseName,
+		Name: e.opts.Name, Namespace: e.opts.Namespace, LeaderElect: e.opts.LeaderElect, LeaseName: e.opts.LeaseName,
 		InstallCRDs: e.opts.InstallCRDs, WatchNamespaces: e.opts.WatchNamespaces,
 	})
 	done := e.step("preflight: checking %d permissions with SelfSubjectAccessReviews", len(perms))
