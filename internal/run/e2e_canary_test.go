@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -193,9 +194,10 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 	}
 }
 
-// A restart of ork (here: a start beside the ConfigMap a previous run wrote) resumes the
-// canary at the step the ConfigMap holds, with the CRs of that step's slice on the candidate.
-func TestRolloutCanaryResumesFromTheConfigMap(t *testing.T) {
+// A restart of ork resumes the canary at the step the ConfigMap holds, with the same CRs on
+// each side: a first ork starts beside a state at step 1 (as a previous run left it), stops,
+// and a second one goes on from what the first wrote.
+func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	stable := newEndpoint(t, sideAnswer("stable"))
@@ -213,23 +215,74 @@ func TestRolloutCanaryResumesFromTheConfigMap(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, createOpts); err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	tune := func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond }
+
+	first := newEngine(t, set, nil, f, tune)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	t.Cleanup(stop)
+	f.eventually("the first ork ready", func() (bool, error) { return first.Ready(), nil })
 	names := f.createCRs(20)
-	want := map[string]int{}
+	onCandidate := map[string]bool{}
 	for _, n := range names {
-		side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60)
-		want[string(side)]++
+		if side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60); side == rollout.Candidate {
+			onCandidate[n] = true
+		}
 	}
-	if want["candidate"] == 0 || want["stable"] == 0 {
-		t.Fatalf("the uids put every CR on one side (%v): the test proves nothing", want)
+	if len(onCandidate) == 0 || len(onCandidate) == len(names) {
+		t.Fatalf("the uids put every CR on one side (%d of %d on the candidate): the test proves nothing", len(onCandidate), len(names))
 	}
 	f.eventually("each CR on its side at 60%", func() (bool, error) {
-		got := f.bySide(names)
-		return got["candidate"] == want["candidate"] && got["stable"] == want["stable"], nil
+		return f.bySide(names)["candidate"] == len(onCandidate), nil
 	})
-	s, _ := f.rolloutStateOf()
-	if s.Step != 1 || !s.StepStarted.Equal(started) {
-		t.Errorf("state after the restart: step %d started %v; want step 1 started %v", s.Step, s.StepStarted, started)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("the first ork stopped with %v", err)
+	}
+	// Its last write holds the window of its passes: the second ork resumes it.
+	before, _ := f.rolloutStateOf()
+	if before.Step != 1 || !before.StepStarted.Equal(started) || before.Window.Samples < len(onCandidate) {
+		t.Fatalf("state the first ork left: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
+			before.Step, before.StepStarted, before.Window.Samples, started, len(onCandidate))
+	}
+
+	f.start(set, nil, tune)
+	seen := len(cand.recorded())
+	for _, n := range names {
+		f.patchSpec(n, `{"spec":{"replicas":2}}`)
+	}
+	f.eventually("every edit reconciled", func() (bool, error) {
+		for _, n := range names {
+			if cr := f.getCR(n); cr.GetGeneration() != readyGeneration(cr) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	served := map[string]bool{}
+	for _, c := range cand.recorded()[seen:] {
+		if !dryRunOf(c) {
+			served[c.crName()] = true
+		}
+	}
+	for n := range onCandidate {
+		if !served[n] {
+			t.Errorf("%s, in the 60%% slice, was not reconciled by the candidate after the restart", n)
+		}
+	}
+	for n := range served {
+		if !onCandidate[n] {
+			t.Errorf("%s, outside the 60%% slice, was reconciled by the candidate after the restart", n)
+		}
+	}
+	if got := f.bySide(names); got["candidate"] != len(onCandidate) || got["stable"] != len(names)-len(onCandidate) {
+		t.Errorf("sides after the restart: %v; want %d on the candidate", got, len(onCandidate))
+	}
+	after, _ := f.rolloutStateOf()
+	if after.Step != 1 || !after.StepStarted.Equal(started) || after.Window.Samples < before.Window.Samples {
+		t.Errorf("state after the restart: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
+			after.Step, after.StepStarted, after.Window.Samples, started, before.Window.Samples)
 	}
 }
 
