@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/planner"
@@ -48,6 +49,8 @@ type candidate struct {
 	// way on every pass is logged once; a CR whose answers agree again is removed. The
 	// recent divergences themselves are in state (the last 20, for ork rollout status).
 	logged map[string]string
+	// badPins are the CRs whose pin annotation names no side, warned about once each.
+	badPins map[types.UID]bool
 }
 
 // newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
@@ -85,7 +88,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
-		logged: map[string]string{},
+		logged: map[string]string{}, badPins: map[types.UID]bool{},
 	}
 	c.state = plan.Start(nil, c.now())
 	return c, nil
@@ -126,15 +129,20 @@ func (c *candidate) live() bool {
 
 // sideOf is the side cr's pass goes to for real: the candidate for a CR in the canary
 // slice or pinned to it while a canary is under way; stable otherwise (shadow mode, a
-// rolled-back canary). A pin that names no side is ignored.
-func (c *candidate) sideOf(cr metav1.Object) rollout.Side {
+// rolled-back canary). A pin that names no side is ignored; warn is true the first time
+// this CR's is seen.
+func (c *candidate) sideOf(cr metav1.Object) (side rollout.Side, warn bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.plan.Mode != rollout.ModeCanary || (c.state.Phase != rollout.Progressing && c.state.Phase != rollout.Complete) {
-		return rollout.Stable
+		return rollout.Stable, false
 	}
-	side, _ := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), c.plan.Percent(c.state))
-	return side
+	side, bad := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), c.plan.Percent(c.state))
+	if bad && !c.badPins[cr.GetUID()] {
+		c.badPins[cr.GetUID()] = true
+		return side, true
+	}
+	return side, false
 }
 
 // shadows reports whether a stable pass is shadowed: always in shadow mode, and during a

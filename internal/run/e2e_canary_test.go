@@ -61,6 +61,19 @@ func (f *fixture) bySide(names []string) map[string]int {
 	return out
 }
 
+// createAnnotated creates a CR with annotations.
+func (f *fixture) createAnnotated(name string, annotations map[string]any) {
+	f.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": f.group + "/v1", "kind": "App",
+		"metadata": map[string]any{"name": name, "annotations": annotations},
+		"spec":     map[string]any{"replicas": 1},
+	}}
+	if _, err := f.crs().Create(f.t.Context(), u, createOpts); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *fixture) createCRs(n int) []string {
 	names := make([]string, n)
 	for i := range names {
@@ -82,6 +95,10 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 		extra: f.canarySpec(cand.srv.URL, "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
 	names := f.createCRs(20)
+	// Pinned to stable: stays there at 100%. A pin naming no side is ignored, with an Event.
+	f.createAnnotated("pinned", map[string]any{rollout.PinAnnotation: "stable"})
+	f.createAnnotated("badpin", map[string]any{rollout.PinAnnotation: "canary"})
+	names = append(names, "badpin")
 
 	// Bound: three steps of 1 s, each waiting for 2 samples that the 1 s resync of 20 CRs
 	// brings within a second or two.
@@ -92,6 +109,22 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 		}
 		return ok && s.Phase == rollout.Complete && f.bySide(names)["candidate"] == len(names), nil
 	})
+	if by, _, _ := unstructured.NestedString(f.getCR("pinned").Object, "status", "by"); by != "stable" {
+		t.Errorf("the CR pinned to stable was last reconciled by %q at 100%%", by)
+	}
+	evs, err := env.Clientset.CoreV1().Events(f.ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=badpin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinEvents []corev1.Event
+	for _, e := range evs.Items {
+		if e.Reason == run.ReasonInvalidReconcilerPin {
+			pinEvents = append(pinEvents, e)
+		}
+	}
+	if len(pinEvents) != 1 || pinEvents[0].Count > 1 || pinEvents[0].Type != corev1.EventTypeWarning || !strings.Contains(pinEvents[0].Message, `"canary"`) {
+		t.Errorf("InvalidReconcilerPin events on badpin: %+v; want one Warning, once, naming the value", pinEvents)
+	}
 	var grew []string
 	for _, l := range strings.Split(f.logs.String(), "\n") {
 		if strings.Contains(l, "the canary slice grew") {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/declarative"
@@ -157,7 +158,11 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	req.Hold = func() error { return c.e.mayWrite(in.key) }
 	call, side := rr.r.Call, rollout.Stable
 	if rr.cand != nil {
-		side = rr.cand.sideOf(in.cr)
+		var badPin bool
+		if side, badPin = rr.cand.sideOf(in.cr); badPin {
+			c.event(in.cr, corev1.EventTypeWarning, ReasonInvalidReconcilerPin, fmt.Sprintf("annotation %s: %q names no side (stable or candidate): ignored, the canary slice decides",
+				rollout.PinAnnotation, in.cr.GetAnnotations()[rollout.PinAnnotation]))
+		}
 	}
 	if side == rollout.Candidate {
 		// The canary slice: the candidate's answer is applied, stable is not asked.

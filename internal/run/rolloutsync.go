@@ -18,6 +18,10 @@ import (
 // candidate's gate fails.
 const ReasonCandidateRolledBack = "CandidateRolledBack"
 
+// ReasonInvalidReconcilerPin is the Warning Event, once per CR, on a CR whose pin annotation
+// (orkestra.orkspace.io/reconciler) names no side.
+const ReasonInvalidReconcilerPin = "InvalidReconcilerPin"
+
 // rollouts are the controllers with a candidate, and the ConfigMap their state is kept in:
 // `<name>-rollout` in ork's namespace (SPEC §6), one data key per CRD.
 type rollouts struct {
