@@ -154,6 +154,17 @@ func (c *candidate) shadows() bool {
 	return c.live()
 }
 
+// sampleCandidate counts a pass the candidate reconciled for real in its rollout's gate, by
+// the reason the whole pass ended with (its writes included); a pass that attempted nothing
+// (the candidate's Retry-After) is no sample.
+func (c *controller) sampleCandidate(d decision) {
+	rr, ok := c.rec.(*remoteReconciler)
+	if !ok || rr.cand == nil || !d.candidate || d.quiet {
+		return
+	}
+	rr.cand.served(d.reason)
+}
+
 // served counts a pass the candidate reconciled for real, by the reason it ended with
 // (nothing to compare it with: stable was not asked).
 func (c *candidate) served(reason string) {

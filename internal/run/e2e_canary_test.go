@@ -324,3 +324,31 @@ func readyGeneration(u *unstructured.Unstructured) int64 {
 	g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	return g
 }
+
+// A candidate whose answers the apiserver refuses fails the gate: an error is a candidate
+// pass whose reason is not success, the apply included, not only its call.
+func TestRolloutCanaryCountsApplyFailures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	stable := newEndpoint(t, sideAnswer("stable"))
+	cand := newEndpoint(t, func(call) response {
+		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+			// A valid intent the apiserver refuses: a Deployment name is a DNS subdomain.
+			map[string]any{"type": "deployment", "fields": map[string]any{"name": "Not_A_Name", "image": "nginx:1.27"}},
+		}})
+	})
+	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
+		extra: f.canarySpec(cand.srv.URL, "[100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := f.createCRs(3)
+	var state rollout.State
+	f.eventually("the rollback", func() (bool, error) {
+		s, ok := f.rolloutStateOf()
+		state = s
+		return ok && s.Phase == rollout.RolledBack, nil
+	})
+	if !strings.Contains(state.Reason, "error ratio") {
+		t.Errorf("rolled back for %q; want the error ratio", state.Reason)
+	}
+	f.eventually("every CR back on stable", func() (bool, error) { return f.bySide(names)["stable"] == len(names), nil })
+}

@@ -84,6 +84,9 @@ type decision struct {
 	remoteTime      time.Duration
 	// related names the objects payload.related read, for the trace.
 	related []string
+	// candidate: the candidate reconciler answered this pass for real (a canary); its final
+	// reason, apply and status write included, is a sample of the rollout's gate.
+	candidate bool
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -154,6 +157,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	deleteDone := in.gone && d.success && d.action == actionDone
 	moreDeletes := deleteDone && c.ledger.dropTombstone(key, tomb)
 	c.observe(in, d, start)
+	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
 	if c.e.dry.oneShot() {
@@ -194,6 +198,9 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
+	// The failures below replace the decision; which reconciler answered stays.
+	var candidate bool
+	defer func() { d.candidate = d.candidate || candidate }()
 	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}
@@ -217,6 +224,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if d = c.safeReconcile(ctx, in); d.notLeader {
 			return d, steps, false
 		}
+		candidate = d.candidate
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report

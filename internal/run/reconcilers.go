@@ -167,11 +167,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 	if side == rollout.Candidate {
 		// The canary slice: the candidate's answer is applied, stable is not asked.
 		call = rr.cand.r.Call
-		defer func() {
-			if !d.notLeader {
-				rr.cand.served(d.reason)
-			}
-		}()
+		defer func() { d.candidate = true }()
 	}
 	res, x, err := call(ctx, req)
 	if errors.Is(err, errNotLeader) {
