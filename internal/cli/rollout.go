@@ -26,7 +26,7 @@ func newRolloutCmd(env *Env) *cobra.Command {
 		Args:  unknownSubcommand,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRolloutStatusCmd(env))
+	cmd.AddCommand(newRolloutStatusCmd(env), newRolloutDiffCmd(env))
 	return cmd
 }
 
