@@ -10,7 +10,10 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/replaydiff"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
 )
@@ -76,7 +79,15 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 		})
 	})
 	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
-	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	recDir := t.TempDir()
+	rec, err := exchange.NewRecorder(recDir, exchange.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(set, nil, func(o *run.Options) {
+		o.RolloutInterval = 100 * time.Millisecond
+		o.Record = rec.Record
+	})
 	f.createCR("a", map[string]any{"replicas": 2})
 	f.createCR("b", map[string]any{"replicas": 2})
 	f.waitReady("a", "True")
@@ -158,6 +169,23 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	}
 	if n := len(state.Divergences); n != forB || state.Divergences[n-1].CR != f.ns+"/b" || len(state.Divergences[n-1].Paths) != 1 || state.Divergences[n-1].Paths[0] != path {
 		t.Errorf("recent divergences %+v; want %d, each for b at %s", state.Divergences, forB, path)
+	}
+
+	// Offline, over what ork recorded of the stable calls, the candidate diverges the same way.
+	token := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "reconciler-token", "namespace": f.ns}, "stringData": map[string]any{"token": testToken}}}
+	rep, err := replaydiff.Run(t.Context(), set.CRDs[0], replaydiff.Options{Dir: recDir, Secrets: manifest.NewSecrets("test", token)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diverged := map[string][]string{}
+	for _, r := range rep.Results {
+		if len(r.Divergences) > 0 {
+			diverged[r.Key] = r.Divergences
+		}
+	}
+	if rep.Exchanges != len(stable.recorded()) || len(diverged) != 1 || len(diverged[f.ns+"/b"]) != 1 || diverged[f.ns+"/b"][0] != path {
+		t.Errorf("offline: %d exchanges (%d stable calls), divergences %v; want b's alone, at %s", rep.Exchanges, len(stable.recorded()), diverged, path)
 	}
 }
 
