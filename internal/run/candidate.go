@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -115,6 +116,9 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 		defer c.calls.Done()
 		defer func() { <-c.slots }()
 		res, _, err := c.r.Call(c.ctx, req)
+		if errors.Is(err, errNotLeader) {
+			return // held at the send: says nothing of the candidate
+		}
 		c.judge(req.Key, namespace, name, stableRes, res, err)
 	}()
 }
