@@ -84,6 +84,10 @@ type decision struct {
 	remoteTime      time.Duration
 	// related names the objects payload.related read, for the trace.
 	related []string
+	// relatedRead: every related entry was read, and relatedCut names those cut at
+	// related.MaxSelected (ConditionRelatedTruncated).
+	relatedRead bool
+	relatedCut  []string
 }
 
 func failure(reason, format string, a ...any) decision {

@@ -28,8 +28,12 @@ const (
 	reasonRelatedInvalid       = "RelatedObjectInvalid"
 	reasonRelatedReadFailed    = "RelatedObjectReadFailed"
 	// EventTooManyRelated is the Warning Event of a selector that matched more than
-	// related.MaxSelected objects: the list sent was cut.
+	// related.MaxSelected objects: the list sent was cut. It is also the reason of
+	// ConditionRelatedTruncated.
 	EventTooManyRelated = "TooManyRelatedObjects"
+	// ConditionRelatedTruncated is True while a selector entry matches more objects than
+	// are sent, and absent otherwise: the reconciler decides from a partial list.
+	ConditionRelatedTruncated = "RelatedObjectsTruncated"
 )
 
 // relatedFanOut is the most custom resources one related change passes in the fast lane:
@@ -303,11 +307,19 @@ func (c *controller) relatedChanged(key string, fast bool) {
 	c.queue.Add(key)
 }
 
+// relatedRead is what one pass read: the objects by entry, their names for the trace, and
+// the messages of selector entries cut at related.MaxSelected.
+type relatedRead struct {
+	objects map[string][]map[string]any
+	names   []string
+	cut     []string
+}
+
 // read resolves every entry for the pass's custom resource, records the references in the
 // index (before reading, so that a change racing the read still finds them), and reads the
 // objects. held is the decision of a pass that must not call: a reference that does not
 // resolve, a read that failed, or a required object that is missing.
-func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[string]any, []string, *decision) {
+func (w *relatedWatch) read(ctx context.Context, in input) (relatedRead, *decision) {
 	if in.gone {
 		w.index.Drop(in.key)
 	}
@@ -333,20 +345,23 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 	}
 	if len(invalid) > 0 && !in.deleting {
 		d := failure(reasonRelatedInvalid, "%s", strings.Join(invalid, "; "))
-		return nil, nil, &d
+		return relatedRead{}, &d
 	}
 	out := make(map[string][]map[string]any, len(w.entries))
-	var missing, read []string
+	var missing, read, cut []string
 	retry := false
 	for i, e := range w.entries {
 		if !resolved[i] {
 			out[e.As] = []map[string]any{} // a delete is not held by a reference it cannot resolve
 			continue
 		}
-		objs, err := w.fetch(ctx, e, refs[i], in)
+		objs, cutMsg, err := w.fetch(ctx, e, refs[i], in)
 		if err != nil {
 			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)
-			return nil, read, &d
+			return relatedRead{names: read}, &d
+		}
+		if cutMsg != "" {
+			cut = append(cut, cutMsg)
 		}
 		out[e.As] = objs
 		read = append(read, readNames(e, refs[i], objs)...)
@@ -363,9 +378,9 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		if retry {
 			d.action = actionBackoff
 		}
-		return nil, read, &d
+		return relatedRead{names: read}, &d
 	}
-	return out, read, nil
+	return relatedRead{objects: out, names: read, cut: cut}, nil
 }
 
 // readNames name what one entry read, for the decision trace: each object with its
@@ -387,17 +402,17 @@ func readNames(e relatedEntry, ref related.Ref, objs []map[string]any) []string 
 }
 
 // fetch reads the objects of one reference: a GET by name, or a LIST by selector cut at
-// related.MaxSelected (a Warning Event says so). A Secret's data goes only with allowSecrets.
-func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) ([]map[string]any, error) {
+// related.MaxSelected (a Warning Event says so, and cut is the message for the
+// condition). A Secret's data goes only with allowSecrets.
+func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) (objs []map[string]any, cut string, err error) {
 	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
-	var objs []map[string]any
 	if ref.Selector == nil {
 		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{ResourceVersion: e.cachedRV(ref)})
 		if apierrors.IsNotFound(err) {
-			return []map[string]any{}, nil
+			return []map[string]any{}, "", nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		objs = append(objs, u.Object)
 	} else {
@@ -407,16 +422,17 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		}
 		list, err := res.List(ctx, opts)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		for i := range list.Items {
 			objs = append(objs, list.Items[i].Object)
 		}
 		if len(objs) > related.MaxSelected || list.GetContinue() != "" {
 			objs = objs[:min(len(objs), related.MaxSelected)]
+			cut = fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
+				e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected)
 			if !in.gone {
-				w.c.event(in.cr, "Warning", EventTooManyRelated, fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
-					e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected))
+				w.c.event(in.cr, "Warning", EventTooManyRelated, cut)
 			}
 		}
 	}
@@ -442,7 +458,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 			}
 		}
 	}
-	return objs, nil
+	return objs, cut, nil
 }
 
 // cachedRV is the resourceVersion the watch holds for ref's object: a GET at it is served

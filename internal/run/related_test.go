@@ -109,7 +109,7 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 	}}
 	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a", "namespace": "ns"}, "spec": map[string]any{}}}
 
-	_, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr})
+	_, held := w.read(context.Background(), input{key: "ns/a", cr: cr})
 	if held == nil || held.reason != reasonRelatedInvalid {
 		t.Fatalf("held = %+v, want %s", held, reasonRelatedInvalid)
 	}
@@ -117,10 +117,11 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 		t.Errorf("indexed %v, want the reference that resolved (shared)", got)
 	}
 
-	out, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr, deleting: true})
+	rel, held := w.read(context.Background(), input{key: "ns/a", cr: cr, deleting: true})
 	if held != nil {
 		t.Fatalf("a delete held by an unresolved reference: %+v", held)
 	}
+	out := rel.objects
 	if b, ok := out["broken"]; !ok || len(b) != 0 || len(out["shared"]) != 1 {
 		t.Errorf("related of the delete = %v, want broken as [] and shared read", out)
 	}
@@ -151,7 +152,7 @@ func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
 	w := &relatedWatch{c: &controller{e: &Engine{dyn: dyn}}, index: related.NewIndex()}
 	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: allNamespaces(inf)}
 	for _, name := range []string{"seen", "unseen"} {
-		if _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
+		if _, _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
