@@ -126,6 +126,20 @@ func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 	r.tombstones = append(r.tombstones, last)
 }
 
+// tooSoon is how long key must still wait when all that is pending is a child's or a
+// related object's change and its last pass ended less than minInterval before now; zero
+// otherwise. Adds made for such changes are delayed already, but a change seen between the
+// queue handing the key out and the pass beginning marks it to run again at once.
+func (l *ledger) tooSoon(key string, now time.Time, minInterval time.Duration) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	if r == nil || (r.pending != TriggerChild && r.pending != TriggerRelated) || r.lastPass.IsZero() {
+		return 0
+	}
+	return max(0, minInterval-now.Sub(r.lastPass))
+}
+
 // begin takes the pending trigger of a key coming out of the queue and marks it processing.
 // With nothing pending it is the key's resync when that is due; else ok is false: the add
 // was overtaken by a pass that already ran.

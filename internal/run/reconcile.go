@@ -120,6 +120,11 @@ func (c *controller) processNext(ctx context.Context) bool {
 
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
+	if wait := c.ledger.tooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
+		c.lanes.keepLane(key)
+		c.queue.AddAfter(key, wait)
+		return
+	}
 	trigger, tomb, ok := c.ledger.begin(key, start)
 	if !ok {
 		// A delayed add a later pass already covered. The queue keeps only the earliest of

@@ -240,3 +240,30 @@ func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
 		t.Errorf("a change during a pass queued the key at once (%d ready), want it delayed a whole interval", q.Len())
 	}
 }
+
+// A key handed out by the queue with only a related or child change pending, within
+// ChildMinInterval of its last pass, waits out the interval without beginning a pass (the
+// queue re-runs a key at once when a change marked it while it was being handed out); a
+// change of the CR itself is never held.
+func TestAKeyTooSoonAfterItsPassWaits(t *testing.T) {
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	defer q.ShutDown()
+	c := &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c.ledger.note("ns/a", TriggerCreate)
+	c.ledger.begin("ns/a", time.Now())
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerRelated)
+	c.handle(context.Background(), "ns/a")
+	if q.Len() != 0 {
+		t.Errorf("%d keys ready, want the key delayed", q.Len())
+	}
+	if tr, _, ok := c.ledger.begin("ns/a", time.Now()); !ok || tr != TriggerRelated {
+		t.Errorf("pending after the held hand-out = %q, %v; want related still pending", tr, ok)
+	}
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerUpdate)
+	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+		t.Errorf("an update of the CR waits %s, want no wait", wait)
+	}
+}
