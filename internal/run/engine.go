@@ -33,11 +33,13 @@ const FieldManager = "orkestra"
 
 // Engine runs one controller per CRD of a Katalog.
 type Engine struct {
-	opts     Options
-	set      *katalog.Set
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	meta     metadata.Interface
+	opts Options
+	set  *katalog.Set
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+	meta metadata.Interface
+	// creator creates children and takes the answer as metadata (metacreate.go).
+	creator  objectCreator
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	recorder record.EventRecorder
 	ready    atomic.Bool
@@ -125,6 +127,10 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	creator, err := newMetaCreator(guarded)
+	if err != nil {
+		return nil, err
+	}
 	redact, err := exchange.ParseRedact(opts.Redact)
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
@@ -144,6 +150,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		kube:           kube,
 		dyn:            dyn,
 		meta:           metaClient,
+		creator:        creator,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
