@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,10 @@ type Engine struct {
 	dyn  dynamic.Interface
 	meta metadata.Interface
 	// creator creates children and takes the answer as metadata (metacreate.go).
-	creator  objectCreator
-	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	creator objectCreator
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
+	mappings sync.Map
 	recorder record.EventRecorder
 	ready    atomic.Bool
 	// lead is the leader election and its write guard.
