@@ -43,9 +43,10 @@ type Engine struct {
 	creator objectCreator
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
 	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
-	mappings sync.Map
-	recorder record.EventRecorder
-	ready    atomic.Bool
+	mappings   sync.Map
+	mappingGen atomic.Uint64
+	recorder   record.EventRecorder
+	ready      atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
 	// healthAddr is the bound health address, for callers that asked for port 0.

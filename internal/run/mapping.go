@@ -49,8 +49,9 @@ func (e *Engine) refreshDiscovery() bool {
 
 // resetMapper drops what discovery told, and the mappings taken from it.
 func (e *Engine) resetMapper() {
-	e.mappings.Clear()
 	e.mapper.Reset()
+	e.mappingGen.Add(1) // a lookup that began before the reset must not store its answer
+	e.mappings.Clear()
 }
 
 // kindFor asks discovery for the kind served at gvr, refreshing once for types installed
@@ -81,11 +82,12 @@ func (e *Engine) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 	if m, ok := e.mappings.Load(gvk); ok {
 		return m.(*meta.RESTMapping), nil
 	}
+	gen := e.mappingGen.Load()
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil && meta.IsNoMatchError(err) && e.refreshDiscovery() {
 		m, err = e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
-	if err == nil {
+	if err == nil && e.mappingGen.Load() == gen {
 		e.mappings.Store(gvk, m)
 	}
 	return m, err

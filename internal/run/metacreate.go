@@ -32,7 +32,6 @@ func newMetaCreator(cfg *rest.Config) (*metaCreator, error) {
 	c := metadata.ConfigFor(cfg)
 	c.GroupVersion = &schema.GroupVersion{}
 	c.APIPath = "/"
-	c.ContentType = runtime.ContentTypeJSON // the body is the object's JSON, as given
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("metadata create client: %w", err)
@@ -47,6 +46,7 @@ func (m *metaCreator) Create(ctx context.Context, gvr schema.GroupVersionResourc
 		return nil, fmt.Errorf("encode %s/%s: %w", gvr.Resource, obj.GetName(), err)
 	}
 	res := m.client.Post().AbsPath(collectionPath(gvr, namespace)...).Body(body).
+		SetHeader("Content-Type", runtime.ContentTypeJSON).
 		SetHeader("Accept", metadataAccept).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
 		Do(ctx)

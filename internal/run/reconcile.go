@@ -270,7 +270,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		return d, steps, false
 	}
 	if err != nil {
-		d = failureFrom(err)
+		f := failureFrom(err)
+		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
+		d = f
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.

@@ -137,6 +137,10 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		}
 		req.Related = rel.objects
 		defer func() { d.related, d.relatedCut, d.relatedRead = rel.names, rel.cut, true }()
+	} else {
+		// No entries (any more): nothing is cut, and a condition left from when there
+		// were goes.
+		defer func() { d.relatedRead = true }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return c.e.mayWrite(in.key) }

@@ -266,4 +266,13 @@ func TestAKeyTooSoonAfterItsPassWaits(t *testing.T) {
 	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
 		t.Errorf("an update of the CR waits %s, want no wait", wait)
 	}
+	// A requeue the reconciler asked for keeps its time when a child changes beside it
+	// (the child's trigger outranks it, but the pass is owed anyway).
+	c.ledger.begin("ns/a", time.Now())
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerRequeue)
+	c.ledger.note("ns/a", TriggerChild)
+	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+		t.Errorf("a requeue with a child change beside it waits %s, want no wait", wait)
+	}
 }
