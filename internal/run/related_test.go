@@ -218,14 +218,20 @@ func TestWaitSyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
 	}
 }
 
+// hourIntervalController is a controller with lanes and a ChildMinInterval of an hour:
+// anything the interval delays is not ready within a test.
+func hourIntervalController(t *testing.T) (*controller, *laneQueue) {
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	t.Cleanup(q.ShutDown)
+	return &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}, q
+}
+
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured
 // from the running pass, not the one before it (CI saw two passes 11ms apart at a 500ms
 // interval when the change raced a pass the previous change had delayed).
 func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
-	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
-	defer q.ShutDown()
-	c := &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c, q := hourIntervalController(t)
 	c.ledger.note("ns/a", TriggerCreate)
 	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
 		t.Fatal("begin found nothing pending")
@@ -246,10 +252,7 @@ func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
 // queue re-runs a key at once when a change marked it while it was being handed out); a
 // change of the CR itself is never held.
 func TestAKeyTooSoonAfterItsPassWaits(t *testing.T) {
-	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
-	defer q.ShutDown()
-	c := &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c, q := hourIntervalController(t)
 	c.ledger.note("ns/a", TriggerCreate)
 	c.ledger.begin("ns/a", time.Now())
 	c.ledger.end("ns/a", time.Now(), false)
