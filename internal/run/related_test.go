@@ -176,9 +176,23 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
 	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
-	w := &relatedWatch{c: c, index: related.NewIndex()}
+	stop := make(chan struct{})
+	defer close(stop)
+	w := &relatedWatch{c: c, index: related.NewIndex(), checks: make(chan statusCheck), stop: stop}
 	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
 	w.digests.remember(pods, pod.Object) // what the pass read
+	// changed hands the read to runChecks (the informer's goroutine must not wait on it):
+	// an unbuffered queue and one check taken by hand make each change's outcome
+	// deterministic.
+	changed := func(old, u *metav1.PartialObjectMetadata) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.finishCheck(context.Background(), <-w.checks)
+		}()
+		w.changed(pods, old, u)
+		<-done
+	}
 	edit := func(rv string, f func(*unstructured.Unstructured)) {
 		cur, err := dyn.Resource(pods).Namespace("ns").Get(context.Background(), "p", metav1.GetOptions{})
 		if err != nil {
@@ -194,12 +208,12 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv}}
 	}
 	edit("2", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"phase": "Running"} })
-	w.changed(pods, meta("1"), meta("2"))
+	changed(meta("1"), meta("2"))
 	if q.Len() != 0 {
 		t.Fatalf("a Pod's status-only change queued %d keys, want none", q.Len())
 	}
 	edit("3", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"image": "b"} })
-	w.changed(pods, meta("2"), meta("3"))
+	changed(meta("2"), meta("3"))
 	if q.Len() != 1 {
 		t.Errorf("a Pod's spec change queued %d keys, want the CR that read it", q.Len())
 	}
