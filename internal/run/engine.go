@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,14 +34,19 @@ const FieldManager = "orkestra"
 
 // Engine runs one controller per CRD of a Katalog.
 type Engine struct {
-	opts     Options
-	set      *katalog.Set
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	meta     metadata.Interface
-	mapper   *restmapper.DeferredDiscoveryRESTMapper
-	recorder record.EventRecorder
-	ready    atomic.Bool
+	opts Options
+	set  *katalog.Set
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+	meta metadata.Interface
+	// creator creates children and takes the answer as metadata (metacreate.go).
+	creator objectCreator
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
+	mappings   sync.Map
+	mappingGen atomic.Uint64
+	recorder   record.EventRecorder
+	ready      atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
 	// healthAddr is the bound health address, for callers that asked for port 0.
@@ -122,6 +128,10 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	creator, err := newMetaCreator(guarded)
+	if err != nil {
+		return nil, err
+	}
 	redact, err := exchange.ParseRedact(opts.Redact)
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
@@ -141,6 +151,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		kube:           kube,
 		dyn:            dyn,
 		meta:           metaClient,
+		creator:        creator,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},

@@ -84,6 +84,10 @@ type decision struct {
 	remoteTime      time.Duration
 	// related names the objects payload.related read, for the trace.
 	related []string
+	// relatedRead: every related entry was read, and relatedCut names those cut at
+	// related.MaxSelected (ConditionRelatedTruncated).
+	relatedRead bool
+	relatedCut  []string
 	// candidate: the candidate reconciler answered this pass for real (a canary); its final
 	// reason, apply and status write included, is a sample of the rollout's gate.
 	candidate bool
@@ -119,6 +123,11 @@ func (c *controller) processNext(ctx context.Context) bool {
 
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
+	if wait := c.ledger.tooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
+		c.lanes.keepLane(key)
+		c.queue.AddAfter(key, wait)
+		return
+	}
 	trigger, tomb, ok := c.ledger.begin(key, start)
 	if !ok {
 		// A delayed add a later pass already covered. The queue keeps only the earliest of
@@ -269,7 +278,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		return d, steps, false
 	}
 	if err != nil {
-		d = failureFrom(err)
+		f := failureFrom(err)
+		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
+		d = f
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.

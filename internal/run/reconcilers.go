@@ -146,13 +146,17 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
 	}
 	if c.related != nil {
-		rel, read, held := c.related.read(ctx, in)
+		rel, held := c.related.read(ctx, in)
 		if held != nil {
-			held.related = read
+			held.related = rel.names
 			return *held
 		}
-		req.Related = rel
-		defer func() { d.related = read }()
+		req.Related = rel.objects
+		defer func() { d.related, d.relatedCut, d.relatedRead = rel.names, rel.cut, true }()
+	} else {
+		// No entries (any more): nothing is cut, and a condition left from when there
+		// were goes.
+		defer func() { d.relatedRead = true }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return c.e.mayWrite(in.key) }
