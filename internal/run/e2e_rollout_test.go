@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/exchange"
@@ -308,5 +309,62 @@ func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
 	})
 	if strings.Contains(strings.ToLower(f.logs.String()), "forbidden") {
 		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
+	}
+}
+
+// Deletes are not shadowed unless shadowDeletes: a reconciler may clean up outside the
+// cluster whatever dryRun says. With shadowDeletes the candidate gets the delete as a dry
+// run, which bounds how long the other case waits for one that must not come.
+func TestRolloutShadowDeletesOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		shadowDeletes bool
+	}{{"off", false}, {"on", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			stable := newEndpoint(t, okWithChildren)
+			cand := newEndpoint(t, okWithChildren)
+			more := ""
+			if tc.shadowDeletes {
+				more = "              shadowDeletes: true\n"
+			}
+			f.start(f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, more)}), nil)
+			f.createCR("web", map[string]any{"replicas": 1})
+			f.waitReady("web", "True")
+			if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			stable.nextMatching(t, "the stable delete", deleting)
+			shadowed := func() bool {
+				for _, c := range cand.recorded() {
+					if deleting(c) {
+						if !dryRunOf(c) {
+							t.Errorf("a shadowed delete without prepared.dryRun: %s", c.raw)
+						}
+						return true
+					}
+				}
+				return false
+			}
+			if tc.shadowDeletes {
+				f.eventually("the shadowed delete", func() (bool, error) { return shadowed(), nil })
+				return
+			}
+			// Slack: the shadow call leaves within the stable pass and reaches this loopback
+			// server in milliseconds (the "on" case sees it well within this bound).
+			quiet := time.After(2 * time.Second)
+			for {
+				select {
+				case c := <-cand.arrived:
+					if deleting(c) {
+						t.Fatal("the delete was shadowed without shadowDeletes")
+					}
+				case <-quiet:
+					return
+				}
+			}
+		})
 	}
 }
