@@ -225,9 +225,10 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 }
 
 // shadow hands a stable pass's request to the candidate (shadow mode, or the stable slice of
-// a canary with shadowRest), once the stable call was sent: the same request, related objects included, as a dry run. A dry run of ork itself
-// shadows nothing (it passes each CR once and stops), nor does a delete unless
-// candidate.shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says.
+// a canary with shadowRest), once the stable call was sent: the same request, related
+// objects included, as a dry run. A dry run of ork itself shadows nothing (it passes each CR
+// once and stops), nor does a delete unless candidate.shadowDeletes: a reconciler may clean
+// up outside the cluster whatever dryRun says.
 func (rr *remoteReconciler) shadow(c *controller, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
 	if rr.cand == nil || c.e.dry != nil || x.Time.IsZero() || !rr.cand.shadows() {
 		return
