@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
 )
@@ -143,6 +145,10 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 	}
 	if shadowed == 0 {
 		t.Error("no stable-slice pass was shadowed (shadowRest defaults to true)")
+	}
+	// The issue's "metrics carry side": the candidate's passes are counted as its own.
+	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "success", "candidate")); n == 0 {
+		t.Error(`ork_reconcile_total{result="success",side="candidate"} = 0 after the candidate reconciled every CR`)
 	}
 }
 

@@ -35,12 +35,12 @@ func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: reg,
 		ReconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ork_reconcile_total", Help: "Reconciles by CRD and result (success, error, requeue).",
-		}, []string{"crd", "result"}),
+			Name: "ork_reconcile_total", Help: "Reconciles by CRD, result (success, error, requeue) and the reconciler that answered (side: stable, or candidate in a canary).",
+		}, []string{"crd", "result", "side"}),
 		ReconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included.",
+			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included, by the reconciler that answered (side).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"crd", "result"}),
+		}, []string{"crd", "result", "side"}),
 		RemoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ork_remote_request_duration_seconds", Help: "Remote reconciler calls by HTTP status code (or timeout/error).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),

@@ -317,8 +317,12 @@ func (c *controller) observe(in input, d decision, start time.Time) {
 		result = "requeue"
 	}
 	took := time.Since(start)
-	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result).Inc()
-	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result).Observe(took.Seconds())
+	side := "stable"
+	if d.candidate {
+		side = "candidate"
+	}
+	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result, side).Inc()
+	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result, side).Observe(took.Seconds())
 	logArgs := []any{"key", in.key, "trigger", string(in.trigger), "attempt", in.attempt,
 		"result", result, "duration", took.Round(time.Millisecond).String()}
 	if d.success || d.quiet {
