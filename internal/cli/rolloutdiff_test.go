@@ -49,4 +49,13 @@ func TestRolloutDiff(t *testing.T) {
 	if code, _, errOut = runOrk(t, "rollout", "diff", "-f", k); code != 2 || !strings.Contains(errOut, "--replay") {
 		t.Errorf("without --replay: exit %d %q", code, errOut)
 	}
+	// ork simulate --remote --replay --candidate prints the same report (issue 27's offline
+	// diff), and asks for the recording it compares with.
+	code, simOut, _ := runOrk(t, "simulate", "-f", k, "--remote", "--replay", dir, "--candidate", differs)
+	if code != 1 || !strings.Contains(simOut, "differs at objects[apps/v1 Deployment default/my-webapp].spec.template.spec.containers[0].image") {
+		t.Errorf("simulate --candidate: exit %d\n%s", code, simOut)
+	}
+	if code, _, errOut = runOrk(t, "simulate", "-f", k, "--remote", "--candidate", differs); code != 2 || !strings.Contains(errOut, "--candidate needs --replay") {
+		t.Errorf("simulate --candidate without --replay: exit %d %q", code, errOut)
+	}
 }
