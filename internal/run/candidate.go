@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // candidate is a CRD's reconcile.remote.candidate in the engine: its own HTTP reconciler
@@ -36,6 +37,8 @@ type candidate struct {
 	metrics candidateMetrics
 	log     *slog.Logger
 	now     func() time.Time
+	// trace keeps each shadow comparison for ork trace; nil without --debug-decisions.
+	trace *trace.Store
 
 	// ctx ends the shadow calls when the engine stops (close); a pass's own context ends with
 	// the pass, long before its shadow call.
@@ -86,7 +89,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{
 		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes, shadowRest: spec.Canary.ShadowRestOrDefault(),
-		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now,
+		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now, trace: e.trace,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
 		logged: map[string]string{}, badPins: map[types.UID]bool{},
@@ -115,11 +118,19 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 	go func() {
 		defer c.calls.Done()
 		defer func() { <-c.slots }()
+		start := c.now()
 		res, _, err := c.r.Call(c.ctx, req)
 		if errors.Is(err, errNotLeader) {
 			return // held at the send: says nothing of the candidate
 		}
-		c.judge(req.Key, namespace, name, stableRes, res, err)
+		s, paths := c.judge(req.Key, namespace, name, stableRes, res, err)
+		if c.trace != nil {
+			c.trace.Record(trace.Key{CRD: c.crd, Namespace: namespace, Name: name}, trace.Decision{
+				Time: start, Trigger: string(req.Trigger), Attempt: req.Attempt, Side: sideShadow, Result: resultOf(res),
+				Success: s.Reason == remote.ReasonReconcileSucceeded, Reason: s.Reason, Divergences: paths,
+				Durations: trace.Durations{Remote: trace.Duration(c.now().Sub(start)), Total: trace.Duration(c.now().Sub(start))},
+			})
+		}
 	}()
 }
 
@@ -182,8 +193,20 @@ func (c *candidate) served(reason string) {
 	c.state.Window.Add(s)
 }
 
-// judge counts one candidate answer against stable's.
-func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) {
+// resultOf is a decoded answer's result for the trace; "" when none was decoded.
+func resultOf(res *remote.Result) string {
+	if res == nil {
+		return ""
+	}
+	if res.Result == "" {
+		return "ok"
+	}
+	return res.Result
+}
+
+// judge counts one candidate answer against stable's and returns the sample and the
+// differing paths.
+func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) (rollout.Sample, []string) {
 	out := remote.Decide(res, err)
 	s := rollout.Sample{Reason: out.Reason}
 	var cand rollout.Answer
@@ -211,11 +234,11 @@ func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Re
 	defer c.mu.Unlock()
 	c.state.Window.Add(s)
 	if !s.Compared {
-		return
+		return s, nil
 	}
 	if !s.Diverged {
 		delete(c.logged, key)
-		return
+		return s, nil
 	}
 	c.state.Record(rollout.Divergence{CR: key, Paths: paths, At: c.now().UTC()})
 	// Paths only, never values: a value may be a secret.
@@ -223,6 +246,7 @@ func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Re
 		c.logged[key] = joined
 		c.log.Info("the candidate's answer differs from the stable one's", "key", key, "paths", paths)
 	}
+	return s, paths
 }
 
 // answerOf is a decoded result as the gate compares it: the objects the planner would

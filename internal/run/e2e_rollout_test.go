@@ -1,8 +1,10 @@
 package run_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/replaydiff"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/trace"
 )
 
 // candidateSpec is reconcile.remote.candidate for the fixture's Katalog (remoteSpec.extra),
@@ -85,9 +88,10 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, nil, func(o *run.Options) {
+	eng := f.start(set, nil, func(o *run.Options) {
 		o.RolloutInterval = 100 * time.Millisecond
 		o.Record = rec.Record
+		o.DebugDecisions = true
 	})
 	f.createCR("a", map[string]any{"replicas": 2})
 	f.createCR("b", map[string]any{"replicas": 2})
@@ -137,6 +141,23 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	}
 	if got := counterSum(t, f.metrics, "ork_candidate_divergence_total", "crd", "app"); got != float64(forB) || forB < 2 {
 		t.Errorf("ork_candidate_divergence_total = %v, want %d (the candidate calls for b, at least 2)", got, forB)
+	}
+	// ork trace keeps each shadow comparison of b, its paths and never the value.
+	tr, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.ns, Name: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shadows int
+	for _, d := range tr.Decisions {
+		if d.Side == "shadow" {
+			shadows++
+			if !slices.ContainsFunc(d.Divergences, func(p string) bool { return strings.HasSuffix(p, ".image") }) {
+				t.Errorf("shadow decision of b names %v, want the image's path", d.Divergences)
+			}
+		}
+	}
+	if raw, _ := json.Marshal(tr); shadows == 0 || strings.Contains(string(raw), secretish) {
+		t.Errorf("b's trace has %d shadow decisions (want at least 1) or the diverging value: %s", shadows, raw)
 	}
 	logs := f.logs.String()
 	if strings.Contains(logs, secretish) || strings.Contains(logs, "value-7f3a") {
