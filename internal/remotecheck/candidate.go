@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -48,27 +47,12 @@ func (ck *checker) compare(ctx context.Context, req remote.Request, res *remote.
 	if err != nil || cerr != nil || res == nil || cres == nil {
 		return out
 	}
-	stable, failed := ck.answerOf(res)
-	cand, cfailed := ck.answerOf(cres)
-	if cfailed != "" {
-		out.Reason = cfailed
+	paths, compared, failed := rollout.Compare(res, cres, ck.cr.GetNamespace(), ck.cr.GetName())
+	if failed != "" {
+		out.Reason = failed
 	}
-	if failed == "" && cfailed == "" {
-		out.Divergences = rollout.Diff(stable, cand)
+	if compared {
+		out.Divergences = paths
 	}
 	return out
-}
-
-// answerOf is res normalised for the comparison: the objects ork's intent builders make;
-// failed is the reason ork run would fail the pass with when they do not build.
-func (ck *checker) answerOf(res *remote.Result) (a rollout.Answer, failed string) {
-	a = rollout.Answer{Result: res.Result, RequeueAfter: res.RequeueAfter, Status: res.Status}
-	built, errs := planner.Build(res.Resources, ck.cr.GetNamespace(), ck.cr.GetName())
-	if v := planner.Verdict(errs); v != nil {
-		return a, v.Reason
-	}
-	for _, o := range built {
-		a.Objects = append(a.Objects, o.Obj)
-	}
-	return a, ""
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -149,26 +148,13 @@ func compare(ctx context.Context, crd *katalog.CRD, cand *remote.Reconciler, fil
 	md, _ := req.Object["metadata"].(map[string]any)
 	ns, _ := md["namespace"].(string)
 	name, _ := md["name"].(string)
-	stable, failed := answerOf(stableRes, ns, name)
-	candidate, cfailed := answerOf(cres, ns, name)
-	if cfailed != "" {
-		res.Reason = cfailed
+	paths, compared, failed := rollout.Compare(stableRes, cres, ns, name)
+	if failed != "" {
+		res.Reason = failed
 	}
-	if failed == "" && cfailed == "" {
+	if compared {
 		res.Compared = true
-		res.Divergences = rollout.Diff(stable, candidate)
+		res.Divergences = paths
 	}
 	return res, true, nil
-}
-
-func answerOf(res *remote.Result, namespace, name string) (a rollout.Answer, failed string) {
-	a = rollout.Answer{Result: res.Result, RequeueAfter: res.RequeueAfter, Status: res.Status}
-	built, errs := planner.Build(res.Resources, namespace, name)
-	if v := planner.Verdict(errs); v != nil {
-		return a, v.Reason
-	}
-	for _, o := range built {
-		a.Objects = append(a.Objects, o.Obj)
-	}
-	return a, ""
 }

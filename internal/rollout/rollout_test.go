@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 func uid(i int) types.UID {
@@ -304,5 +306,21 @@ func TestShadowNeverSteps(t *testing.T) {
 	s.Window.Add(Sample{Reason: reasonSucceeded, Compared: true, Diverged: true})
 	if _, c := p.Advance(s, t0.Add(time.Hour)); c != Failed {
 		t.Fatalf("shadow with a failing gate: %v, want Failed (status reports it)", c)
+	}
+}
+
+// A stable answer ork would refuse is no comparison (live, remote check and replay agree):
+// the candidate's objects are not all counted as divergences.
+func TestCompareSkipsAStableAnswerThatDoesNotBuild(t *testing.T) {
+	bad := &remote.Result{Result: "ok", Resources: []map[string]any{{"type": "nosuchtype", "fields": map[string]any{"name": "x"}}}}
+	good := &remote.Result{Result: "ok", Resources: []map[string]any{{"type": "configmap", "fields": map[string]any{"name": "x", "data": map[string]any{"a": "1"}}}}}
+	if paths, compared, failed := Compare(bad, good, "ns", "cr"); compared || failed != "" || len(paths) != 0 {
+		t.Errorf("stable refused: paths %v, compared %v, failed %q; want nothing compared, the candidate not failed", paths, compared, failed)
+	}
+	if _, compared, failed := Compare(good, bad, "ns", "cr"); compared || failed == "" {
+		t.Errorf("candidate refused: compared %v, failed %q; want its reason", compared, failed)
+	}
+	if paths, compared, _ := Compare(good, good, "ns", "cr"); !compared || len(paths) != 0 {
+		t.Errorf("same answers: paths %v, compared %v", paths, compared)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/trace"
@@ -209,19 +208,18 @@ func resultOf(res *remote.Result) string {
 func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) (rollout.Sample, []string) {
 	out := remote.Decide(res, err)
 	s := rollout.Sample{Reason: out.Reason}
-	var cand rollout.Answer
-	if out.Success {
+	var paths []string
+	if out.Success && stableRes != nil {
 		var failed string
-		if cand, failed = answerOf(res, namespace, name); failed != "" {
+		paths, s.Compared, failed = rollout.Compare(stableRes, res, namespace, name)
+		if failed != "" {
 			s.Reason = failed
 		}
-	}
-	var paths []string
-	if s.Reason == remote.ReasonReconcileSucceeded && stableRes != nil {
-		stable, _ := answerOf(stableRes, namespace, name)
-		s.Compared = true
-		paths = rollout.Diff(stable, cand)
 		s.Diverged = len(paths) > 0
+	} else if out.Success {
+		if _, failed := rollout.AnswerOf(res, namespace, name); failed != "" {
+			s.Reason = failed
+		}
 	}
 	c.metrics.calls.WithLabelValues(c.crd, s.Reason).Inc()
 	if s.Reason != remote.ReasonReconcileSucceeded {
@@ -247,21 +245,6 @@ func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Re
 		c.log.Info("the candidate's answer differs from the stable one's", "key", key, "paths", paths)
 	}
 	return s, paths
-}
-
-// answerOf is a decoded result as the gate compares it: the objects the planner would
-// build from its resources. failed is the reason when they do not build (the pass would
-// fail: the candidate's error).
-func answerOf(res *remote.Result, namespace, name string) (a rollout.Answer, failed string) {
-	a = rollout.Answer{Result: res.Result, RequeueAfter: res.RequeueAfter, Status: res.Status}
-	built, errs := planner.Build(res.Resources, namespace, name)
-	if v := planner.Verdict(errs); v != nil {
-		return a, v.Reason
-	}
-	for _, o := range built {
-		a.Objects = append(a.Objects, o.Obj)
-	}
-	return a, ""
 }
 
 // resume continues from prev, the state a previous run wrote, unless the spec changed.
