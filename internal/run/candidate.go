@@ -183,7 +183,7 @@ func (c *controller) sampleCandidate(d decision) {
 // (nothing to compare it with: stable was not asked).
 func (c *candidate) served(reason string) {
 	c.metrics.calls.WithLabelValues(c.crd, reason).Inc()
-	s := rollout.Sample{Reason: reason}
+	s := rollout.Sample{Reason: reason, Served: true}
 	if s.Reason != remote.ReasonReconcileSucceeded {
 		c.metrics.errors.WithLabelValues(c.crd).Inc()
 	}
