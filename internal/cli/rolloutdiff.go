@@ -21,6 +21,8 @@ type rolloutDiffOptions struct {
 	candidate   string
 	secretFiles []string
 	format      output.Format
+	// includeDelete sends recorded deletes too (default: the candidate's shadowDeletes).
+	includeDelete bool
 }
 
 func newRolloutDiffCmd(env *Env) *cobra.Command {
@@ -35,8 +37,10 @@ diverging exchange is listed with the differing field paths, never values. Recor
 data and --redact paths are masked, so a divergence found offline can differ from one found
 live. The candidate is --candidate, else the Katalog's candidate.endpoint (with its auth:
 Secrets from --secrets FILE). --crd may be left out when the Katalog has one remote CRD.
-Exit code 0: every compared answer agrees and no candidate call failed; 1: a divergence or a
-failed candidate call; 2: usage error (no recording, no candidate).`,
+Recorded deletes are sent only with the candidate's shadowDeletes or --include-delete (a
+reconciler may clean up outside the cluster whatever dryRun says).
+Exit code 0: every compared answer agrees and no candidate call failed; 1: a divergence, a
+failed candidate call, or nothing compared; 2: usage error (no recording, no candidate).`,
 		Example: `  ork rollout diff -f katalog.yaml --crd webapp --replay rec/ --candidate http://127.0.0.1:8089/reconcile
   ork rollout diff -f katalog.yaml --replay rec/ -o json | jq .divergences`,
 		Args: noArgs,
@@ -55,6 +59,7 @@ failed candidate call; 2: usage error (no recording, no candidate).`,
 	f.String("replay", "", "the recording directory (required)")
 	f.String("candidate", "", "the candidate's URL (default: the Katalog's candidate.endpoint)")
 	f.StringArray("secrets", nil, "file of Secret manifests for the candidate's auth.secretRef; repeatable")
+	f.Bool("include-delete", false, "send recorded deletes too (default: only with the candidate's shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says)")
 	return cmd
 }
 
@@ -65,7 +70,7 @@ func completeRolloutDiff(env *Env) (rolloutDiffOptions, error) {
 		return rolloutDiffOptions{}, err
 	}
 	opts := rolloutDiffOptions{files: cfg.StringSlice("filename"), crd: cfg.String("crd"), replay: cfg.String("replay"),
-		candidate: cfg.String("candidate"), secretFiles: cfg.StringSlice("secrets"), format: format}
+		candidate: cfg.String("candidate"), secretFiles: cfg.StringSlice("secrets"), format: format, includeDelete: cfg.Bool("include-delete")}
 	if opts.replay == "" {
 		return opts, usageError("--replay DIR is required: the recording to compare against")
 	}
@@ -90,7 +95,7 @@ func runRolloutDiff(ctx context.Context, env *Env, opts rolloutDiffOptions) erro
 		secrets = append(secrets, objs...)
 	}
 	rep, err := replaydiff.Run(ctx, crd, replaydiff.Options{Dir: opts.replay, Candidate: opts.candidate,
-		Secrets: manifest.NewSecrets("--secrets", secrets...)})
+		Secrets: manifest.NewSecrets("--secrets", secrets...), IncludeDelete: opts.includeDelete})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -104,6 +109,10 @@ func runRolloutDiff(ctx context.Context, env *Env, opts rolloutDiffOptions) erro
 	}
 	if rep.Divergences > 0 || rep.Errors > 0 {
 		return &ExitError{Code: ExitFailed}
+	}
+	if rep.Compared == 0 {
+		// Nothing was checked: a green CI job would claim what no comparison showed.
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no answer of %s in %s could be compared (%d recorded exchanges of it sent)", rep.CRD, opts.replay, rep.Exchanges)}
 	}
 	return nil
 }
@@ -119,7 +128,11 @@ func writeRolloutDiff(w io.Writer, st output.Style, rep replaydiff.Report) error
 			fmt.Fprintf(&b, "%s %s %s: %s %s\n", r.File, r.Key, r.Trigger, st.Warning("differs at"), strings.Join(r.Divergences, ", "))
 		}
 	}
-	fmt.Fprintf(&b, "%s: %s, %d compared, %d diverging, %d failed\n", st.Bold(rep.CRD), plural(rep.Exchanges, "exchange"), rep.Compared, rep.Divergences, rep.Errors)
+	fmt.Fprintf(&b, "%s: %s, %d compared, %d diverging, %d failed", st.Bold(rep.CRD), plural(rep.Exchanges, "exchange"), rep.Compared, rep.Divergences, rep.Errors)
+	if rep.SkippedDeletes > 0 {
+		fmt.Fprintf(&b, ", %s not sent (--include-delete)", plural(rep.SkippedDeletes, "delete"))
+	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

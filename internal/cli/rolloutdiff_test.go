@@ -49,6 +49,18 @@ func TestRolloutDiff(t *testing.T) {
 	if code, _, errOut = runOrk(t, "rollout", "diff", "-f", k); code != 2 || !strings.Contains(errOut, "--replay") {
 		t.Errorf("without --replay: exit %d %q", code, errOut)
 	}
+	// A recording with nothing of the CRD's to compare is no green light.
+	broken := endpoint(t, `{"result":"error","error":"boom"}`)
+	if code, _, errOut := runOrk(t, "rollout", "diff", "-f", k, "--replay", dir, "--candidate", broken); code != 1 {
+		t.Errorf("a candidate that compared nothing: exit %d %q, want 1", code, errOut)
+	}
+	otherDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(otherDir, "x.json"), []byte(`{"key":"default/x","trigger":"create","statusCode":200,"request":{"object":{"apiVersion":"other.io/v1","kind":"Other","metadata":{"name":"x","namespace":"default"}},"prepared":{"trigger":"create","attempt":1}},"response":{"result":"ok"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runOrk(t, "rollout", "diff", "-f", k, "--replay", otherDir, "--candidate", differs); code != 1 || !strings.Contains(errOut, "could be compared") {
+		t.Errorf("a recording of another CRD only: exit %d %q, want 1 saying nothing was compared", code, errOut)
+	}
 	// ork simulate --remote --replay --candidate prints the same report (issue 27's offline
 	// diff), and asks for the recording it compares with.
 	code, simOut, _ := runOrk(t, "simulate", "-f", k, "--remote", "--replay", dir, "--candidate", differs)

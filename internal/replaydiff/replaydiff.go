@@ -26,6 +26,9 @@ type Options struct {
 	Candidate string
 	// Secrets reads the candidate's auth.secretRef; required when it is declared.
 	Secrets remote.SecretSource
+	// IncludeDelete sends recorded deletes too; default the candidate's shadowDeletes, as
+	// live shadow mode: a reconciler may clean up outside the cluster whatever dryRun says.
+	IncludeDelete bool
 }
 
 // Report is the comparison; -o json prints it as is.
@@ -33,11 +36,13 @@ type Report struct {
 	CRD string `json:"crd"`
 	// Exchanges are the recorded exchanges of the CRD; Compared those with a recorded
 	// successful answer and a successful candidate answer; Divergences those that differ.
-	Exchanges   int      `json:"exchanges"`
-	Compared    int      `json:"compared"`
-	Divergences int      `json:"divergences"`
-	Errors      int      `json:"errors"`
-	Results     []Result `json:"results"`
+	Exchanges   int `json:"exchanges"`
+	Compared    int `json:"compared"`
+	Divergences int `json:"divergences"`
+	Errors      int `json:"errors"`
+	// SkippedDeletes are the recorded deletes not sent (no shadowDeletes, no IncludeDelete).
+	SkippedDeletes int      `json:"skippedDeletes,omitempty"`
+	Results        []Result `json:"results"`
 }
 
 // Result is one recorded exchange sent again.
@@ -51,6 +56,8 @@ type Result struct {
 	Compared bool `json:"compared"`
 	// Divergences are the differing field paths, never values.
 	Divergences []string `json:"divergences"`
+	// skipped: a recorded delete, not sent.
+	skipped bool
 }
 
 // Run sends every recorded request of crd in opts.Dir to the candidate and compares.
@@ -89,13 +96,18 @@ func Run(ctx context.Context, crd *katalog.CRD, opts Options) (Report, error) {
 		return Report{}, fmt.Errorf("replay %s: no recorded exchange (*.json)", opts.Dir)
 	}
 	rep := Report{CRD: crd.Name, Results: []Result{}}
+	deletes := opts.IncludeDelete || spec.ShadowDeletes
 	for _, name := range names {
-		res, ok, err := compare(ctx, crd, cand, name)
+		res, ok, err := compare(ctx, crd, cand, name, deletes)
 		if err != nil {
 			return rep, err
 		}
 		if !ok {
 			continue // another CRD's exchange
+		}
+		if res.skipped {
+			rep.SkippedDeletes++
+			continue
 		}
 		rep.Exchanges++
 		if res.Reason != remote.ReasonReconcileSucceeded {
@@ -114,7 +126,7 @@ func Run(ctx context.Context, crd *katalog.CRD, opts Options) (Report, error) {
 
 // compare sends one recorded exchange's request to the candidate; ok is false when the
 // exchange is another CRD's.
-func compare(ctx context.Context, crd *katalog.CRD, cand *remote.Reconciler, file string) (Result, bool, error) {
+func compare(ctx context.Context, crd *katalog.CRD, cand *remote.Reconciler, file string, deletes bool) (Result, bool, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return Result{}, false, fmt.Errorf("replay: %w", err)
@@ -136,6 +148,10 @@ func compare(ctx context.Context, crd *katalog.CRD, cand *remote.Reconciler, fil
 	}
 	req.DryRun = true
 	res := Result{File: filepath.Base(file), Key: e.Key, Trigger: e.Trigger, Divergences: []string{}}
+	if md, _ := req.Object["metadata"].(map[string]any); !deletes && (req.Trigger == remote.TriggerDelete || md["deletionTimestamp"] != nil) {
+		res.skipped = true
+		return res, true, nil
+	}
 	cres, _, cerr := cand.Call(ctx, req)
 	res.Reason = remote.Decide(cres, cerr).Reason
 	if cerr != nil || e.StatusCode != http.StatusOK {

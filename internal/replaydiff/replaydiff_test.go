@@ -2,9 +2,11 @@ package replaydiff
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,5 +93,44 @@ func TestReplayDiff(t *testing.T) {
 	}
 	if _, err := Run(t.Context(), stable, Options{Dir: t.TempDir(), Candidate: candidate}); err == nil {
 		t.Error("an empty directory compared")
+	}
+}
+
+// A recorded delete goes to the candidate only when asked (shadowDeletes, or IncludeDelete),
+// as in live shadow mode: a reconciler may clean up outside the cluster whatever dryRun says.
+func TestReplayDiffSendsDeletesOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stable := crd(answering(t, func(string) string { return "nginx:1.27" }))
+	r, err := remote.New(stable, remote.Options{Record: rec.Record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "a", "namespace": "default", "deletionTimestamp": "2026-12-01T00:00:00Z"}}
+	if _, _, err := r.Call(t.Context(), remote.Request{Key: "default/a", Object: obj, Trigger: remote.TriggerDelete, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	candidate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		_, _ = io.WriteString(w, `{"result":"ok"}`)
+	}))
+	defer candidate.Close()
+	rep, err := Run(t.Context(), stable, Options{Dir: dir, Candidate: candidate.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 || rep.SkippedDeletes != 1 || rep.Exchanges != 0 {
+		t.Errorf("without shadowDeletes: %d candidate calls, report %+v; want none, the delete skipped", calls.Load(), rep)
+	}
+	if rep, err = Run(t.Context(), stable, Options{Dir: dir, Candidate: candidate.URL, IncludeDelete: true}); err != nil || calls.Load() != 1 || rep.Exchanges != 1 {
+		t.Errorf("with IncludeDelete: %d candidate calls, report %+v, %v; want the delete sent", calls.Load(), rep, err)
 	}
 }
