@@ -54,6 +54,9 @@ type candidate struct {
 	logged map[string]string
 	// badPins are the CRs whose pin annotation names no side, warned about once each.
 	badPins map[types.UID]bool
+	// inFlight are the CRs with a shadow call under way: one at a time per CR, so that
+	// answers neither overlap nor land out of order.
+	inFlight map[string]bool
 }
 
 // newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
@@ -91,7 +94,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now, trace: e.trace,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
-		logged: map[string]string{}, badPins: map[types.UID]bool{},
+		logged: map[string]string{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{},
 	}
 	c.state = plan.Start(nil, c.now())
 	return c, nil
@@ -106,6 +109,10 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 	if c.closed {
 		return
 	}
+	if c.inFlight[req.Key] {
+		c.metrics.skipped.WithLabelValues(c.crd).Inc()
+		return
+	}
 	select {
 	case c.slots <- struct{}{}:
 	default:
@@ -113,10 +120,16 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 		return
 	}
 	req.DryRun = true
+	c.inFlight[req.Key] = true
 	c.calls.Add(1)
 	go func() {
 		defer c.calls.Done()
 		defer func() { <-c.slots }()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inFlight, req.Key)
+			c.mu.Unlock()
+		}()
 		start := c.now()
 		res, _, err := c.r.Call(c.ctx, req)
 		if errors.Is(err, errNotLeader) {
@@ -131,6 +144,14 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 			})
 		}
 	}()
+}
+
+// forget drops what the candidate remembers of a deleted custom resource.
+func (c *candidate) forget(key string, uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.logged, key)
+	delete(c.badPins, uid)
 }
 
 // live reports whether the rollout is under way: shadowing, or a canary that has not rolled

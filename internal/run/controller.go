@@ -291,6 +291,9 @@ func (c *controller) onDelete(obj any) {
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
 	c.related.forget(key) // its references die with it; a new object of the name records its own
+	if rr, ok := c.rec.(*remoteReconciler); ok && rr.cand != nil {
+		rr.cand.forget(key, u.GetUID())
+	}
 	c.countTrigger(TriggerDelete)
 	c.lanes.markFast(key)
 	c.queue.Add(key)
