@@ -29,6 +29,9 @@ type rollouts struct {
 	cands map[string]*candidate
 	// ctrls are the candidates' controllers, whose CRs change sides when a slice moves.
 	ctrls map[string]*controller
+	// rolledBack are the rollbacks whose Event waits for the state write that records them
+	// (the Event is recorded on the ConfigMap; a failed write must not lose it).
+	rolledBack []string
 }
 
 func (e *Engine) rollouts(controllers []*controller) *rollouts {
@@ -113,7 +116,6 @@ func (r *rollouts) run(ctx context.Context, interval time.Duration) {
 // tick advances each rollout and writes their states.
 func (r *rollouts) tick(ctx context.Context) {
 	states := map[string]rollout.State{}
-	var failed []string
 	for crd, c := range r.cands {
 		s, change := c.advance()
 		states[crd] = s
@@ -126,7 +128,7 @@ func (r *rollouts) tick(ctx context.Context) {
 				return c.plan.Mode == rollout.ModeCanary && side == rollout.Candidate
 			})
 			c.log.Warn("the candidate's gate failed: every CR is back on the stable reconciler", "reason", s.Reason, "atPercent", s.FailedAtPercent, "passedAgain", n)
-			failed = append(failed, crd+": "+s.Reason)
+			r.rolledBack = append(r.rolledBack, crd+": "+s.Reason)
 		case rollout.Stepped:
 			from, to := c.plan.Steps[s.Step-1], c.plan.Percent(s)
 			n := r.pass(crd, func(cr metav1.Object) bool {
@@ -140,12 +142,14 @@ func (r *rollouts) tick(ctx context.Context) {
 	cm, err := r.write(ctx, states)
 	if err != nil {
 		r.e.log.Warn("write rollout state", "configmap", r.e.opts.Namespace+"/"+r.name(), "err", err)
+		return
 	}
 	if cm != nil && r.e.recorder != nil {
-		for _, why := range failed {
+		for _, why := range r.rolledBack {
 			r.e.recorder.Event(cm, corev1.EventTypeWarning, ReasonCandidateRolledBack, why)
 		}
 	}
+	r.rolledBack = nil
 }
 
 // write puts states into the ConfigMap, creating it when missing; an unchanged state
