@@ -25,6 +25,7 @@ import (
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -43,6 +44,8 @@ type Engine struct {
 	ready    atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
+	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
+	shards *shards
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	// discoveryReset rate-limits refreshes of the discovery cache (mapping.go).
@@ -86,6 +89,14 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
+	if opts.ShardBuckets != 0 {
+		if err := shard.ValidBuckets(opts.ShardBuckets); err != nil {
+			return nil, err
+		}
+		if opts.DryRun || opts.LeaderElect {
+			return nil, errors.New("shard buckets: a sharded ring fences itself by Leases: not with leader election, nor in a dry run (which writes nothing)")
+		}
+	}
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
 		return nil, err
 	}
@@ -97,7 +108,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	// Every client but the Lease's goes through the write guard.
 	lead := leadership.New(leadership.Options{
-		Enabled: opts.LeaderElect, Config: opts.RESTConfig, Namespace: opts.Namespace, Name: opts.LeaseName, Identity: opts.Identity,
+		Enabled: opts.LeaderElect, Config: opts.RESTConfig, Namespace: opts.Namespace, Name: opts.LeaseName, OperatorName: opts.Name, Identity: opts.Identity,
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod, Log: opts.Logger,
 	})
 	guarded := rest.CopyConfig(opts.RESTConfig)
@@ -110,7 +121,16 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		}
 		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
 	}
-	guarded.Wrap(lead.Transport)
+	var ring *shards
+	if opts.ShardBuckets != 0 {
+		var err error
+		if ring, err = newShardRing(set, opts); err != nil {
+			return nil, err
+		}
+		guarded.Wrap(ring.Transport)
+	} else {
+		guarded.Wrap(lead.Transport)
+	}
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
 	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
@@ -146,6 +166,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		meta:           metaClient,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
+		shards:         ring,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		childLocks:     newChildLocks(),
@@ -181,6 +202,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	if e.opts.LeaderElect {
 		return e.lead.Run(ctx, e.runControllers)
+	}
+	if e.shards != nil {
+		return e.runSharded(ctx)
 	}
 	return e.runControllers(ctx)
 }

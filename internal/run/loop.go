@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -46,6 +45,9 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 		controllers = append(controllers, c)
 	}
+	if e.shards != nil {
+		e.shards.setControllers(controllers)
+	}
 	e.labelOlderChildren(ctx, controllers)
 	// Informers keep running until every worker has drained (a reconcile finishing during
 	// shutdown still reads children from the cache), and are waited for: none outlives Run.
@@ -74,7 +76,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		c.stopping.Store(true)
 		c.queue.ShutDown()
 	}
-	if runErr != nil || errors.Is(context.Cause(ctx), errLeadershipLost) {
+	if runErr != nil || leaseLost(ctx) {
 		// No drain: another replica may lead already, and a failed start has nothing to
 		// finish. In-flight calls are cancelled and their writes refused.
 		cancelWork()

@@ -24,8 +24,12 @@ type Metrics struct {
 	// ChildLockWait times each wait for a child lock (the ownership check of a child the
 	// cache does not show controlled by the CR): near zero unless two CRs name one child.
 	ChildLockWait *prometheus.HistogramVec
-	queue         queueMetrics
-	lanes         laneMetrics
+	// ShardBucketsHeld and ShardHandoffs are registered in sharded mode only (the ring's
+	// buckets held here; buckets handed back or lost).
+	ShardBucketsHeld prometheus.Gauge
+	ShardHandoffs    prometheus.Counter
+	queue            queueMetrics
+	lanes            laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -60,6 +64,12 @@ func NewMetrics() *Metrics {
 			Name: "ork_child_lock_wait_seconds", Help: "Time a pass waited for the lock of one child it checks for ownership before creating or adopting it.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"crd"}),
+		ShardBucketsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ork_shard_buckets_held", Help: "Shard buckets this replica holds (ork run --shard-buckets).",
+		}),
+		ShardHandoffs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ork_shard_handoffs_total", Help: "Shard buckets this replica stopped holding: handed back or lost.",
+		}),
 		queue: newQueueMetrics(),
 		lanes: newLaneMetrics(),
 	}

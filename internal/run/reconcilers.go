@@ -139,7 +139,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		defer func() { d.related = read }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
-	req.Hold = func() error { return c.e.mayWrite(in.key) }
+	req.Hold = func() error { return c.e.mayWrite(in.key, in.cr.GetUID()) }
 	res, x, err := rr.r.Call(ctx, req)
 	if errors.Is(err, errNotLeader) {
 		return decision{notLeader: true}

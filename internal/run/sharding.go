@@ -1,0 +1,184 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// shards is this replica's part of a sharded ring (ork run --shard-buckets): the guard of
+// each CR by its bucket's Lease, and each held bucket's work, which a hand-back drains and a
+// loss cancels. Nil in single-leader mode.
+type shards struct {
+	m       *shard.Manager
+	buckets int
+	metrics *Metrics
+	// armed is set when the Manager starts: before that (the preflight, CRD install)
+	// nothing the guard protects is written.
+	armed atomic.Bool
+	mu    sync.Mutex
+	work  []bucketWork
+	// controllers are the engine's, once built: a newly held bucket queues its CRs.
+	controllers []*controller
+	log         *slog.Logger
+}
+
+// bucketWork is one bucket's work on this replica.
+type bucketWork struct {
+	// ctx ends when the bucket is lost or its drain times out: its passes stop at once.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// draining refuses new passes while the bucket is handed back.
+	draining bool
+	// running counts the passes in flight; idle are closed when it drops to zero.
+	running int
+	idle    []chan struct{}
+}
+
+func newShards(buckets int, metrics *Metrics, log *slog.Logger) *shards {
+	return &shards{buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log}
+}
+
+// mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
+// the renew deadline.
+func (s *shards) mayWrite(uid types.UID) error {
+	if !s.armed.Load() || s.m.HoldsUID(uid) {
+		return nil
+	}
+	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
+}
+
+// begin starts a pass for the CR of uid. ok is false when its bucket is not held here, or
+// is being handed back: the pass is left to the bucket's next holder, who passes every CR
+// of a bucket it takes. ctx ends when the bucket is lost; done ends the pass.
+func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), ok bool) {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &s.work[b]
+	if w.ctx == nil || w.draining || !s.m.Holds(b) {
+		return nil, nil, false
+	}
+	w.running++
+	return w.ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if w.running--; w.running == 0 {
+			for _, ch := range w.idle {
+				close(ch)
+			}
+			w.idle = nil
+		}
+	}, true
+}
+
+// take starts bucket b's work and queues each of its CRs once (the slow lane, as the
+// initial list does). Called on the Manager's goroutine: the queueing runs apart.
+func (s *shards) take(base context.Context, b int) {
+	s.mu.Lock()
+	w := &s.work[b]
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.ctx, w.cancel = context.WithCancel(base)
+	w.draining = false
+	controllers := s.controllers
+	s.mu.Unlock()
+	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
+	go func() {
+		for _, c := range controllers {
+			c.queueBucket(b, s.buckets)
+		}
+	}()
+}
+
+// setControllers hands the built controllers over. A bucket taken before needs no queueing:
+// the CR informers' initial list queues every CR.
+func (s *shards) setControllers(cs []*controller) {
+	s.mu.Lock()
+	s.controllers = cs
+	s.mu.Unlock()
+}
+
+// drain stops new passes of bucket b and waits until its passes in flight have ended, at
+// most until ctx ends; then it cancels them and waits for them to return.
+func (s *shards) drain(ctx context.Context, b int) {
+	s.mu.Lock()
+	w := &s.work[b]
+	w.draining = true
+	if w.running == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	w.idle = append(w.idle, idle)
+	cancel := w.cancel
+	s.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		s.log.Info("shard bucket hand-back: cancelling the passes still in flight", "bucket", b)
+		if cancel != nil {
+			cancel()
+		}
+		<-idle // cancelled passes return promptly: every request of theirs carries the context
+	}
+}
+
+// release ends bucket b's work: after its drain and release (lost false), or at once on a
+// loss (its passes in flight are cancelled; the guard already refuses their writes).
+func (s *shards) release(b int, lost bool) {
+	s.mu.Lock()
+	w := &s.work[b]
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.ctx, w.cancel, w.draining = nil, nil, false
+	s.mu.Unlock()
+	s.metrics.ShardHandoffs.Inc()
+	if lost {
+		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)
+		return
+	}
+	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
+}
+
+// Transport refuses every request but a read while this replica holds no bucket: writes of
+// no CR (Events) need "holds any", and a write waiting in client-go's retries is held back
+// here too.
+func (s *shards) Transport(next http.RoundTripper) http.RoundTripper {
+	return shardTransport{next: next, s: s}
+}
+
+type shardTransport struct {
+	next http.RoundTripper
+	s    *shards
+}
+
+func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if t.s.armed.Load() && !t.s.m.HoldsAny() {
+			return nil, fmt.Errorf("no shard bucket held: %w", errNotLeader)
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// queueBucket queues each cached CR of bucket b among buckets once, in the slow lane (a
+// bucket taken is a backlog, as the initial list is).
+func (c *controller) queueBucket(b, buckets int) {
+	for _, key := range c.informer.GetIndexer().ListKeys() {
+		if u := c.cached(key); u != nil && shard.BucketOf(u.GetUID(), buckets) == b {
+			c.enqueue(u, TriggerCreate, false)
+		}
+	}
+}
