@@ -103,7 +103,8 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err := refuseCandidates(set); err != nil {
 		return nil, err
 	}
-	if opts.Identity == "" {
+	if opts.Identity == "" && opts.ShardBuckets == 0 {
+		// A sharded replica's default is <member>_<random> (shard.Options.Identity).
 		opts.Identity = leadership.DefaultIdentity()
 	}
 	// Every client but the Lease's goes through the write guard.
