@@ -93,6 +93,8 @@ shown, not called, unless --include-deletes.`,
 	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
 	f.Duration("leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire, and the leader to renew, the Lease")
 	f.Int("shard-buckets", 0, "share the custom resources among every replica: cut them by uid into this many buckets (a power of two from 2 to 256), each fenced by a Lease in --namespace, with the --leader-elect-* timings; a replica's member Lease is named after $POD_NAME, else the hostname (0: one replica reconciles everything; not with --leader-elect)")
+	f.Bool("shard-client-filter-only", false, "with --shard-buckets: send the apiserver no shard selector, as a server without the ShardedListAndWatch gate ignores it (for tests of the client-side filter)")
+	_ = f.MarkHidden("shard-client-filter-only")
 	f.Duration("cache-sync-timeout", 2*time.Minute, "how long a CRD's caches may take to list their types at start before ork exits naming the type")
 	f.Bool("preflight", true, "check with SelfSubjectAccessReviews that every permission ork needs is granted")
 	f.Bool("dry-run", false, "make every write a server-side dry run and print what would change, then exit after one pass over every custom resource")
@@ -118,28 +120,29 @@ func completeRun(env *Env) (runOptions, error) {
 		kubeconfig: cfg.String("kubeconfig"),
 		context:    cfg.String("context"),
 		engine: run.Options{
-			Namespace:        ns,
-			BackoffBase:      cfg.Duration("backoff-base"),
-			BackoffMax:       cfg.Duration("backoff-max"),
-			ShutdownTimeout:  cfg.Duration("shutdown-timeout"),
-			HealthAddr:       cfg.String("health-addr"),
-			MetricsAddr:      cfg.String("metrics-addr"),
-			InstallCRDs:      cfg.Bool("install-crds"),
-			WatchNamespaces:  cfg.StringSlice("watch-namespace"),
-			Profiling:        cfg.Bool("profiling"),
-			DebugDecisions:   cfg.Bool("debug-decisions"),
-			Redact:           cfg.StringSlice("redact"),
-			LeaderElect:      cfg.Bool("leader-elect"),
-			Name:             cfg.String("name"),
-			LeaseName:        cfg.String("lease-name"),
-			LeaseDuration:    cfg.Duration("leader-elect-lease-duration"),
-			RenewDeadline:    cfg.Duration("leader-elect-renew-deadline"),
-			RetryPeriod:      cfg.Duration("leader-elect-retry-period"),
-			CacheSyncTimeout: cfg.Duration("cache-sync-timeout"),
-			ShardBuckets:     cfg.Int("shard-buckets"),
-			ShardMember:      memberName(env),
-			SkipPreflight:    !cfg.Bool("preflight"),
-			Logger:           logger,
+			Namespace:             ns,
+			BackoffBase:           cfg.Duration("backoff-base"),
+			BackoffMax:            cfg.Duration("backoff-max"),
+			ShutdownTimeout:       cfg.Duration("shutdown-timeout"),
+			HealthAddr:            cfg.String("health-addr"),
+			MetricsAddr:           cfg.String("metrics-addr"),
+			InstallCRDs:           cfg.Bool("install-crds"),
+			WatchNamespaces:       cfg.StringSlice("watch-namespace"),
+			Profiling:             cfg.Bool("profiling"),
+			DebugDecisions:        cfg.Bool("debug-decisions"),
+			Redact:                cfg.StringSlice("redact"),
+			LeaderElect:           cfg.Bool("leader-elect"),
+			Name:                  cfg.String("name"),
+			LeaseName:             cfg.String("lease-name"),
+			LeaseDuration:         cfg.Duration("leader-elect-lease-duration"),
+			RenewDeadline:         cfg.Duration("leader-elect-renew-deadline"),
+			RetryPeriod:           cfg.Duration("leader-elect-retry-period"),
+			CacheSyncTimeout:      cfg.Duration("cache-sync-timeout"),
+			ShardBuckets:          cfg.Int("shard-buckets"),
+			ShardMember:           memberName(env),
+			ShardClientFilterOnly: cfg.Bool("shard-client-filter-only"),
+			SkipPreflight:         !cfg.Bool("preflight"),
+			Logger:                logger,
 		},
 	}
 	// The name is a label value and the default Lease name: a DNS-1123 label is both.

@@ -34,6 +34,8 @@ type controller struct {
 	gvr      schema.GroupVersionResource
 	gvk      schema.GroupVersionKind
 	informer scopedInformer
+	// crCaches are the sharded CR caches behind informer (shardcache.go); nil unsharded.
+	crCaches []*crCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedWatch
@@ -128,6 +130,11 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
+		if e.shards != nil {
+			cc := newCRCache(e.shards, e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
+			c.crCaches = append(c.crCaches, cc)
+			return cc.informer()
+		}
 		return dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, namespace, 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	}
@@ -139,7 +146,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
-		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial) },
+		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj)) },
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -264,6 +271,11 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
+		if c.e.shards != nil {
+			// A sharded cache lists again whenever the held buckets change: the CRs it
+			// still holds are no news (a change comes with a new resourceVersion).
+			return
+		}
 		c.enqueue(newObj, TriggerResync, false)
 		return
 	}
@@ -279,6 +291,9 @@ func (c *controller) onDelete(obj any) {
 	u, ok := deletedObject(obj)
 	if !ok {
 		return
+	}
+	if c.e.shards != nil && !c.e.shards.holds(u.GetUID()) {
+		return // its bucket went to another replica: it left this cache, not the cluster
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)
 	if err != nil {

@@ -28,8 +28,12 @@ type Metrics struct {
 	// buckets held here; buckets handed back or lost).
 	ShardBucketsHeld prometheus.Gauge
 	ShardHandoffs    prometheus.Counter
-	queue            queueMetrics
-	lanes            laneMetrics
+	// ShardCRsReceived and ShardCRsDropped count the custom resources the CR caches of a
+	// sharded replica received, and those the client filter dropped (not of a held
+	// bucket: the apiserver ignored the selector, or the holding changed meanwhile).
+	ShardCRsReceived, ShardCRsDropped *prometheus.CounterVec
+	queue                             queueMetrics
+	lanes                             laneMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -70,6 +74,12 @@ func NewMetrics() *Metrics {
 		ShardHandoffs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ork_shard_handoffs_total", Help: "Shard buckets this replica stopped holding: handed back or lost.",
 		}),
+		ShardCRsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_shard_crs_received_total", Help: "Custom resources (list items and watch events) the CR caches of a sharded replica received.",
+		}, []string{"crd"}),
+		ShardCRsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_shard_crs_dropped_total", Help: "Custom resources the client-side shard filter dropped: not of a bucket this replica holds.",
+		}, []string{"crd"}),
 		queue: newQueueMetrics(),
 		lanes: newLaneMetrics(),
 	}

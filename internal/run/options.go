@@ -59,6 +59,10 @@ type Options struct {
 	// ShardMember names this replica's member Lease <Name>-member-<ShardMember>: the pod
 	// name. Default the hostname.
 	ShardMember string
+	// ShardClientFilterOnly sends no shard selector to the apiserver, as a server without
+	// the ShardedListAndWatch gate ignores it: every CR is received and the client filter
+	// keeps the held buckets' (for tests of that path). Default false.
+	ShardClientFilterOnly bool
 	// LeaseName defaults to Name.
 	LeaseName string
 	// Identity names this replica in the Lease; default <hostname>_<random>, so that two

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/shard"
@@ -27,7 +29,12 @@ type shards struct {
 	work  []bucketWork
 	// controllers are the engine's, once built: a newly held bucket queues its CRs.
 	controllers []*controller
-	log         *slog.Logger
+	// hold is the current holding the CR caches select on (holdingChanged).
+	hold holding
+	// takenAt is when each bucket was last taken: a CR created before is backlog (the
+	// slow lane), not news.
+	takenAt []time.Time
+	log     *slog.Logger
 }
 
 // bucketWork is one bucket's work on this replica.
@@ -43,7 +50,8 @@ type bucketWork struct {
 }
 
 func newShards(buckets int, metrics *Metrics, log *slog.Logger) *shards {
-	return &shards{buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log}
+	return &shards{buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
+		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets)}
 }
 
 // mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
@@ -89,14 +97,55 @@ func (s *shards) take(base context.Context, b int) {
 	}
 	w.ctx, w.cancel = context.WithCancel(base)
 	w.draining = false
-	controllers := s.controllers
+	s.takenAt[b] = time.Now()
 	s.mu.Unlock()
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
-	go func() {
-		for _, c := range controllers {
-			c.queueBucket(b, s.buckets)
+}
+
+// holdingChanged starts the next holding: the CR caches list again with its selector, and
+// their adds of the newly held buckets' CRs queue each of them once.
+func (s *shards) holdingChanged(held []int) {
+	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.hold.changed)
+	s.hold = holding{sel: shard.Selector(held, s.buckets), gen: s.hold.gen + 1, changed: make(chan struct{})}
+}
+
+// current is the holding the CR caches select on now.
+func (s *shards) current() holding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hold
+}
+
+// backlog reports whether the CR of uid, created at created, was there before its bucket
+// was taken: its add is the take's backlog (the slow lane), not a create.
+func (s *shards) backlog(uid types.UID, created time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return created.Before(s.takenAt[shard.BucketOf(uid, s.buckets)].Truncate(time.Second).Add(time.Second))
+}
+
+// holds reports whether the bucket of uid is held here (the guard, without the error).
+func (s *shards) holds(uid types.UID) bool { return s.m.HoldsUID(uid) }
+
+// upToDate reports whether every CR cache has listed with the current holding: /readyz.
+func (s *shards) upToDate() bool {
+	s.mu.Lock()
+	cs := s.controllers
+	s.mu.Unlock()
+	if cs == nil {
+		return false
+	}
+	for _, c := range cs {
+		for _, cc := range c.crCaches {
+			if !cc.upToDate() {
+				return false
+			}
 		}
-	}()
+	}
+	return true
 }
 
 // setControllers hands the built controllers over. A bucket taken before needs no queueing:
@@ -173,12 +222,12 @@ func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// queueBucket queues each cached CR of bucket b among buckets once, in the slow lane (a
-// bucket taken is a backlog, as the initial list is).
-func (c *controller) queueBucket(b, buckets int) {
-	for _, key := range c.informer.GetIndexer().ListKeys() {
-		if u := c.cached(key); u != nil && shard.BucketOf(u.GetUID(), buckets) == b {
-			c.enqueue(u, TriggerCreate, false)
-		}
+// takenBacklog reports whether obj, added to a sharded CR cache, is a CR that was there
+// before its bucket was taken: one pass in the slow lane, as the initial list's.
+func (c *controller) takenBacklog(obj any) bool {
+	if c.e.shards == nil {
+		return false
 	}
+	m, err := meta.Accessor(obj)
+	return err == nil && c.e.shards.backlog(m.GetUID(), m.GetCreationTimestamp().Time)
 }

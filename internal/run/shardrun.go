@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -36,8 +37,10 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 	if err := opts.Metrics.Registry.Register(opts.Metrics.ShardBucketsHeld); err != nil {
 		return nil, fmt.Errorf("shard metrics: %w", err)
 	}
-	if err := opts.Metrics.Registry.Register(opts.Metrics.ShardHandoffs); err != nil {
-		return nil, fmt.Errorf("shard metrics: %w", err)
+	for _, c := range []prometheus.Collector{opts.Metrics.ShardHandoffs, opts.Metrics.ShardCRsReceived, opts.Metrics.ShardCRsDropped} {
+		if err := opts.Metrics.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("shard metrics: %w", err)
+		}
 	}
 	s := newShards(opts.ShardBuckets, opts.Metrics, opts.Logger)
 	// Bucket contexts outlive a stop: a hand-back drains them, a loss cancels them.
@@ -50,7 +53,7 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 		OnTake:       func(b int) { s.take(base, b) },
 		Drain:        s.drain,
 		OnRelease:    s.release,
-		OnHeldChange: func(held []int) { opts.Metrics.ShardBucketsHeld.Set(float64(len(held))) },
+		OnHeldChange: s.holdingChanged,
 	})
 	if err != nil {
 		return nil, err
