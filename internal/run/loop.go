@@ -46,7 +46,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		e.shards.setControllers(controllers)
+		e.shards.setControllers(controllers, e.recorder)
 	}
 	e.labelOlderChildren(ctx, controllers)
 	// Informers keep running until every worker has drained (a reconcile finishing during

@@ -9,10 +9,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/orkspace/ork/internal/shard"
+)
+
+// Events on a bucket Lease when this replica takes it or hands it back.
+const (
+	EventShardBucketTaken      = "ShardBucketTaken"
+	EventShardBucketHandedBack = "ShardBucketHandedBack"
 )
 
 // shards is this replica's part of a sharded ring (ork run --shard-buckets): the guard of
@@ -27,8 +36,14 @@ type shards struct {
 	armed atomic.Bool
 	mu    sync.Mutex
 	work  []bucketWork
-	// controllers are the engine's, once built: a newly held bucket queues its CRs.
+	// controllers are the engine's, once built; recorder records the takes and hand-backs.
 	controllers []*controller
+	recorder    record.EventRecorder
+	// started is closed once the controllers are built: the Manager takes no bucket before.
+	started   chan struct{}
+	startOnce sync.Once
+	// namespace and name place the Leases (ork's namespace, the operator's name).
+	namespace, name string
 	// hold is the current holding the CR caches select on (holdingChanged).
 	hold holding
 	// takenAt is when each bucket was last taken: a CR created before is backlog (the
@@ -49,8 +64,9 @@ type bucketWork struct {
 	idle    []chan struct{}
 }
 
-func newShards(buckets int, metrics *Metrics, log *slog.Logger) *shards {
-	return &shards{buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
+func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
+	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
+		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
 		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets)}
 }
 
@@ -100,6 +116,7 @@ func (s *shards) take(base context.Context, b int) {
 	s.takenAt[b] = time.Now()
 	s.mu.Unlock()
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
+	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
 
 // holdingChanged starts the next holding: the CR caches list again with its selector, and
@@ -148,17 +165,33 @@ func (s *shards) upToDate() bool {
 	return true
 }
 
-// setControllers hands the built controllers over. A bucket taken before needs no queueing:
-// the CR informers' initial list queues every CR.
-func (s *shards) setControllers(cs []*controller) {
+// setControllers hands the built controllers and the Event recorder (nil in a dry run)
+// over; the Manager starts taking buckets after it (started).
+func (s *shards) setControllers(cs []*controller, rec record.EventRecorder) {
 	s.mu.Lock()
-	s.controllers = cs
+	s.controllers, s.recorder = cs, rec
 	s.mu.Unlock()
+	s.startOnce.Do(func() { close(s.started) })
+}
+
+// event records an Event on bucket b's Lease, where `kubectl describe lease` shows the
+// ring's moves.
+func (s *shards) event(b int, reason, msg string) {
+	s.mu.Lock()
+	rec := s.recorder
+	s.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	rec.Event(&corev1.ObjectReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: s.namespace,
+		Name: shard.BucketLeaseName(s.name, b, s.buckets)}, corev1.EventTypeNormal, reason, msg)
 }
 
 // drain stops new passes of bucket b and waits until its passes in flight have ended, at
 // most until ctx ends; then it cancels them and waits for them to return.
 func (s *shards) drain(ctx context.Context, b int) {
+	// While it is still held: the Event is a write of this replica's.
+	s.event(b, EventShardBucketHandedBack, fmt.Sprintf("bucket %d of %d handed back by %s", b, s.buckets, s.m.Identity()))
 	s.mu.Lock()
 	w := &s.work[b]
 	w.draining = true

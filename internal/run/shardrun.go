@@ -42,7 +42,7 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 			return nil, fmt.Errorf("shard metrics: %w", err)
 		}
 	}
-	s := newShards(opts.ShardBuckets, opts.Metrics, opts.Logger)
+	s := newShards(opts.Namespace, opts.Name, opts.ShardBuckets, opts.Metrics, opts.Logger)
 	// Bucket contexts outlive a stop: a hand-back drains them, a loss cancels them.
 	base := context.Background()
 	m, err := shard.New(shard.Options{
@@ -89,6 +89,14 @@ func (e *Engine) runSharded(ctx context.Context) error {
 	mgrDone := make(chan error, 1)
 	e.shards.armed.Store(true)
 	go func() {
+		// No bucket before the controllers exist: a take records an Event and its CRs'
+		// adds need the handlers.
+		select {
+		case <-e.shards.started:
+		case <-mgrCtx.Done():
+			mgrDone <- nil
+			return
+		}
 		err := e.shards.m.Run(mgrCtx)
 		if err != nil {
 			cancelRun(err)

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/reconcilertest"
+	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -108,6 +110,7 @@ func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 	// within a few retry periods; slack covers the loaded machine.
 	f.waitConverged("every widget reconciled by the ring", leaseDuration+slack, want)
 	holders := f.settled(leaseDuration+slack, b, pods...)
+	f.takeEvents(b)
 
 	// The settled ring: each CR's call comes from its bucket's holder, and only from it.
 	for _, cr := range crs {
@@ -157,4 +160,28 @@ func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 		t.Errorf("overlapping calls for %s: #%d by %s and #%d by %s", o.Key, o.First.Seq, o.First.Header.Get(replicaHeader),
 			o.Second.Seq, o.Second.Header.Get(replicaHeader))
 	}
+}
+
+// takeEvents waits until each bucket Lease of b carries an Event of its take (the
+// broadcaster sends them within a second or so).
+func (f *fixture) takeEvents(b int) {
+	f.t.Helper()
+	testkit.Eventually(f.t, "an Event of each bucket's take", 100*time.Millisecond, slack, func(ctx context.Context) (bool, error) {
+		evs, err := env.Clientset.CoreV1().Events(f.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		taken := map[string]bool{}
+		for _, ev := range evs.Items {
+			if ev.Reason == run.EventShardBucketTaken && ev.InvolvedObject.Kind == "Lease" {
+				taken[ev.InvolvedObject.Name] = true
+			}
+		}
+		for i := range b {
+			if !taken[shard.BucketLeaseName("orkestra", i, b)] {
+				return false, fmt.Errorf("no %s Event on %s", run.EventShardBucketTaken, shard.BucketLeaseName("orkestra", i, b))
+			}
+		}
+		return true, nil
+	})
 }
