@@ -164,6 +164,7 @@ func (c childWriter) planner() planner.Planner {
 		Operator:      c.e.opts.Name,
 		Watched:       c.e.opts.WatchNamespaces,
 		ForceConflict: c.crd.OperatorBox.Reconcile.ForceConflict,
+		ShardSlots:    c.e.shards != nil,
 	}
 }
 

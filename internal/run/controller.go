@@ -146,7 +146,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
-		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj)) },
+		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false)) },
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -189,10 +189,11 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if isInInitialList {
+			if isInInitialList || c.takenBacklog(obj, true) {
 				// The cache's first list, at start or on a new leader: the owner's own
 				// initial add queues it (in the slow lane). Passing it for its children
-				// too would put the whole start-up backlog in the fast lane.
+				// too would put the whole start-up backlog in the fast lane. So for a
+				// child of a bucket this sharded replica just took.
 				return
 			}
 			c.onChild(resource, nil, obj, false)
@@ -316,6 +317,11 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
 	key, ok := c.ownerKey(u)
+	if deleted && c.e.shards != nil && ok && !c.e.shards.holds(metav1.GetControllerOf(u).UID) {
+		// Its owner's bucket went to another replica: it left this cache, not the cluster.
+		c.e.writes.forget(ev, ok)
+		return
+	}
 	var ownDelete bool
 	if deleted {
 		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news

@@ -29,7 +29,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})
 	}
 
-	factories := newChildInformers(e.dyn, e.meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
+	dyn, meta := e.dyn, e.meta
+	if e.shards != nil {
+		// Each replica caches its own CRs' children: those of its held buckets' slots.
+		dyn, meta = shardedDynamic{Interface: dyn, s: e.shards}, shardedMetadata{Interface: meta, s: e.shards}
+	}
+	factories := newChildInformers(dyn, meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
 	var controllers []*controller
 	// ShutDown is idempotent: this also ends the queues' goroutines on an early return.
 	defer func() {

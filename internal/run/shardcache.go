@@ -22,7 +22,9 @@ type holding struct {
 	// sel is the held buckets' selector; nil when none is held (then nothing passes the
 	// client filter, and no selector is sent: an empty one would mean every object).
 	sel sharding.Selector
-	gen uint64
+	// held are the buckets sel selects, for the child caches' slots.
+	held []int
+	gen  uint64
 	// changed is closed when the next generation starts: the watches of this one end.
 	changed chan struct{}
 }
@@ -161,8 +163,8 @@ func (c *crCache) pass(h holding, obj runtime.Object) bool {
 	return ok
 }
 
-// filteredWatch is a watch through the client filter, ended as expired when the holding
-// changes.
+// filteredWatch is a watch through the client filter (none for a nil crCache), ended as
+// expired when the holding changes.
 type filteredWatch struct {
 	inner watch.Interface
 	out   chan watch.Event
@@ -198,12 +200,13 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			if !ok {
 				return
 			}
-			switch ev.Type {
-			case watch.Added, watch.Modified, watch.Deleted:
+			switch {
+			case c == nil: // a child cache: the server's label selector is the whole filter
+			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
 				if !c.pass(h, ev.Object) {
 					continue
 				}
-			case watch.Bookmark:
+			case ev.Type == watch.Bookmark:
 				if m, err := meta.Accessor(ev.Object); streamed && err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 					c.synced.Store(h.gen + 1)
 				}

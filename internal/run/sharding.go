@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/client-go/tools/record"
@@ -126,7 +127,7 @@ func (s *shards) holdingChanged(held []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	close(s.hold.changed)
-	s.hold = holding{sel: shard.Selector(held, s.buckets), gen: s.hold.gen + 1, changed: make(chan struct{})}
+	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
 }
 
 // current is the holding the CR caches select on now.
@@ -255,12 +256,24 @@ func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// takenBacklog reports whether obj, added to a sharded CR cache, is a CR that was there
-// before its bucket was taken: one pass in the slow lane, as the initial list's.
-func (c *controller) takenBacklog(obj any) bool {
+// takenBacklog reports whether obj, added to a sharded cache, was there before its bucket
+// was taken (a CR, or with child a child by its controller's uid): a CR's one pass is in
+// the slow lane, as the initial list's, and a child's add passes nothing.
+func (c *controller) takenBacklog(obj any, child bool) bool {
 	if c.e.shards == nil {
 		return false
 	}
 	m, err := meta.Accessor(obj)
-	return err == nil && c.e.shards.backlog(m.GetUID(), m.GetCreationTimestamp().Time)
+	if err != nil {
+		return false
+	}
+	uid := m.GetUID()
+	if child {
+		ref := metav1.GetControllerOf(m)
+		if ref == nil {
+			return false
+		}
+		uid = ref.UID
+	}
+	return c.e.shards.backlog(uid, m.GetCreationTimestamp().Time)
 }

@@ -84,6 +84,7 @@ spec:
           remote:
             endpoint: %s
             timeout: 5s
+            managedResources: [{group: "", plural: configmaps}]
 `, f.ep.URL())
 	if err := os.WriteFile(f.katalog, []byte(k), 0o600); err != nil {
 		t.Fatal(err)
@@ -91,12 +92,15 @@ spec:
 	return f
 }
 
-// newEndpoint is a reconciler that answers status.seen = spec.v at once.
+// newEndpoint is a reconciler that answers status.seen = spec.v at once, with a ConfigMap
+// of the CR's name whose data.v is spec.v.
 func newEndpoint(t *testing.T) *reconcilertest.Endpoint {
 	return reconcilertest.NewEndpoint(t, func(c reconcilertest.Call) reconcilertest.Response {
 		obj, _ := c.Body["object"].(map[string]any)
 		spec, _ := obj["spec"].(map[string]any)
-		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]}})
+		md, _ := obj["metadata"].(map[string]any)
+		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
+			"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
 	}, reconcilertest.EndpointOptions{})
 }
 
