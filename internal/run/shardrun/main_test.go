@@ -59,7 +59,10 @@ type fixture struct {
 	ep *reconcilertest.Endpoint
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureTimeout(t, "5s") }
+
+// newFixtureTimeout is newFixture with the remote timeout given.
+func newFixtureTimeout(t *testing.T, timeout string) *fixture {
 	e := env.Require(t)
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	e.InstallCRD(t, "../../testenv/testdata/widgets.crd.yaml")
@@ -83,9 +86,9 @@ spec:
           workers: 4
           remote:
             endpoint: %s
-            timeout: 5s
+            timeout: %s
             managedResources: [{group: "", plural: configmaps}]
-`, f.ep.URL())
+`, f.ep.URL(), timeout)
 	if err := os.WriteFile(f.katalog, []byte(k), 0o600); err != nil {
 		t.Fatal(err)
 	}
