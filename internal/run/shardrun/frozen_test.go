@@ -95,7 +95,7 @@ func TestFrozenReplicaWritesNothingForTheBucketsItLost(t *testing.T) {
 		rvs[name] = f.rv(name)
 	}
 
-	close(gate) // a's held call is answered "late"...
+	close(gate)                                                        // a's held call is answered "late"...
 	if err := frozen.Cmd.Process.Signal(syscall.SIGCONT); err != nil { // ...and a runs again
 		t.Fatal(err)
 	}
@@ -140,4 +140,3 @@ func (f *fixture) rv(name string) string {
 	}
 	return w.GetResourceVersion()
 }
-
