@@ -91,7 +91,8 @@ func uidOf(c reconcilertest.Call) types.UID {
 // A ring of three replicas shares the buckets fairly, every CR converges, each CR is called
 // only by the replica holding its bucket, and no two calls for one CR ever overlap; a
 // replica killed with SIGKILL has its buckets taken by the others within the Lease's
-// expiry, and the CRs of those buckets changed after the kill converge.
+// expiry, and the CRs of those buckets changed after the kill converge; a replica that
+// joins under load gets its share, still with no overlapping call.
 func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -156,6 +157,17 @@ func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 	f.waitConverged("the killed replica's widgets changed after the kill", leaseDuration+2*jitteredRetry*2+slack, want)
 	t.Logf("r0's %d buckets taken and %d widgets converged %s after the kill", len(lost), changed, time.Since(killed).Round(time.Millisecond))
 	f.settled(leaseDuration+slack, b, "r1", "r2")
+
+	// A new replica joins while every widget changes: it gets its share within two Lease
+	// periods (the others hand buckets back in their next rounds; it takes them as they
+	// are released), and every widget converges.
+	f.sharded("r3", b, "--endpoint", f.via("r3"))
+	for _, cr := range crs {
+		f.setV(cr.GetName(), "4")
+		want[cr.GetName()] = "4"
+	}
+	f.settled(2*leaseDuration+slack, b, "r1", "r2", "r3")
+	f.waitConverged("every widget changed while r3 joined", slack, want)
 	for _, o := range f.ep.Overlaps() {
 		t.Errorf("overlapping calls for %s: #%d by %s and #%d by %s", o.Key, o.First.Seq, o.First.Header.Get(replicaHeader),
 			o.Second.Seq, o.Second.Header.Get(replicaHeader))
