@@ -52,6 +52,10 @@ with its own children makes ork loop. Every request carries prepared.dryRun: tru
 The CR is --cr, else the CRD's first crFiles entry; Secrets for auth.secretRef and
 tls.caSecretRef are taken from the CR file and --secrets. The endpoint is the Katalog's
 unless --endpoint is given. --crd may be left out when the Katalog has one remote CRD.
+With --candidate URL, every request goes to that reconciler too (with the Katalog's
+candidate auth and timeout when declared) and its answers are compared with the checked
+one's as ork run's shadow mode compares them: the differing field paths are listed, never
+values. Masked Secret data in the files can make offline divergences differ from live ones.
 Every violation of an answer is reported, also beside one that ork's decoder stops at.
 Exit code 0: conformant (warnings allowed); 1: the contract is violated (an HTTP status other
 than 200, a 401 included, counts); 2: nothing could be checked: no request got an HTTP answer
@@ -75,6 +79,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("crd", "", "the remote CRD to check (its name in the Katalog; default: the only remote one)")
 	f.String("cr", "", "custom resource file (default: the CRD's first crFiles entry)")
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
+	f.String("candidate", "", "URL of a candidate reconciler: send it every request too and report where its answers differ (field paths, never values); its answers never fail the check")
 	f.String("name", resources.DefaultOperator, "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest")
 	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
@@ -91,7 +96,7 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
 		relatedFiles: cfg.StringSlice("related"),
-		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), IncludeDelete: cfg.Bool("include-delete"),
+		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-delete"),
 			Operator: cfg.String("name")},
 	}, nil
 }
@@ -252,6 +257,7 @@ func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) erro
 		}
 		vs := byRequest[r.Name]
 		fmt.Fprintf(&b, "  %-*s  %s %8s  %s\n", width, r.Name, status, latency, verdict(st, r, len(vs) > 0))
+		writeCandidate(&b, st, r.Candidate)
 		// The same answer to another trigger is usually the same mistake: say so once.
 		if i := slices.IndexFunc(shown, func(prev []remotecheck.Violation) bool { return sameViolations(prev, vs) }); i >= 0 && len(vs) > 0 {
 			fmt.Fprintf(&b, "    %s\n", st.Dim(fmt.Sprintf("the same %s as %s", plural(len(vs), "violation"), shownBy[i])))
@@ -284,8 +290,25 @@ func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) erro
 		summary = st.Error("not conformant")
 	}
 	fmt.Fprintf(&b, "%s: %s, %s, %s\n", summary, plural(len(rep.Requests), "request"), plural(errs, "violation"), plural(warns, "warning"))
+	if rep.Candidate != "" {
+		fmt.Fprintf(&b, "candidate %s: %d of %s answered differently\n", rep.Candidate, rep.Divergences, plural(len(rep.Requests), "request"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCandidate prints the candidate's answer to a request under it: its reason, and the
+// paths where it differs.
+func writeCandidate(b *strings.Builder, st output.Style, c *remotecheck.CandidateAnswer) {
+	switch {
+	case c == nil:
+	case c.Reason != "ReconcileSucceeded":
+		fmt.Fprintf(b, "    candidate %s\n", st.Warning(c.Reason))
+	case len(c.Divergences) == 0:
+		fmt.Fprintf(b, "    candidate %s\n", st.Dim("agrees"))
+	default:
+		fmt.Fprintf(b, "    candidate %s\n", st.Warning("differs at "+strings.Join(c.Divergences, ", ")))
+	}
 }
 
 // sameViolations compares violations but for the request they belong to.

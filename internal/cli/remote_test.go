@@ -147,3 +147,27 @@ func TestRemoteCheckNeedsARemoteCRD(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// --candidate lists, under each request, where the candidate's answer differs (paths only),
+// and sums up; the exit code is the checked reconciler's.
+func TestRemoteCheckCandidate(t *testing.T) {
+	stable := endpoint(t, goodAnswer)
+	cand := endpoint(t, `{"result":"ok","resources":[{"type":"deployment","fields":{"name":"my-webapp","image":"registry.example/s3cret:tag"}}]}`)
+	code, out, errOut := runOrk(t, "remote", "check", "-f", exampleKatalog, "--secrets", exampleSecret, "--endpoint", stable, "--candidate", cand)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "s3cret") {
+		t.Errorf("the candidate's value is printed:\n%s", out)
+	}
+	if n := strings.Count(out, "candidate differs at objects[apps/v1 Deployment default/my-webapp].spec.template.spec.containers[0].image"); n != 6 {
+		t.Errorf("%d requests shown differing at the image; want all 6:\n%s", n, out)
+	}
+	if !strings.Contains(out, "candidate "+cand+": 6 of 6 requests answered differently") {
+		t.Errorf("no summary line:\n%s", out)
+	}
+	code, out, _ = runOrk(t, "remote", "check", "-f", exampleKatalog, "--secrets", exampleSecret, "--endpoint", stable, "--candidate", status(t, 500, "boom"))
+	if code != 0 || !strings.Contains(out, "candidate RemoteHTTPError") {
+		t.Errorf("a failing candidate: exit %d\n%s", code, out)
+	}
+}

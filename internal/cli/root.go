@@ -184,6 +184,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRemoteCmd(env),
 		newTraceCmd(env),
 		newFinalizersCmd(env),
+		newRolloutCmd(env),
 	)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()

@@ -38,11 +38,13 @@ type simulateOptions struct {
 	record       string
 	replay       string
 	redact       []string
+	// candidate is --candidate: compare its answers with --replay's, as ork rollout diff.
+	candidate string
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "simulate [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--cycles N] [--remote [--endpoint URL | --replay DIR] [--record DIR]]",
+		Use:   "simulate [-f katalog.yaml]... [--crd NAME] [--cr FILE] [--cycles N] [--remote [--endpoint URL | --replay DIR [--candidate URL]] [--record DIR]]",
 		Short: "Run the reconcilers against an in-memory cluster and show what they would do",
 		Long: `Simulate the declarative CRDs of a Katalog without a cluster. For each custom resource in the
 CRD's crFiles (or --cr), the reconciler runs in cycles against an in-memory cluster seeded with
@@ -60,7 +62,10 @@ endpoint (--endpoint to override) with the request ork run would send, children 
 of earlier cycles included, and applies the answer with ork run's checks; Secrets for
 auth.secretRef come from the CR file and --secrets. --record DIR writes every exchange as a
 JSON file (Secret data and --redact paths masked); --replay DIR answers from such a
-recording instead of the endpoint and names any request it has no recording for.
+recording instead of the endpoint and names any request it has no recording for. With
+--replay, --candidate URL sends each recorded request to a candidate reconciler instead and
+prints where its answers differ from the recorded ones (ork rollout diff; -o json for its
+report); ork remote check --candidate does the same over a sample custom resource.
 A CR whose templates do not render, or whose remote reconcile fails, is reported with the
 reason; the other CRs are still simulated.
 Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no steady state,
@@ -92,6 +97,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.String("record", "", "with --remote: write each exchange as a JSON file into this directory")
 	f.String("replay", "", "with --remote: answer from the exchanges recorded in this directory, not the endpoint")
 	f.StringArray("redact", nil, "with --record: dot-path to mask in requests, answers and objects (Secret data always is); repeatable")
+	f.String("candidate", "", "with --remote --replay: compare this candidate reconciler's answers with the recorded ones (as ork rollout diff)")
 	return cmd
 }
 
@@ -110,11 +116,12 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 	opts.remote, opts.endpoint, opts.secretFiles = cfg.Bool("remote"), cfg.String("endpoint"), cfg.StringSlice("secrets")
 	opts.relatedFiles = cfg.StringSlice("related")
 	opts.record, opts.replay, opts.redact = cfg.String("record"), cfg.String("replay"), cfg.StringSlice("redact")
+	opts.candidate = cfg.String("candidate")
 	if !opts.remote {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"endpoint", opts.endpoint != ""}, {"secrets", len(opts.secretFiles) > 0}, {"related", len(opts.relatedFiles) > 0}, {"record", opts.record != ""}, {"replay", opts.replay != ""}} {
+		}{{"endpoint", opts.endpoint != ""}, {"secrets", len(opts.secretFiles) > 0}, {"related", len(opts.relatedFiles) > 0}, {"record", opts.record != ""}, {"replay", opts.replay != ""}, {"candidate", opts.candidate != ""}} {
 			if f.set {
 				return simulateOptions{}, usageError("--%s needs --remote", f.name)
 			}
@@ -127,11 +134,19 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 		return simulateOptions{}, usageError("--endpoint and --replay: pick one (a replay calls no endpoint)")
 	case len(opts.redact) > 0 && opts.record == "":
 		return simulateOptions{}, usageError("--redact needs --record")
+	case opts.candidate != "" && opts.replay == "":
+		return simulateOptions{}, usageError("--candidate needs --replay DIR, the recorded answers to compare with (ork remote check --candidate compares over a sample custom resource)")
+	case opts.candidate != "" && opts.format != output.Text && opts.format != output.JSON:
+		return simulateOptions{}, usageError("--candidate prints a divergence report: -o text or json")
 	}
 	return opts, nil
 }
 
 func runSimulate(cmd *cobra.Command, env *Env, opts simulateOptions) error {
+	if opts.candidate != "" {
+		return runRolloutDiff(cmd.Context(), env, rolloutDiffOptions{files: opts.files, crd: opts.sim.CRD, replay: opts.replay,
+			candidate: opts.candidate, secretFiles: opts.secretFiles, format: opts.format})
+	}
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err

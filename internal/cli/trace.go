@@ -116,8 +116,12 @@ func writeTimeline(w io.Writer, st output.Style, t trace.ObjectTrace) error {
 		if d.Next != "" {
 			next = " → " + d.Next
 		}
+		trigger := d.Trigger
+		if d.Side != "" {
+			trigger += " [" + d.Side + "]" // not the stable reconciler's answer
+		}
 		fmt.Fprintf(&b, "%s  %s  attempt %d  %s%s  %s\n",
-			st.Dim(d.Time.UTC().Format("2006-01-02T15:04:05.000Z")), d.Trigger, d.Attempt, reason, next, st.Dim(durations(d.Durations)))
+			st.Dim(d.Time.UTC().Format("2006-01-02T15:04:05.000Z")), trigger, d.Attempt, reason, next, st.Dim(durations(d.Durations)))
 		var about []string
 		if d.Request != "" {
 			about = append(about, "request "+short(d.Request))
@@ -130,6 +134,9 @@ func writeTimeline(w io.Writer, st output.Style, t trace.ObjectTrace) error {
 		}
 		if d.Message != "" && !d.Success {
 			fmt.Fprintf(&b, "    %s\n", d.Message)
+		}
+		for _, p := range d.Divergences {
+			fmt.Fprintf(&b, "    %s  %s\n", st.Warning("differs at"), p)
 		}
 		for _, r := range d.Related {
 			fmt.Fprintf(&b, "    %s  %s\n", st.Dim("read"), r)

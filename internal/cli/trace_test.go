@@ -40,6 +40,10 @@ func traceServer(t *testing.T) string {
 			{Ref: "services/my-webapp-svc", Namespace: "default", Outcome: trace.Unchanged},
 		},
 		Durations: trace.Durations{Remote: ms(8), Apply: ms(11), Total: ms(20)}})
+	s.Record(k, trace.Decision{Time: t0.Add(time.Minute + 31*time.Second + 5*time.Millisecond), Trigger: "requeue", Attempt: 2, Side: "shadow",
+		Result: "ok", Success: true, Reason: "ReconcileSucceeded",
+		Divergences: []string{"objects[apps/v1 Deployment default/my-webapp].spec.replicas", "status.phase"},
+		Durations:   trace.Durations{Remote: ms(9), Total: ms(9)}})
 	s.Record(trace.Key{CRD: "webapp", Namespace: "default", Name: "twin"}, trace.Decision{Time: t0, Trigger: "create", Reason: "ReconcileSucceeded", Success: true})
 	s.Record(trace.Key{CRD: "database", Namespace: "default", Name: "twin"}, trace.Decision{Time: t0, Trigger: "create", Reason: "ReconcileSucceeded", Success: true})
 	srv := httptest.NewServer(s.Handler())
@@ -61,7 +65,7 @@ func TestTraceTimeline(t *testing.T) {
 	}
 	code, js, _ := runOrk(t, "trace", "default/my-webapp", "--addr", addr, "-o", "json")
 	var got trace.ObjectTrace
-	if err := json.Unmarshal([]byte(js), &got); code != 0 || err != nil || len(got.Decisions) != 3 || got.CRD != "webapp" {
+	if err := json.Unmarshal([]byte(js), &got); code != 0 || err != nil || len(got.Decisions) != 4 || got.CRD != "webapp" || got.Decisions[3].Side != "shadow" {
 		t.Errorf("-o json: exit %d, %v, %+v", code, err, got)
 	}
 }

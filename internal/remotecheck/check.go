@@ -8,6 +8,7 @@ package remotecheck
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,6 +39,10 @@ type Options struct {
 	// Objects stand in for the cluster's objects that payload.related reads (the CR file's
 	// other documents, --related files); default none: every entry finds nothing.
 	Objects []*unstructured.Unstructured
+	// Candidate, when set, is a candidate reconciler's URL: every request goes to it too and
+	// its answers are compared with the checked reconciler's, as ork run's shadow mode does
+	// (Request.Candidate). Its answers never make the check fail. Default none.
+	Candidate string
 	// Operator is the operator ork run would run as (ork run --name): the operator label on
 	// every planned child, and so part of its applied digest; default
 	// resources.DefaultOperator.
@@ -64,6 +69,10 @@ type Report struct {
 	Answered   bool        `json:"answered"`
 	Requests   []Request   `json:"requests"`
 	Violations []Violation `json:"violations"`
+	// Candidate is Options.Candidate's URL, without user info and query; Divergences the
+	// number of requests whose candidate answer differs.
+	Candidate   string `json:"candidate,omitempty"`
+	Divergences int    `json:"divergences,omitempty"`
 	// NotSent names the requests left out after a failure that every later one would
 	// repeat (an unreachable endpoint, a missing Secret).
 	NotSent []string `json:"notSent,omitempty"`
@@ -88,6 +97,8 @@ type Request struct {
 	Resources []string `json:"resources"`
 	// Stable is set in the second round: whether the resources equal the first round's.
 	Stable *bool `json:"stable,omitempty"`
+	// Candidate is the candidate's answer to the same request (Options.Candidate).
+	Candidate *CandidateAnswer `json:"candidate,omitempty"`
 }
 
 // Severity of a violation.
@@ -125,8 +136,10 @@ type Violation struct {
 
 // checker holds what every request of one check needs.
 type checker struct {
-	crd      *katalog.CRD
-	rec      *remote.Reconciler
+	crd *katalog.CRD
+	rec *remote.Reconciler
+	// cand is Options.Candidate's reconciler; nil without one.
+	cand     *remote.Reconciler
 	schema   *wireschema.Validator
 	types    planner.Types
 	force    *bool
@@ -170,6 +183,12 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		katalogAt: katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
 	}
 	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String()}
+	if opts.Candidate != "" {
+		if ck.cand, err = remote.New(candidateCRD(crd, opts.Candidate), remote.Options{Secrets: opts.Secrets}); err != nil {
+			return Report{}, fmt.Errorf("candidate reconciler: %w", err)
+		}
+		rep.Candidate = redactedURL(opts.Candidate)
+	}
 	if entries := c.OperatorBox.Reconcile.Remote.Payload.Related; len(entries) > 0 {
 		found, err := related.FromObjects(entries, set.CRDs, cr.Object, opts.Objects)
 		if err != nil {
@@ -209,6 +228,9 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 			rep.Endpoint = o.endpoint
 		}
 		rep.Requests = append(rep.Requests, o.request)
+		if c := o.request.Candidate; c != nil && len(c.Divergences) > 0 {
+			rep.Divergences++
+		}
 		rep.Violations = append(rep.Violations, o.violations...)
 		if s.round == 1 && o.built != nil {
 			first[s.trigger] = o.built
@@ -235,6 +257,16 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		rep.Violations = []Violation{}
 	}
 	return rep, nil
+}
+
+// redactedURL is s without user info and query, which may carry credentials.
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
 }
 
 func key(cr *unstructured.Unstructured) string {

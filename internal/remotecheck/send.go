@@ -41,6 +41,9 @@ func (ck *checker) send(ctx context.Context, s step) sent {
 	for _, byName := range req.Children {
 		out.request.Children += len(byName)
 	}
+	if ck.cand != nil {
+		out.request.Candidate = ck.compare(ctx, req, res, err)
+	}
 	o := remote.Decide(res, err)
 	out.request.Reason, out.request.Message = o.Reason, o.Message
 	j := &judgement{request: name}

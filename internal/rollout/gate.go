@@ -20,6 +20,9 @@ type Sample struct {
 	// Compared is true when there was a stable answer to compare with (shadowed passes and,
 	// with shadowRest, the stable slice's); a canary pass has none.
 	Compared bool
+	// Served is true for a canary pass the candidate reconciled for real (its writes
+	// included), false for a dry-run answer.
+	Served bool
 }
 
 // Counted reports whether the sample enters the gate at all.
@@ -31,6 +34,11 @@ type Window struct {
 	Errors      int `json:"errors"`
 	Compared    int `json:"compared"`
 	Divergences int `json:"divergences"`
+	// Served and ServedErrors count the canary passes the candidate reconciled for real:
+	// their errors (writes the dry runs never reach) are judged on their own, not diluted
+	// by the stable slice's shadowed dry runs.
+	Served       int `json:"served,omitempty"`
+	ServedErrors int `json:"servedErrors,omitempty"`
 }
 
 // Add counts one sample.
@@ -41,6 +49,12 @@ func (w *Window) Add(s Sample) {
 	w.Samples++
 	if s.Reason != reasonSucceeded {
 		w.Errors++
+	}
+	if s.Served {
+		w.Served++
+		if s.Reason != reasonSucceeded {
+			w.ServedErrors++
+		}
 	}
 	if s.Compared {
 		w.Compared++
@@ -87,7 +101,10 @@ const (
 	Fails
 )
 
-// Judge returns the gate's verdict on w and, when it fails, why in one sentence.
+// Judge returns the gate's verdict on w and, when it fails, why in one sentence. Each ratio
+// is judged once its own count reaches MinSamples: the error ratio over every candidate
+// answer, again over the passes it served for real alone, and the divergence ratio over the
+// compared answers. No verdict before MinSamples answers in all.
 func (g Gate) Judge(w Window) (Verdict, string) {
 	minSamples := g.MinSamples
 	if minSamples <= 0 {
@@ -99,7 +116,10 @@ func (g Gate) Judge(w Window) (Verdict, string) {
 	if r := w.ErrorRatio(); r > g.MaxErrorRatio {
 		return Fails, fmt.Sprintf("error ratio %.3f (%d of %d candidate passes) is above maxErrorRatio %g", r, w.Errors, w.Samples, g.MaxErrorRatio)
 	}
-	if r := w.DivergenceRatio(); r > g.MaxDivergenceRatio {
+	if r := ratio(w.ServedErrors, w.Served); w.Served >= minSamples && r > g.MaxErrorRatio {
+		return Fails, fmt.Sprintf("error ratio %.3f (%d of %d canary passes the candidate reconciled) is above maxErrorRatio %g", r, w.ServedErrors, w.Served, g.MaxErrorRatio)
+	}
+	if r := w.DivergenceRatio(); w.Compared >= minSamples && r > g.MaxDivergenceRatio {
 		return Fails, fmt.Sprintf("divergence ratio %.3f (%d of %d compared answers) is above maxDivergenceRatio %g", r, w.Divergences, w.Compared, g.MaxDivergenceRatio)
 	}
 	return Holds, ""

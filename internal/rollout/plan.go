@@ -86,6 +86,15 @@ func (p Plan) Advance(s State, now time.Time) (State, Change) {
 	}
 	verdict, why := p.Gate.Judge(s.Window)
 	switch {
+	case s.Phase == Shadowing:
+		// Nothing to roll back: the verdict is kept for ork rollout status, and shadowing
+		// goes on (one timeout must not end the observation).
+		if verdict == Fails {
+			s.Reason = why
+		} else if verdict == Holds {
+			s.Reason = ""
+		}
+		return s, NoChange
 	case verdict == Fails:
 		s.FailedAtPercent = p.Percent(s)
 		s.Phase, s.Reason = RolledBack, why

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/remote"
 )
 
 func uid(i int) types.UID {
@@ -302,7 +304,50 @@ func TestShadowNeverSteps(t *testing.T) {
 	}
 	s.Window.Add(Sample{Reason: reasonSucceeded, Compared: true, Diverged: true})
 	s.Window.Add(Sample{Reason: reasonSucceeded, Compared: true, Diverged: true})
-	if _, c := p.Advance(s, t0.Add(time.Hour)); c != Failed {
-		t.Fatalf("shadow with a failing gate: %v, want Failed (status reports it)", c)
+	// Nothing to roll back in shadow mode: the verdict is kept and shadowing goes on.
+	s, c := p.Advance(s, t0.Add(time.Hour))
+	if c != NoChange || s.Phase != Shadowing || !strings.Contains(s.Reason, "divergence ratio") {
+		t.Fatalf("shadow with a failing gate: %v, phase %s, reason %q; want no change, still shadowing, the verdict kept", c, s.Phase, s.Reason)
+	}
+}
+
+// The divergence term waits for minSamples compared answers, and the canary passes the
+// candidate served are judged on their own: a few real failures are not diluted by many
+// shadowed dry runs of the stable slice.
+func TestGateJudgesEachTermOnItsOwnCount(t *testing.T) {
+	g := Gate{MaxErrorRatio: 0.1, MaxDivergenceRatio: 0.1, MinSamples: 10}
+	var w Window
+	for range 10 {
+		w.Add(Sample{Reason: reasonSucceeded, Served: true})
+	}
+	w.Add(Sample{Reason: reasonSucceeded, Compared: true, Diverged: true}) // 1 of 1 compared
+	if v, why := g.Judge(w); v != Holds {
+		t.Errorf("one diverging comparison among 11 samples: %v %q, want Holds (too few compared)", v, why)
+	}
+	var d Window
+	for range 100 {
+		d.Add(Sample{Reason: reasonSucceeded, Compared: true})
+	}
+	for range 10 {
+		d.Add(Sample{Reason: "ApplyFailed", Served: true})
+	}
+	if v, why := g.Judge(d); v != Fails || !strings.Contains(why, "canary passes") {
+		t.Errorf("10 of 10 served passes failed beside 100 good dry runs: %v %q, want Fails on the served passes", v, why)
+	}
+}
+
+// A stable answer ork would refuse is no comparison (live, remote check and replay agree):
+// the candidate's objects are not all counted as divergences.
+func TestCompareSkipsAStableAnswerThatDoesNotBuild(t *testing.T) {
+	bad := &remote.Result{Result: "ok", Resources: []map[string]any{{"type": "nosuchtype", "fields": map[string]any{"name": "x"}}}}
+	good := &remote.Result{Result: "ok", Resources: []map[string]any{{"type": "configmap", "fields": map[string]any{"name": "x", "data": map[string]any{"a": "1"}}}}}
+	if paths, compared, failed := Compare(bad, good, "ns", "cr"); compared || failed != "" || len(paths) != 0 {
+		t.Errorf("stable refused: paths %v, compared %v, failed %q; want nothing compared, the candidate not failed", paths, compared, failed)
+	}
+	if _, compared, failed := Compare(good, bad, "ns", "cr"); compared || failed == "" {
+		t.Errorf("candidate refused: compared %v, failed %q; want its reason", compared, failed)
+	}
+	if paths, compared, _ := Compare(good, good, "ns", "cr"); !compared || len(paths) != 0 {
+		t.Errorf("same answers: paths %v, compared %v", paths, compared)
 	}
 }

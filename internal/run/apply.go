@@ -286,7 +286,7 @@ func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
+		out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
 		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
 		case err == nil && c.e.dry != nil:
@@ -384,7 +384,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
 func (c childWriter) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := c.client(p).Create(ctx, p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+	out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager})
 	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -115,6 +116,10 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	timeout := remote.DefaultTimeout
 	if rr, ok := rec.(*remoteReconciler); ok {
 		timeout = rr.r.Timeout()
+		if rr.cand != nil && rr.cand.plan.Mode == rollout.ModeCanary {
+			// A canary pass waits for the candidate, whose timeout may be the longer.
+			timeout = max(timeout, rr.cand.r.Timeout())
+		}
 	}
 	c.queue = e.live.watch(crd.Name, c.workers, timeout, c.queue)
 	c.passTimeout = timeout + passWriteGrace

@@ -40,7 +40,7 @@ func (f *fixture) waitPassesDone(ep *endpoint) {
 		n := len(ep.Calls())
 		var done float64
 		for _, r := range []string{"success", "error", "requeue"} {
-			done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r))
+			done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
 		}
 		return int(done) >= n, nil
 	})

@@ -120,7 +120,7 @@ func TestBadEndpointsAreFailuresNotCrashes(t *testing.T) {
 		})
 		f.waitEvent(name, corev1.EventTypeWarning, "ReconcileError")
 	}
-	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")); n < 4 {
+	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")); n < 4 {
 		t.Errorf("ork_reconcile_total{result=error} = %v, want at least 4", n)
 	}
 	for _, code := range []string{"timeout", "500", "200"} {
@@ -144,8 +144,8 @@ func TestBadEndpointsAreFailuresNotCrashes(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{
-		`ork_reconcile_total{crd="app",result="error"}`,
-		`ork_reconcile_total{crd="app",result="success"}`,
+		`ork_reconcile_total{crd="app",result="error",side="stable"}`,
+		`ork_reconcile_total{crd="app",result="success",side="stable"}`,
 		`ork_remote_request_duration_seconds_count{code="timeout",crd="app"}`,
 		`ork_apply_total{crd="app",kind="Deployment",result="success"}`,
 		`ork_workqueue_retries_total{name="app"}`,

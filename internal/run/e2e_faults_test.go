@@ -149,7 +149,7 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 	// go out as the CRs are created; 30 s (eventually's bound) only catches a fault that is
 	// never seen, and the fault holds until it is.
 	f.eventually("the fault seen: calls failed and a CR Ready=False with "+fr.reason, func() (bool, error) {
-		failed := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+		failed := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
 		if fr.failed != nil {
 			failed = float64(fr.failed())
 		}
@@ -407,7 +407,7 @@ func TestFaultIdleConnectionsClosedByTheEndpoint(t *testing.T) {
 		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")); n != 0 {
+	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")); n != 0 {
 		t.Errorf("%v failed reconciles against an endpoint closing idle connections, want 0", n)
 	}
 	// Each call after the first was sent on a closed connection and again on a new one.
@@ -464,14 +464,14 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 		}
 		return false // then answered as usual
 	})
-	errorsBefore := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error"))
+	errorsBefore := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
 	f.createCR("late", map[string]any{})
 	f.eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
 	proxy.down()
 	fe.clear()
 	close(release)
 	f.eventually("a write of the pass failed", func() (bool, error) {
-		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")) > errorsBefore, nil
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")) > errorsBefore, nil
 	})
 	proxy.up()
 	f.waitReady("late", "True")

@@ -68,7 +68,9 @@ spec:
 		t.Fatal(err)
 	}
 	// Two more passes (the resync runs every second): each would delete it again.
-	passes := func() float64 { return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "success")) }
+	passes := func() float64 {
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "success", "stable"))
+	}
 	from := passes()
 	f.eventually("two more passes", func() (bool, error) { return passes() >= from+2, nil })
 	if _, err := f.get(configmaps, "site-settings"); err != nil {

@@ -42,7 +42,7 @@ func TestRetryAfterHoldsEveryCRDOfTheEndpoint(t *testing.T) {
 	}
 	// The pause is set once ork has read the 429, which ends the App's pass as a failure.
 	f.eventually("the App's 429 read", func() (bool, error) {
-		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error")) >= 1, nil
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")) >= 1, nil
 	})
 	dbs := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "dbs"}
 	db := &unstructured.Unstructured{Object: map[string]any{
@@ -53,7 +53,7 @@ func TestRetryAfterHoldsEveryCRDOfTheEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.eventually("the Db's pass held by the endpoint's pause", func() (bool, error) {
-		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue")) >= 1, nil
+		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "requeue", "stable")) >= 1, nil
 	})
 	calls := ep.recorded()
 	for _, c := range calls {
@@ -61,7 +61,7 @@ func TestRetryAfterHoldsEveryCRDOfTheEndpoint(t *testing.T) {
 			t.Fatalf("a Db call reached the server during the pause it asked for (at %s)", c.at)
 		}
 	}
-	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "error")); n != 0 {
+	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("db", "error", "stable")); n != 0 {
 		t.Errorf("%v failed Db reconciles: a held pass is not a failure", n)
 	}
 	got, err := f.dyn.Resource(dbs).Namespace(f.ns).Get(t.Context(), "d", metav1.GetOptions{})

@@ -12,12 +12,12 @@ import (
 	"github.com/orkspace/ork/internal/run"
 )
 
-// A burst of edits to one ConfigMap that several CRs read gives each CR a bounded number of
+// A burst of edits (100) to one ConfigMap that 50 CRs read gives each CR a bounded number of
 // passes (the child minimum interval applies: at most one per interval of edits, plus one),
 // and they converge on the last version; then nothing more comes while nothing changes.
 func TestRelatedBurstIsBounded(t *testing.T) {
 	t.Parallel()
-	const crs, edits = 5, 40
+	const crs, edits = 50, 100
 	interval := 500 * time.Millisecond
 	f := newFixture(t)
 	ep := newEndpoint(t, func(call) response { return jsonResponse(map[string]any{"result": "ok"}) })
@@ -63,14 +63,21 @@ func TestRelatedBurstIsBounded(t *testing.T) {
 		}
 	}
 	perCR := map[string]int{}
+	seen := map[string][]string{}
 	for _, c := range ep.recorded()[before:] {
 		perCR[c.crName()]++
+		rel, _ := relatedOf(t, c)
+		n := "?"
+		if len(rel["shared"]) == 1 {
+			n = fmt.Sprint(rel["shared"][0]["data"].(map[string]any)["n"])
+		}
+		seen[c.crName()] = append(seen[c.crName()], fmt.Sprintf("%s n=%s at +%s", c.trigger(), n, c.rec.Start.Sub(start).Round(time.Millisecond)))
 	}
 	// One pass per interval the edits lasted, plus one at their start and one after them.
 	bound := int(took/interval) + 2
 	for name, n := range perCR {
 		if n > bound {
-			t.Errorf("%s had %d passes for %d edits over %s, want at most %d (one per %s, plus one)", name, n, edits, took, bound, interval)
+			t.Errorf("%s had %d passes for %d edits over %s, want at most %d (one per %s, plus one): %v", name, n, edits, took, bound, interval, seen[name])
 		}
 	}
 	if len(perCR) != crs {

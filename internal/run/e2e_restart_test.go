@@ -41,7 +41,7 @@ func (f *fixture) runEngine(set *katalog.Set, cfg *rest.Config) (stop func()) {
 func (f *fixture) finishedPasses() int {
 	var done float64
 	for _, r := range []string{"success", "error", "requeue"} {
-		done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r))
+		done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
 	}
 	return int(done)
 }

@@ -38,7 +38,7 @@ func (f *fixture) annotateSuspend(name, value string) *unstructured.Unstructured
 
 // heldPasses is how many passes ended without a call (a suspended CR's, among others).
 func (f *fixture) heldPasses() float64 {
-	return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "requeue"))
+	return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "requeue", "stable"))
 }
 
 // waitHeldPass waits for one more held pass than before.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,14 +35,19 @@ const FieldManager = "orkestra"
 
 // Engine runs one controller per CRD of a Katalog.
 type Engine struct {
-	opts     Options
-	set      *katalog.Set
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	meta     metadata.Interface
-	mapper   *restmapper.DeferredDiscoveryRESTMapper
-	recorder record.EventRecorder
-	ready    atomic.Bool
+	opts Options
+	set  *katalog.Set
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+	meta metadata.Interface
+	// creator creates children and takes the answer as metadata (metacreate.go).
+	creator objectCreator
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
+	mappings   sync.Map
+	mappingGen atomic.Uint64
+	recorder   record.EventRecorder
+	ready      atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
 	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
@@ -100,9 +106,6 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
 		return nil, err
 	}
-	if err := refuseCandidates(set); err != nil {
-		return nil, err
-	}
 	if opts.Identity == "" && opts.ShardBuckets == 0 {
 		// A sharded replica's default is <member>_<random> (shard.Options.Identity).
 		opts.Identity = leadership.DefaultIdentity()
@@ -146,6 +149,10 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	creator, err := newMetaCreator(guarded)
+	if err != nil {
+		return nil, err
+	}
 	redact, err := exchange.ParseRedact(opts.Redact)
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
@@ -165,6 +172,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		kube:           kube,
 		dyn:            dyn,
 		meta:           metaClient,
+		creator:        creator,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
 		shards:         ring,
@@ -208,17 +216,4 @@ func (e *Engine) Run(ctx context.Context) error {
 		return e.runSharded(ctx)
 	}
 	return e.runControllers(ctx)
-}
-
-// refuseCandidates stops ork run on a Katalog that rolls out a candidate reconciler: the
-// Katalog, ork validate and ork rbac gen know reconcile.remote.candidate, the engine does not
-// roll one out yet, and running as if it did would reconcile every CR with the stable
-// reconciler while the user believes a canary is judged.
-func refuseCandidates(set *katalog.Set) error {
-	for _, c := range set.CRDs {
-		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
-			return fmt.Errorf("CRD %q: reconcile.remote.candidate is not rolled out by this ork run yet: remove candidate from the Katalog (ork remote check --endpoint URL checks the candidate offline)", c.Name)
-		}
-	}
-	return nil
 }

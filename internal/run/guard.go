@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -21,6 +22,18 @@ func (e *Engine) mayWrite(key string, uid types.UID) error {
 		return e.shards.mayWrite(uid)
 	}
 	return e.lead.MayWrite(key)
+}
+
+// mayWriteAny is the guard for a write of no custom resource (the rollout ConfigMap): a
+// sharded replica must hold some bucket, a single one the leader Lease.
+func (e *Engine) mayWriteAny() error {
+	if e.shards != nil {
+		if !e.shards.armed.Load() || e.shards.m.HoldsAny() {
+			return nil
+		}
+		return fmt.Errorf("no shard bucket held: %w", errNotLeader)
+	}
+	return e.lead.MayWrite("")
 }
 
 // leaseLost reports whether ctx ended because a Lease that fences the whole run was lost:

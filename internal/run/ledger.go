@@ -39,6 +39,10 @@ type ledger struct {
 type keyRecord struct {
 	// pending is the strongest trigger since the key was last taken.
 	pending Trigger
+	// changesOnly: every trigger since the key was last taken was a child's or a related
+	// object's change (ChildMinInterval applies); a requeue or resync owed beside one is not
+	// held to it.
+	changesOnly bool
 	// tombstones are the last states of deleted objects, oldest first, one per uid, each
 	// kept until its delete is done: a name deleted, created again and deleted again before
 	// ork's pass owes two deletes.
@@ -98,6 +102,8 @@ func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
+	isChange := t == TriggerChild || t == TriggerRelated
+	r.changesOnly = isChange && (r.pending == "" || r.changesOnly)
 	if triggerRank[t] > triggerRank[r.pending] {
 		r.pending = t
 	}
@@ -116,7 +122,7 @@ func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
-	r.pending = TriggerDelete
+	r.pending, r.changesOnly = TriggerDelete, false
 	for i, t := range r.tombstones {
 		if t.GetUID() == last.GetUID() {
 			r.tombstones[i] = last
@@ -124,6 +130,20 @@ func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 		}
 	}
 	r.tombstones = append(r.tombstones, last)
+}
+
+// tooSoon is how long key must still wait when all that is pending is a child's or a
+// related object's change and its last pass ended less than minInterval before now; zero
+// otherwise. Adds made for such changes are delayed already, but a change seen between the
+// queue handing the key out and the pass beginning marks it to run again at once.
+func (l *ledger) tooSoon(key string, now time.Time, minInterval time.Duration) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.keys[key]
+	if r == nil || !r.changesOnly || r.lastPass.IsZero() {
+		return 0
+	}
+	return max(0, minInterval-now.Sub(r.lastPass))
 }
 
 // begin takes the pending trigger of a key coming out of the queue and marks it processing.
@@ -136,7 +156,7 @@ func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured
 	if r == nil {
 		return "", nil, false // forgotten: a delayed add of a key whose object is gone
 	}
-	t, r.pending = r.pending, ""
+	t, r.pending, r.changesOnly = r.pending, "", false
 	if t == "" && !r.resyncAt.IsZero() && !now.Before(r.resyncAt) {
 		t = TriggerResync
 	}

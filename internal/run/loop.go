@@ -54,6 +54,16 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		e.shards.setControllers(controllers, e.recorder)
 	}
 	e.labelOlderChildren(ctx, controllers)
+	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.
+	rollouts := e.rollouts(controllers)
+	if err := rollouts.resume(ctx); err != nil {
+		return err
+	}
+	rolloutCtx, stopRollouts := context.WithCancel(ctx)
+	rolloutsDone := make(chan struct{})
+	go func() { defer close(rolloutsDone); rollouts.run(rolloutCtx, e.opts.RolloutInterval) }()
+	// Its last write goes before the Lease is released.
+	defer func() { stopRollouts(); <-rolloutsDone }()
 	// Informers keep running until every worker has drained (a reconcile finishing during
 	// shutdown still reads children from the cache), and are waited for: none outlives Run.
 	stopInformers := startInformers(factories, controllers)

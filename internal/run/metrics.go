@@ -34,6 +34,7 @@ type Metrics struct {
 	ShardCRsReceived, ShardCRsDropped *prometheus.CounterVec
 	queue                             queueMetrics
 	lanes                             laneMetrics
+	candidate                         candidateMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -42,12 +43,12 @@ func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: reg,
 		ReconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ork_reconcile_total", Help: "Reconciles by CRD and result (success, error, requeue).",
-		}, []string{"crd", "result"}),
+			Name: "ork_reconcile_total", Help: "Reconciles by CRD, result (success, error, requeue) and the reconciler that answered (side: stable, or candidate in a canary).",
+		}, []string{"crd", "result", "side"}),
 		ReconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included.",
+			Name: "ork_reconcile_duration_seconds", Help: "Time of one reconcile, remote call and apply included, by the reconciler that answered (side).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"crd", "result"}),
+		}, []string{"crd", "result", "side"}),
 		RemoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ork_remote_request_duration_seconds", Help: "Remote reconciler calls by HTTP status code (or timeout/error).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
@@ -80,13 +81,15 @@ func NewMetrics() *Metrics {
 		ShardCRsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_shard_crs_dropped_total", Help: "Custom resources the client-side shard filter dropped: not of a bucket this replica holds.",
 		}, []string{"crd"}),
-		queue: newQueueMetrics(),
-		lanes: newLaneMetrics(),
+		queue:     newQueueMetrics(),
+		lanes:     newLaneMetrics(),
+		candidate: newCandidateMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)
+	m.candidate.register(reg)
 	return m
 }
 

@@ -84,6 +84,9 @@ type Options struct {
 	// SecretTTL is how long a Secret read for a remote reconciler (auth token, CA) is
 	// reused. Default DefaultSecretTTL (5s).
 	SecretTTL time.Duration
+	// RolloutInterval is how often each candidate's gate is judged and the rollout's state
+	// written to the ConfigMap <name>-rollout (reconcile.remote.candidate). Default 10s.
+	RolloutInterval time.Duration
 	// SkipPreflight skips the start-up access review (for tests of the preflight's absence).
 	SkipPreflight bool
 	// DryRun makes every write a server-side dry run (applies, status, prune, finalizers)
@@ -149,6 +152,9 @@ func (o *Options) defaults() {
 	}
 	if o.ChildMinInterval <= 0 {
 		o.ChildMinInterval = time.Second
+	}
+	if o.RolloutInterval <= 0 {
+		o.RolloutInterval = 10 * time.Second
 	}
 	if o.DiscoveryResetInterval <= 0 {
 		o.DiscoveryResetInterval = 10 * time.Second

@@ -84,6 +84,13 @@ type decision struct {
 	remoteTime      time.Duration
 	// related names the objects payload.related read, for the trace.
 	related []string
+	// relatedRead: every related entry was read, and relatedCut names those cut at
+	// related.MaxSelected (ConditionRelatedTruncated).
+	relatedRead bool
+	relatedCut  []string
+	// candidate: the candidate reconciler answered this pass for real (a canary); its final
+	// reason, apply and status write included, is a sample of the rollout's gate.
+	candidate bool
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -116,6 +123,11 @@ func (c *controller) processNext(ctx context.Context) bool {
 
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
+	if wait := c.ledger.tooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
+		c.lanes.keepLane(key)
+		c.queue.AddAfter(key, wait)
+		return
+	}
 	trigger, tomb, ok := c.ledger.begin(key, start)
 	if !ok {
 		// A delayed add a later pass already covered. The queue keeps only the earliest of
@@ -168,6 +180,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	deleteDone := in.gone && d.success && d.action == actionDone
 	moreDeletes := deleteDone && c.ledger.dropTombstone(key, tomb)
 	c.observe(in, d, start)
+	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
 	if c.e.dry.oneShot() {
@@ -208,6 +221,9 @@ type passSteps struct {
 // pass reconciles one input and writes the outcome. done is false when a write was refused
 // because this replica may no longer be the leader.
 func (c *controller) pass(ctx context.Context, in input) (d decision, steps passSteps, done bool) {
+	// The failures below replace the decision; which reconciler answered stays.
+	var candidate bool
+	defer func() { d.candidate = d.candidate || candidate }()
 	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}
@@ -231,6 +247,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if d = c.safeReconcile(ctx, in); d.notLeader {
 			return d, steps, false
 		}
+		candidate = d.candidate
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
@@ -275,7 +292,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		return d, steps, false
 	}
 	if err != nil {
-		d = failureFrom(err)
+		f := failureFrom(err)
+		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
+		d = f
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
@@ -312,8 +331,12 @@ func (c *controller) observe(in input, d decision, start time.Time) {
 		result = "requeue"
 	}
 	took := time.Since(start)
-	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result).Inc()
-	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result).Observe(took.Seconds())
+	side := "stable"
+	if d.candidate {
+		side = "candidate"
+	}
+	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result, side).Inc()
+	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result, side).Observe(took.Seconds())
 	logArgs := []any{"key", in.key, "trigger", string(in.trigger), "attempt", in.attempt,
 		"result", result, "duration", took.Round(time.Millisecond).String()}
 	if d.success || d.quiet {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/declarative"
@@ -17,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -42,7 +44,14 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 				typeKey:              planner.Key(schema.GroupResource{Group: m.Group, Resource: m.Plural}),
 			})
 		}
-		return &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}, managed, nil
+		out := &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}
+		if r.Candidate != nil {
+			if out.cand, err = newCandidate(e, crd); err != nil {
+				rr.Close()
+				return nil, nil, err
+			}
+		}
+		return out, managed, nil
 	}
 	types, err := declaredTypes(e, crd)
 	if err != nil {
@@ -101,9 +110,16 @@ type remoteReconciler struct {
 	children bool
 	// prune is reconcile.remote.prune; lastApply is payload.lastApply.
 	prune, lastApply bool
+	// cand is reconcile.remote.candidate; nil without one.
+	cand *candidate
 }
 
-func (rr *remoteReconciler) close() { rr.r.Close() }
+func (rr *remoteReconciler) close() {
+	if rr.cand != nil {
+		rr.cand.close()
+	}
+	rr.r.Close()
+}
 
 func (declarativeReconciler) close() {}
 
@@ -130,19 +146,39 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
 	}
 	if c.related != nil {
-		rel, read, held := c.related.read(ctx, in)
+		rel, held := c.related.read(ctx, in)
 		if held != nil {
-			held.related = read
+			held.related = rel.names
 			return *held
 		}
-		req.Related = rel
-		defer func() { d.related = read }()
+		req.Related = rel.objects
+		defer func() { d.related, d.relatedCut, d.relatedRead = rel.names, rel.cut, true }()
+	} else {
+		// No entries (any more): nothing is cut, and a condition left from when there
+		// were goes.
+		defer func() { d.relatedRead = true }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return c.e.mayWrite(in.key, in.cr.GetUID()) }
-	res, x, err := rr.r.Call(ctx, req)
+	call, side := rr.r.Call, rollout.Stable
+	if rr.cand != nil {
+		var badPin bool
+		if side, badPin = rr.cand.sideOf(in.cr); badPin {
+			c.event(in.cr, corev1.EventTypeWarning, ReasonInvalidReconcilerPin, fmt.Sprintf("annotation %s: %q names no side (stable or candidate): ignored, the canary slice decides",
+				rollout.PinAnnotation, in.cr.GetAnnotations()[rollout.PinAnnotation]))
+		}
+	}
+	if side == rollout.Candidate {
+		// The canary slice: the candidate's answer is applied, stable is not asked.
+		call = rr.cand.r.Call
+		defer func() { d.candidate = true }()
+	}
+	res, x, err := call(ctx, req)
 	if errors.Is(err, errNotLeader) {
 		return decision{notLeader: true}
+	}
+	if side == rollout.Stable {
+		rr.shadow(c, in, req, x, res, err)
 	}
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
@@ -186,6 +222,24 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		d.apply = built
 	}
 	return d
+}
+
+// shadow hands a stable pass's request to the candidate (shadow mode, or the stable slice of
+// a canary with shadowRest), once the stable call was sent: the same request, related
+// objects included, as a dry run. A dry run of ork itself shadows nothing (it passes each CR
+// once and stops), nor does a delete unless candidate.shadowDeletes: a reconciler may clean
+// up outside the cluster whatever dryRun says.
+func (rr *remoteReconciler) shadow(c *controller, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
+	if rr.cand == nil || c.e.dry != nil || x.Time.IsZero() || !rr.cand.shadows() {
+		return
+	}
+	if in.deleting && !rr.cand.shadowDeletes {
+		return
+	}
+	if err != nil {
+		res = nil // an "error" result: nothing to compare with
+	}
+	rr.cand.shadow(req, in.cr.GetNamespace(), in.cr.GetName(), res)
 }
 
 // withDeletionTimestamp marks a deleted object's last state as deleting, on a shallow copy.

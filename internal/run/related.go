@@ -28,14 +28,22 @@ const (
 	reasonRelatedInvalid       = "RelatedObjectInvalid"
 	reasonRelatedReadFailed    = "RelatedObjectReadFailed"
 	// EventTooManyRelated is the Warning Event of a selector that matched more than
-	// related.MaxSelected objects: the list sent was cut.
+	// related.MaxSelected objects: the list sent was cut. It is also the reason of
+	// ConditionRelatedTruncated.
 	EventTooManyRelated = "TooManyRelatedObjects"
+	// ConditionRelatedTruncated is True while a selector entry matches more objects than
+	// are sent, and absent otherwise: the reconciler decides from a partial list.
+	ConditionRelatedTruncated = "RelatedObjectsTruncated"
 )
 
 // relatedFanOut is the most custom resources one related change passes in the fast lane:
 // a change concerning more (a ConfigMap every tenant reads) is the slow lane's, so that it
 // cannot hold back the real changes of other custom resources.
 const relatedFanOut = 100
+
+// relatedChecks is how many changes may wait for their digest read before the related
+// informers wait for runChecks.
+const relatedChecks = 256
 
 // relatedWatch reads a CRD's payload.related objects at pass time and watches their types'
 // metadata, so that a change passes again the custom resources that read the object in their
@@ -47,6 +55,10 @@ type relatedWatch struct {
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
 	informers []relatedInformer
 	digests   specDigests
+	// checks are the changes whose digest runChecks reads; nil runs them in changed.
+	checks chan statusCheck
+	// stop is run's: set before the informers start, which call changed.
+	stop <-chan struct{}
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -73,7 +85,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 	if rem == nil || len(rem.Payload.Related) == 0 {
 		return nil, nil
 	}
-	w := &relatedWatch{c: c, index: related.NewIndex()}
+	w := &relatedWatch{c: c, index: related.NewIndex(), checks: make(chan statusCheck, relatedChecks)}
 	// One watch per type, one per constant-named Secret; each over the namespaces its
 	// entries can name (the RBAC rbacgen grants is no wider).
 	type watchKey struct {
@@ -245,10 +257,12 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 	if w == nil {
 		return
 	}
+	w.stop = stop
 	var wg sync.WaitGroup
 	for _, ri := range w.informers {
 		wg.Go(func() { ri.inf.Run(stop) })
 	}
+	wg.Go(func() { w.runChecks(stop) })
 	wg.Wait() // every informer has returned: a stopped engine leaves no goroutine behind
 }
 
@@ -277,11 +291,62 @@ func (w *relatedWatch) changed(gvr schema.GroupVersionResource, oldObj, obj any)
 		ch.StatusOnly = childStatusOnly(oldObj, obj)
 	}
 	keys := w.index.Affected(ch)
-	if isUpdate && !ch.StatusOnly && len(keys) > 0 && w.statusOnly(gvr, old, u) {
-		// A kind without metadata.generation: only its status changed.
-		ch.StatusOnly = true
-		keys = w.index.Affected(ch)
+	if isUpdate && !ch.StatusOnly && len(keys) > 0 && needsDigest(gvr, old, u) {
+		if w.checks != nil {
+			// The digest needs a read: not on the informer's goroutine, which would hold
+			// every later event of the type behind it (up to digestRead).
+			select {
+			case w.checks <- statusCheck{gvr: gvr, change: ch, old: old, new: u}:
+			case <-w.stop: // runChecks has returned: nothing reads the queue any more
+			}
+			return
+		}
+		w.finishCheck(context.Background(), statusCheck{gvr: gvr, change: ch, old: old, new: u})
+		return
 	}
+	w.pass(keys)
+}
+
+// statusCheck is a change of a kind without metadata.generation whose digest decides
+// whether more than its status changed.
+type statusCheck struct {
+	gvr      schema.GroupVersionResource
+	change   related.Change
+	old, new metav1.Object
+}
+
+// runChecks reads the objects of the changes queued by changed, one at a time in the
+// order they came (each digest is compared with the one before it), until stop.
+func (w *relatedWatch) runChecks(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
+	for {
+		select {
+		case <-stop:
+			return
+		case ck := <-w.checks:
+			w.finishCheck(ctx, ck)
+		}
+	}
+}
+
+// finishCheck passes the custom resources that read ck's object unless only its status
+// changed.
+func (w *relatedWatch) finishCheck(ctx context.Context, ck statusCheck) {
+	ch := ck.change
+	if w.statusOnly(ctx, ck.gvr, ck.old, ck.new) {
+		ch.StatusOnly = true
+	}
+	w.pass(w.index.Affected(ch))
+}
+
+// pass queues the keys of one change: in the fast lane unless it concerns more than
+// relatedFanOut of them.
+func (w *relatedWatch) pass(keys []string) {
 	fast := len(keys) <= relatedFanOut
 	for _, key := range keys {
 		w.c.relatedChanged(key, fast)
@@ -303,11 +368,19 @@ func (c *controller) relatedChanged(key string, fast bool) {
 	c.queue.Add(key)
 }
 
+// relatedRead is what one pass read: the objects by entry, their names for the trace, and
+// the messages of selector entries cut at related.MaxSelected.
+type relatedRead struct {
+	objects map[string][]map[string]any
+	names   []string
+	cut     []string
+}
+
 // read resolves every entry for the pass's custom resource, records the references in the
 // index (before reading, so that a change racing the read still finds them), and reads the
 // objects. held is the decision of a pass that must not call: a reference that does not
 // resolve, a read that failed, or a required object that is missing.
-func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[string]any, []string, *decision) {
+func (w *relatedWatch) read(ctx context.Context, in input) (relatedRead, *decision) {
 	if in.gone {
 		w.index.Drop(in.key)
 	}
@@ -333,20 +406,23 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 	}
 	if len(invalid) > 0 && !in.deleting {
 		d := failure(reasonRelatedInvalid, "%s", strings.Join(invalid, "; "))
-		return nil, nil, &d
+		return relatedRead{}, &d
 	}
 	out := make(map[string][]map[string]any, len(w.entries))
-	var missing, read []string
+	var missing, read, cut []string
 	retry := false
 	for i, e := range w.entries {
 		if !resolved[i] {
 			out[e.As] = []map[string]any{} // a delete is not held by a reference it cannot resolve
 			continue
 		}
-		objs, err := w.fetch(ctx, e, refs[i], in)
+		objs, cutMsg, err := w.fetch(ctx, e, refs[i], in)
 		if err != nil {
 			d := failure(reasonRelatedReadFailed, "read related %s (%s %s): %v", e.As, e.gvr.Resource, refs[i], err)
-			return nil, read, &d
+			return relatedRead{names: read}, &d
+		}
+		if cutMsg != "" {
+			cut = append(cut, cutMsg)
 		}
 		out[e.As] = objs
 		read = append(read, readNames(e, refs[i], objs)...)
@@ -363,9 +439,9 @@ func (w *relatedWatch) read(ctx context.Context, in input) (map[string][]map[str
 		if retry {
 			d.action = actionBackoff
 		}
-		return nil, read, &d
+		return relatedRead{names: read}, &d
 	}
-	return out, read, nil
+	return relatedRead{objects: out, names: read, cut: cut}, nil
 }
 
 // readNames name what one entry read, for the decision trace: each object with its
@@ -387,17 +463,17 @@ func readNames(e relatedEntry, ref related.Ref, objs []map[string]any) []string 
 }
 
 // fetch reads the objects of one reference: a GET by name, or a LIST by selector cut at
-// related.MaxSelected (a Warning Event says so). A Secret's data goes only with allowSecrets.
-func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) ([]map[string]any, error) {
+// related.MaxSelected (a Warning Event says so, and cut is the message for the
+// condition). A Secret's data goes only with allowSecrets.
+func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) (objs []map[string]any, cut string, err error) {
 	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
-	var objs []map[string]any
 	if ref.Selector == nil {
 		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{ResourceVersion: e.cachedRV(ref)})
 		if apierrors.IsNotFound(err) {
-			return []map[string]any{}, nil
+			return []map[string]any{}, "", nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		objs = append(objs, u.Object)
 	} else {
@@ -407,16 +483,17 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		}
 		list, err := res.List(ctx, opts)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		for i := range list.Items {
 			objs = append(objs, list.Items[i].Object)
 		}
 		if len(objs) > related.MaxSelected || list.GetContinue() != "" {
 			objs = objs[:min(len(objs), related.MaxSelected)]
+			cut = fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
+				e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected)
 			if !in.gone {
-				w.c.event(in.cr, "Warning", EventTooManyRelated, fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
-					e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected))
+				w.c.event(in.cr, "Warning", EventTooManyRelated, cut)
 			}
 		}
 	}
@@ -442,7 +519,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 			}
 		}
 	}
-	return objs, nil
+	return objs, cut, nil
 }
 
 // cachedRV is the resourceVersion the watch holds for ref's object: a GET at it is served

@@ -109,7 +109,7 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 	}}
 	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a", "namespace": "ns"}, "spec": map[string]any{}}}
 
-	_, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr})
+	_, held := w.read(context.Background(), input{key: "ns/a", cr: cr})
 	if held == nil || held.reason != reasonRelatedInvalid {
 		t.Fatalf("held = %+v, want %s", held, reasonRelatedInvalid)
 	}
@@ -117,10 +117,11 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 		t.Errorf("indexed %v, want the reference that resolved (shared)", got)
 	}
 
-	out, _, held := w.read(context.Background(), input{key: "ns/a", cr: cr, deleting: true})
+	rel, held := w.read(context.Background(), input{key: "ns/a", cr: cr, deleting: true})
 	if held != nil {
 		t.Fatalf("a delete held by an unresolved reference: %+v", held)
 	}
+	out := rel.objects
 	if b, ok := out["broken"]; !ok || len(b) != 0 || len(out["shared"]) != 1 {
 		t.Errorf("related of the delete = %v, want broken as [] and shared read", out)
 	}
@@ -151,7 +152,7 @@ func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
 	w := &relatedWatch{c: &controller{e: &Engine{dyn: dyn}}, index: related.NewIndex()}
 	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: allNamespaces(inf)}
 	for _, name := range []string{"seen", "unseen"} {
-		if _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
+		if _, _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -175,9 +176,23 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
 	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
-	w := &relatedWatch{c: c, index: related.NewIndex()}
+	stop := make(chan struct{})
+	defer close(stop)
+	w := &relatedWatch{c: c, index: related.NewIndex(), checks: make(chan statusCheck), stop: stop}
 	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
 	w.digests.remember(pods, pod.Object) // what the pass read
+	// changed hands the read to runChecks (the informer's goroutine must not wait on it):
+	// an unbuffered queue and one check taken by hand make each change's outcome
+	// deterministic.
+	changed := func(old, u *metav1.PartialObjectMetadata) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.finishCheck(context.Background(), <-w.checks)
+		}()
+		w.changed(pods, old, u)
+		<-done
+	}
 	edit := func(rv string, f func(*unstructured.Unstructured)) {
 		cur, err := dyn.Resource(pods).Namespace("ns").Get(context.Background(), "p", metav1.GetOptions{})
 		if err != nil {
@@ -193,12 +208,12 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv}}
 	}
 	edit("2", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"phase": "Running"} })
-	w.changed(pods, meta("1"), meta("2"))
+	changed(meta("1"), meta("2"))
 	if q.Len() != 0 {
 		t.Fatalf("a Pod's status-only change queued %d keys, want none", q.Len())
 	}
 	edit("3", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"image": "b"} })
-	w.changed(pods, meta("2"), meta("3"))
+	changed(meta("2"), meta("3"))
 	if q.Len() != 1 {
 		t.Errorf("a Pod's spec change queued %d keys, want the CR that read it", q.Len())
 	}
@@ -217,14 +232,20 @@ func TestWaitSyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
 	}
 }
 
+// hourIntervalController is a controller with lanes and a ChildMinInterval of an hour:
+// anything the interval delays is not ready within a test.
+func hourIntervalController(t *testing.T) (*controller, *laneQueue) {
+	m := NewMetrics()
+	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	t.Cleanup(q.ShutDown)
+	return &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}, q
+}
+
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured
 // from the running pass, not the one before it (CI saw two passes 11ms apart at a 500ms
 // interval when the change raced a pass the previous change had delayed).
 func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
-	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
-	defer q.ShutDown()
-	c := &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c, q := hourIntervalController(t)
 	c.ledger.note("ns/a", TriggerCreate)
 	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
 		t.Fatal("begin found nothing pending")
@@ -237,5 +258,38 @@ func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
 	c.relatedChanged("ns/a", true) // during the pass
 	if q.Len() != 0 {
 		t.Errorf("a change during a pass queued the key at once (%d ready), want it delayed a whole interval", q.Len())
+	}
+}
+
+// A key handed out by the queue with only a related or child change pending, within
+// ChildMinInterval of its last pass, waits out the interval without beginning a pass (the
+// queue re-runs a key at once when a change marked it while it was being handed out); a
+// change of the CR itself is never held.
+func TestAKeyTooSoonAfterItsPassWaits(t *testing.T) {
+	c, q := hourIntervalController(t)
+	c.ledger.note("ns/a", TriggerCreate)
+	c.ledger.begin("ns/a", time.Now())
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerRelated)
+	c.handle(context.Background(), "ns/a")
+	if q.Len() != 0 {
+		t.Errorf("%d keys ready, want the key delayed", q.Len())
+	}
+	if tr, _, ok := c.ledger.begin("ns/a", time.Now()); !ok || tr != TriggerRelated {
+		t.Errorf("pending after the held hand-out = %q, %v; want related still pending", tr, ok)
+	}
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerUpdate)
+	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+		t.Errorf("an update of the CR waits %s, want no wait", wait)
+	}
+	// A requeue the reconciler asked for keeps its time when a child changes beside it
+	// (the child's trigger outranks it, but the pass is owed anyway).
+	c.ledger.begin("ns/a", time.Now())
+	c.ledger.end("ns/a", time.Now(), false)
+	c.ledger.note("ns/a", TriggerRequeue)
+	c.ledger.note("ns/a", TriggerChild)
+	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+		t.Errorf("a requeue with a child change beside it waits %s, want no wait", wait)
 	}
 }

@@ -79,11 +79,11 @@ func (s *specDigests) forget(gr schema.GroupResource, namespace, name string) {
 // statusOnly reports whether the change from old to u of a generation-less object left all
 // but its status as it was: its metadata alike, and its digest, read at u's version, the
 // one remembered. The new digest is remembered; a failed read counts as a change.
-func (w *relatedWatch) statusOnly(gvr schema.GroupVersionResource, old, u metav1.Object) bool {
-	if !digestable(gvr) || u.GetGeneration() != 0 || !sameMeta(old, u) {
+func (w *relatedWatch) statusOnly(ctx context.Context, gvr schema.GroupVersionResource, old, u metav1.Object) bool {
+	if !needsDigest(gvr, old, u) {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), digestRead)
+	ctx, cancel := context.WithTimeout(ctx, digestRead)
 	defer cancel()
 	full, err := w.c.e.dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{ResourceVersion: u.GetResourceVersion()})
 	if err != nil {
@@ -99,6 +99,12 @@ func (w *relatedWatch) statusOnly(gvr schema.GroupVersionResource, old, u metav1
 	prev, had := w.digests.m[key]
 	w.digests.m[key] = d
 	return had && prev == d
+}
+
+// needsDigest: only a read of the object can tell whether more than its status changed (a
+// kind without metadata.generation whose metadata stayed as it was).
+func needsDigest(gvr schema.GroupVersionResource, old, u metav1.Object) bool {
+	return digestable(gvr) && u.GetGeneration() == 0 && sameMeta(old, u)
 }
 
 func sameMeta(a, b metav1.Object) bool {

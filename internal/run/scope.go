@@ -181,3 +181,12 @@ func (e *Engine) namespaced(gvr schema.GroupVersionResource) (bool, error) {
 func (e *Engine) watches(namespace string) bool {
 	return len(e.opts.WatchNamespaces) == 0 || slices.Contains(e.opts.WatchNamespaces, namespace)
 }
+
+// List is every object of every cache.
+func (s scopedIndexer) List() []any {
+	var out []any
+	for _, inf := range s.informers {
+		out = append(out, inf.GetIndexer().List()...)
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -242,6 +243,7 @@ func statusPatch(base *unstructured.Unstructured, d decision, generation int64, 
 			}
 		}
 	}
+	conds = truncatedCondition(conds, d, generation, now)
 	ready := readyCondition(d, generation, now)
 	prev := findCondition(conds, ConditionReady)
 	if prev != nil && prev["status"] == ready["status"] {
@@ -279,6 +281,28 @@ func readyCondition(d decision, generation int64, now time.Time) map[string]any 
 		"type": ConditionReady, "status": string(status), "reason": reason, "message": conditionMessage(d),
 		"observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
 	}
+}
+
+// truncatedCondition sets ConditionRelatedTruncated while a selector entry is cut, and
+// removes it once a pass read every entry whole; a pass that did not read them leaves it.
+func truncatedCondition(conds []any, d decision, generation int64, now time.Time) []any {
+	if !d.relatedRead {
+		return conds
+	}
+	if len(d.relatedCut) == 0 {
+		return slices.DeleteFunc(conds, func(c any) bool {
+			m, ok := c.(map[string]any)
+			return ok && m["type"] == ConditionRelatedTruncated
+		})
+	}
+	cond := map[string]any{
+		"type": ConditionRelatedTruncated, "status": string(metav1.ConditionTrue), "reason": EventTooManyRelated,
+		"message": strings.Join(d.relatedCut, "; "), "observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
+	}
+	if prev := findCondition(conds, ConditionRelatedTruncated); prev != nil && prev["status"] == cond["status"] {
+		cond["lastTransitionTime"] = prev["lastTransitionTime"]
+	}
+	return setCondition(conds, cond)
 }
 
 func findCondition(conds []any, typ string) map[string]any {

@@ -14,13 +14,23 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 		return
 	}
 	key := trace.Key{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()}
-	c.e.trace.Record(key, trace.Decision{
+	side := ""
+	if d.candidate {
+		side = sideCandidate
+	}
+	c.e.trace.Record(key, trace.Decision{Side: side,
 		Time: start, Trigger: string(in.trigger), Attempt: in.attempt, Request: d.request, Result: d.result,
 		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Related: d.related, Applies: steps.applies.objects,
 		Durations: trace.Durations{Remote: trace.Duration(d.remoteTime), Apply: trace.Duration(steps.apply),
 			Status: trace.Duration(steps.status), Total: trace.Duration(time.Since(start))},
 	})
 }
+
+// The trace's sides (trace.Decision.Side).
+const (
+	sideCandidate = "candidate"
+	sideShadow    = "shadow"
+)
 
 // next says what the engine did with the key after the pass.
 func next(d decision) string {

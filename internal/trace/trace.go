@@ -65,6 +65,13 @@ type Decision struct {
 	Related []string `json:"related,omitempty"`
 	// Applies are the objects of the answer, in order, with what applying each did.
 	Applies []Apply `json:"applies,omitempty"`
+	// Side is the reconciler that answered when it was not the stable one: "candidate" for
+	// a canary pass the candidate reconciled, "shadow" for the comparison of a candidate's
+	// dry-run answer with the stable pass's (applied nothing; its own entry, as it ends
+	// later than the pass).
+	Side string `json:"side,omitempty"`
+	// Divergences are a shadow comparison's differing field paths, never values.
+	Divergences []string `json:"divergences,omitempty"`
 	// Durations of the parts of the reconcile.
 	Durations Durations `json:"durations"`
 }
@@ -173,6 +180,7 @@ func (s *Store) Record(k Key, d Decision) {
 	}
 	d.Message = cut(d.Message)
 	d.Applies = slices.Clone(d.Applies)
+	d.Divergences = slices.Clone(d.Divergences)
 	for i := range d.Applies {
 		d.Applies[i].Error = cut(d.Applies[i].Error)
 	}

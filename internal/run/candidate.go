@@ -1,0 +1,276 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/trace"
+)
+
+// candidate is a CRD's reconcile.remote.candidate in the engine: its own HTTP reconciler
+// (own timeout, own Retry-After pauses: a throttled candidate must not hold the stable
+// endpoint, nor the other way round), the pool its shadow calls run on, and the rollout's
+// state. The stable pass never waits for it: a shadow call is handed to the pool and the
+// pass goes on; when the pool is full the call is skipped and counted.
+type candidate struct {
+	crd           string
+	r             *remote.Reconciler
+	plan          rollout.Plan
+	shadowDeletes bool
+	// shadowRest shadows the stable slice during a canary (candidate.canary.shadowRest).
+	shadowRest bool
+	// slots bound the shadow calls in flight (candidate.concurrency).
+	slots   chan struct{}
+	metrics candidateMetrics
+	log     *slog.Logger
+	now     func() time.Time
+	// trace keeps each shadow comparison for ork trace; nil without --debug-decisions.
+	trace *trace.Store
+
+	// ctx ends the shadow calls when the engine stops (close); a pass's own context ends with
+	// the pass, long before its shadow call.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup
+	state  rollout.State
+	// logged are the paths last logged for each diverging CR, so that a CR diverging the same
+	// way on every pass is logged once; a CR whose answers agree again is removed. The
+	// recent divergences themselves are in state (the last 20, for ork rollout status).
+	logged map[string]string
+	// badPins are the CRs whose pin annotation names no side, warned about once each.
+	badPins map[types.UID]bool
+}
+
+// newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
+// resources) with the candidate's endpoint, auth and timeout.
+func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
+	stable := crd.OperatorBox.Reconcile.Remote
+	spec := stable.Candidate
+	rem := *stable
+	rem.Endpoint, rem.Auth, rem.Candidate = spec.Endpoint, spec.Auth, nil
+	if spec.Timeout != "" {
+		rem.Timeout = spec.Timeout
+	}
+	shadowCRD := *crd
+	shadowCRD.OperatorBox.Reconcile.Remote = &rem
+	r, err := remote.New(&shadowCRD, remote.Options{
+		Secrets:          e.secrets,
+		DefaultNamespace: e.opts.Namespace,
+		// Its own pauses: the candidate's Retry-After is about the candidate.
+		Pauses: remote.NewPauses(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("candidate: %w", err)
+	}
+	plan, err := rollout.PlanOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	n := katalog.DefaultCandidateConcurrency
+	if spec.Concurrency != nil {
+		n = *spec.Concurrency
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &candidate{
+		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes, shadowRest: spec.Canary.ShadowRestOrDefault(),
+		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now, trace: e.trace,
+		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
+		ctx: ctx, cancel: cancel,
+		logged: map[string]string{}, badPins: map[types.UID]bool{},
+	}
+	c.state = plan.Start(nil, c.now())
+	return c, nil
+}
+
+// shadow sends req to the candidate as a dry run, on the pool, and compares its answer with
+// stable's (stableRes nil when the stable call failed: nothing to compare, the candidate's
+// errors still count). It returns at once.
+func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes *remote.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.metrics.skipped.WithLabelValues(c.crd).Inc()
+		return
+	}
+	req.DryRun = true
+	c.calls.Add(1)
+	go func() {
+		defer c.calls.Done()
+		defer func() { <-c.slots }()
+		start := c.now()
+		res, _, err := c.r.Call(c.ctx, req)
+		if errors.Is(err, errNotLeader) {
+			return // held at the send: says nothing of the candidate
+		}
+		s, paths := c.judge(req.Key, namespace, name, stableRes, res, err)
+		if c.trace != nil {
+			c.trace.Record(trace.Key{CRD: c.crd, Namespace: namespace, Name: name}, trace.Decision{
+				Time: start, Trigger: string(req.Trigger), Attempt: req.Attempt, Side: sideShadow, Result: resultOf(res),
+				Success: s.Reason == remote.ReasonReconcileSucceeded, Reason: s.Reason, Divergences: paths,
+				Durations: trace.Durations{Remote: trace.Duration(c.now().Sub(start)), Total: trace.Duration(c.now().Sub(start))},
+			})
+		}
+	}()
+}
+
+// live reports whether the rollout is under way: shadowing, or a canary that has not rolled
+// back. A rolled-back candidate gets no call at all until its spec changes.
+func (c *candidate) live() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Phase != rollout.RolledBack
+}
+
+// sideOf is the side cr's pass goes to for real: the candidate for a CR in the canary
+// slice or pinned to it while a canary is under way; stable otherwise (shadow mode, a
+// rolled-back canary). A pin that names no side is ignored; warn is true the first time
+// this CR's is seen.
+func (c *candidate) sideOf(cr metav1.Object) (side rollout.Side, warn bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.plan.Mode != rollout.ModeCanary || (c.state.Phase != rollout.Progressing && c.state.Phase != rollout.Complete) {
+		return rollout.Stable, false
+	}
+	side, bad := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), c.plan.Percent(c.state))
+	if bad && !c.badPins[cr.GetUID()] {
+		c.badPins[cr.GetUID()] = true
+		return side, true
+	}
+	return side, false
+}
+
+// shadows reports whether a stable pass is shadowed: always in shadow mode, and during a
+// canary with shadowRest.
+func (c *candidate) shadows() bool {
+	if c.plan.Mode == rollout.ModeCanary && !c.shadowRest {
+		return false
+	}
+	return c.live()
+}
+
+// sampleCandidate counts a pass the candidate reconciled for real in its rollout's gate, by
+// the reason the whole pass ended with (its writes included); a pass that attempted nothing
+// (the candidate's Retry-After) is no sample.
+func (c *controller) sampleCandidate(d decision) {
+	rr, ok := c.rec.(*remoteReconciler)
+	if !ok || rr.cand == nil || !d.candidate || d.quiet {
+		return
+	}
+	rr.cand.served(d.reason)
+}
+
+// served counts a pass the candidate reconciled for real, by the reason it ended with
+// (nothing to compare it with: stable was not asked).
+func (c *candidate) served(reason string) {
+	c.metrics.calls.WithLabelValues(c.crd, reason).Inc()
+	s := rollout.Sample{Reason: reason, Served: true}
+	if s.Reason != remote.ReasonReconcileSucceeded {
+		c.metrics.errors.WithLabelValues(c.crd).Inc()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.Window.Add(s)
+}
+
+// resultOf is a decoded answer's result for the trace; "" when none was decoded.
+func resultOf(res *remote.Result) string {
+	if res == nil {
+		return ""
+	}
+	if res.Result == "" {
+		return "ok"
+	}
+	return res.Result
+}
+
+// judge counts one candidate answer against stable's and returns the sample and the
+// differing paths.
+func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) (rollout.Sample, []string) {
+	out := remote.Decide(res, err)
+	s := rollout.Sample{Reason: out.Reason}
+	var paths []string
+	if out.Success && stableRes != nil {
+		var failed string
+		paths, s.Compared, failed = rollout.Compare(stableRes, res, namespace, name)
+		if failed != "" {
+			s.Reason = failed
+		}
+		s.Diverged = len(paths) > 0
+	} else if out.Success {
+		if _, failed := rollout.AnswerOf(res, namespace, name); failed != "" {
+			s.Reason = failed
+		}
+	}
+	c.metrics.calls.WithLabelValues(c.crd, s.Reason).Inc()
+	if s.Reason != remote.ReasonReconcileSucceeded {
+		c.metrics.errors.WithLabelValues(c.crd).Inc()
+	}
+	if s.Diverged {
+		c.metrics.divergences.WithLabelValues(c.crd).Inc()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.Window.Add(s)
+	if !s.Compared {
+		return s, nil
+	}
+	if !s.Diverged {
+		delete(c.logged, key)
+		return s, nil
+	}
+	c.state.Record(rollout.Divergence{CR: key, Paths: paths, At: c.now().UTC()})
+	// Paths only, never values: a value may be a secret.
+	if joined := strings.Join(paths, ","); c.logged[key] != joined {
+		c.logged[key] = joined
+		c.log.Info("the candidate's answer differs from the stable one's", "key", key, "paths", paths)
+	}
+	return s, paths
+}
+
+// resume continues from prev, the state a previous run wrote, unless the spec changed.
+func (c *candidate) resume(prev rollout.State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = c.plan.Start(&prev, c.now())
+}
+
+// advance judges the gate and moves the rollout on (rollout.Plan.Advance).
+func (c *candidate) advance() (rollout.State, rollout.Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var change rollout.Change
+	c.state, change = c.plan.Advance(c.state, c.now())
+	s := c.state
+	s.Divergences = slices.Clone(s.Divergences)
+	return s, change
+}
+
+// close stops the shadow calls in flight and waits for them.
+func (c *candidate) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.calls.Wait()
+	c.r.Close()
+}
