@@ -102,6 +102,13 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		if opts.DryRun || opts.LeaderElect {
 			return nil, errors.New("shard buckets: a sharded ring fences itself by Leases: not with leader election, nor in a dry run (which writes nothing)")
 		}
+		for _, c := range set.CRDs {
+			// A rollout's state and gate live in one ConfigMap that one leader writes;
+			// several replicas judging their own slices would race on it.
+			if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
+				return nil, fmt.Errorf("CRD %q: reconcile.remote.candidate is not rolled out by sharded replicas yet: run the rollout with --leader-elect, or remove candidate", c.Name)
+			}
+		}
 	}
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
 		return nil, err
