@@ -70,6 +70,7 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	f.String("namespace", rbacgen.DefaultNamespace, "ork's namespace: the ServiceAccount's, the Lease's and a secretRef's without one; it does not limit what is granted: see --watch-namespace")
 	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs, in --namespace")
 	f.String("lease-name", "", "the Lease that get/update are limited to: ork run's --lease-name (default --name)")
+	f.Int("shard-buckets", 0, "grant the Lease verbs that ork run --shard-buckets needs, in --namespace: the bucket Leases (named after --name) by name, the member Leases, list and watch")
 	f.Bool("install-crds", false, "grant get/create/patch on the Katalog's CustomResourceDefinitions (by name) for ork run --install-crds")
 	f.StringArray("watch-namespace", nil, "grant the namespaced types in this namespace only, by a Role there, for ork run --watch-namespace (repeatable; default cluster-wide)")
 	return cmd
@@ -89,6 +90,7 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 			Namespace:       cfg.String("namespace"),
 			LeaderElect:     cfg.Bool("leader-elect"),
 			LeaseName:       cfg.String("lease-name"),
+			ShardBuckets:    cfg.Int("shard-buckets"),
 			InstallCRDs:     cfg.Bool("install-crds"),
 			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 		},

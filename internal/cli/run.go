@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -91,6 +92,9 @@ shown, not called, unless --include-deletes.`,
 	f.Duration("leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the last renewal before taking the Lease")
 	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
 	f.Duration("leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire, and the leader to renew, the Lease")
+	f.Int("shard-buckets", 0, "share the custom resources among every replica: cut them by uid into this many buckets (a power of two from 2 to 256), each fenced by a Lease in --namespace, with the --leader-elect-* timings; a replica's member Lease is named after $POD_NAME, else the hostname (0: one replica reconciles everything; not with --leader-elect)")
+	f.Bool("shard-client-filter-only", false, "with --shard-buckets: send the apiserver no shard selector, as a server without the ShardedListAndWatch gate ignores it (for tests of the client-side filter)")
+	_ = f.MarkHidden("shard-client-filter-only")
 	f.Duration("cache-sync-timeout", 2*time.Minute, "how long a CRD's caches may take to list their types at start before ork exits naming the type")
 	f.Bool("preflight", true, "check with SelfSubjectAccessReviews that every permission ork needs is granted")
 	f.Bool("dry-run", false, "make every write a server-side dry run and print what would change, then exit after one pass over every custom resource")
@@ -116,26 +120,29 @@ func completeRun(env *Env) (runOptions, error) {
 		kubeconfig: cfg.String("kubeconfig"),
 		context:    cfg.String("context"),
 		engine: run.Options{
-			Namespace:        ns,
-			BackoffBase:      cfg.Duration("backoff-base"),
-			BackoffMax:       cfg.Duration("backoff-max"),
-			ShutdownTimeout:  cfg.Duration("shutdown-timeout"),
-			HealthAddr:       cfg.String("health-addr"),
-			MetricsAddr:      cfg.String("metrics-addr"),
-			InstallCRDs:      cfg.Bool("install-crds"),
-			WatchNamespaces:  cfg.StringSlice("watch-namespace"),
-			Profiling:        cfg.Bool("profiling"),
-			DebugDecisions:   cfg.Bool("debug-decisions"),
-			Redact:           cfg.StringSlice("redact"),
-			LeaderElect:      cfg.Bool("leader-elect"),
-			Name:             cfg.String("name"),
-			LeaseName:        cfg.String("lease-name"),
-			LeaseDuration:    cfg.Duration("leader-elect-lease-duration"),
-			RenewDeadline:    cfg.Duration("leader-elect-renew-deadline"),
-			RetryPeriod:      cfg.Duration("leader-elect-retry-period"),
-			CacheSyncTimeout: cfg.Duration("cache-sync-timeout"),
-			SkipPreflight:    !cfg.Bool("preflight"),
-			Logger:           logger,
+			Namespace:             ns,
+			BackoffBase:           cfg.Duration("backoff-base"),
+			BackoffMax:            cfg.Duration("backoff-max"),
+			ShutdownTimeout:       cfg.Duration("shutdown-timeout"),
+			HealthAddr:            cfg.String("health-addr"),
+			MetricsAddr:           cfg.String("metrics-addr"),
+			InstallCRDs:           cfg.Bool("install-crds"),
+			WatchNamespaces:       cfg.StringSlice("watch-namespace"),
+			Profiling:             cfg.Bool("profiling"),
+			DebugDecisions:        cfg.Bool("debug-decisions"),
+			Redact:                cfg.StringSlice("redact"),
+			LeaderElect:           cfg.Bool("leader-elect"),
+			Name:                  cfg.String("name"),
+			LeaseName:             cfg.String("lease-name"),
+			LeaseDuration:         cfg.Duration("leader-elect-lease-duration"),
+			RenewDeadline:         cfg.Duration("leader-elect-renew-deadline"),
+			RetryPeriod:           cfg.Duration("leader-elect-retry-period"),
+			CacheSyncTimeout:      cfg.Duration("cache-sync-timeout"),
+			ShardBuckets:          cfg.Int("shard-buckets"),
+			ShardMember:           memberName(env),
+			ShardClientFilterOnly: cfg.Bool("shard-client-filter-only"),
+			SkipPreflight:         !cfg.Bool("preflight"),
+			Logger:                logger,
 		},
 	}
 	// The name is a label value and the default Lease name: a DNS-1123 label is both.
@@ -152,6 +159,17 @@ func completeRun(env *Env) (runOptions, error) {
 	}
 	if e := opts.engine; e.RetryPeriod <= 0 || e.RenewDeadline <= e.RetryPeriod || e.LeaseDuration <= e.RenewDeadline {
 		return opts, usageError("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration, all positive")
+	}
+	if b := opts.engine.ShardBuckets; b != 0 {
+		if err := shard.ValidBuckets(b); err != nil {
+			return opts, usageError("--shard-buckets: %v (0 keeps one replica reconciling everything)", err)
+		}
+		if opts.engine.LeaderElect {
+			return opts, usageError("--shard-buckets replaces --leader-elect: the replicas share the work, each bucket fenced by a Lease of its own")
+		}
+		if errs := validation.IsDNS1123Subdomain(shard.MemberLeaseName(opts.engine.Name, memberName(env))); len(errs) > 0 {
+			return opts, usageError("--shard-buckets: member Lease name: %s (set $POD_NAME)", strings.Join(errs, "; "))
+		}
 	}
 	if opts.engine.CacheSyncTimeout <= 0 {
 		return opts, usageError("--cache-sync-timeout must be positive")
@@ -269,4 +287,14 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.floor}
+}
+
+// memberName names this replica in a sharded ring: the pod name ($POD_NAME, from the
+// downward API), else the hostname (a pod's, unless hostname is set in its spec).
+func memberName(env *Env) string {
+	if p := env.Getenv("POD_NAME"); p != "" {
+		return p
+	}
+	h, _ := os.Hostname()
+	return h
 }

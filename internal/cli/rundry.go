@@ -25,8 +25,8 @@ func completeDryRun(cfg *config.Config, opts *runOptions) error {
 		}
 		return nil
 	}
-	if e.LeaderElect || e.InstallCRDs {
-		return usageError("--dry-run writes nothing: not with --leader-elect (a Lease) or --install-crds")
+	if e.LeaderElect || e.InstallCRDs || e.ShardBuckets != 0 {
+		return usageError("--dry-run writes nothing: not with --leader-elect or --shard-buckets (Leases) or --install-crds")
 	}
 	if cfg.Source("health-addr") == "the default" {
 		e.HealthAddr = ""

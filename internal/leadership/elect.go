@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // DefaultIdentity is <hostname>_<random>: two ork processes on one host (or two pods with
@@ -50,11 +52,12 @@ func (l *Leadership) Run(ctx context.Context, fn func(context.Context) error) er
 	if err != nil {
 		return fmt.Errorf("leader election client: %w", err)
 	}
-	lock := renewTracker{lead: l, Interface: &resourcelock.LeaseLock{
+	// Mode fencing: never acquired while a sharded ring of the operator holds bucket Leases.
+	lock := renewTracker{lead: l, Interface: shard.FenceLeaderLock(&resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace},
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: o.Identity},
-	}}
+	}, client.CoordinationV1(), o.Namespace, o.OperatorName, nil, o.LeaseDuration)}
 	// The elector's context ends only after fn has returned (or, while standing by, on the
 	// stop signal): cancelling it is what releases the Lease.
 	electCtx, stopElecting := context.WithCancel(context.WithoutCancel(ctx))

@@ -31,6 +31,9 @@ type Options struct {
 	Config *rest.Config
 	// Namespace and Name name the Lease; Identity names this replica in it.
 	Namespace, Name, Identity string
+	// OperatorName is the prefix of the sharded ring's bucket Leases, whose live ones keep
+	// this replica from leading (shard.FenceLeaderLock). Default Name.
+	OperatorName string
 	// LeaseDuration, RenewDeadline and RetryPeriod tune the election; RenewDeadline also
 	// bounds the guard (see Leadership).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -65,6 +68,9 @@ type Leadership struct {
 func New(opts Options) *Leadership {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.OperatorName == "" {
+		opts.OperatorName = opts.Name
 	}
 	return &Leadership{opts: opts}
 }

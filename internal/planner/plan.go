@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // OwnerAnnotation marks a child ork wrote for a custom resource that cannot own it by an
@@ -49,6 +50,10 @@ type Planner struct {
 	Watched []string
 	// ForceConflict is the CRD's reconcile.forceConflict; default (nil) true.
 	ForceConflict *bool
+	// ShardSlots labels every child with its owner's slot (shard.SlotLabel: SlotOf the CR's
+	// uid), which a sharded replica's child caches select on (ork run --shard-buckets).
+	// Default false: no slot label.
+	ShardSlots bool
 }
 
 // Child is an object ready to apply: placed, owned and labelled, and the digest it carries.
@@ -155,6 +160,14 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 	}
 	obj.SetOwnerReferences(refs)
 	MarkOwner(obj, cr, ownable)
+	if p.ShardSlots {
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[shard.SlotLabel] = shard.SlotOf(cr.GetUID())
+		obj.SetLabels(labels)
+	}
 	digest := p.Label(obj)
 	return Child{Obj: obj, Resource: m.Resource, Force: p.force(o), Digest: digest}, nil
 }

@@ -61,7 +61,8 @@ func TestLeaseRightsAreARoleInOrksNamespaceLimitedToTheLeaseName(t *testing.T) {
 				}
 			}
 			want := []rbacv1.PolicyRule{
-				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+				// list: the mode fence looks for a sharded ring's live bucket Leases.
+				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"list", "create"}},
 				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{tt.lease}, Verbs: []string{"get", "update"}},
 			}
 			if diff := cmp.Diff(want, leaseRules); diff != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // Result is the RBAC for one Katalog set.
@@ -110,6 +111,11 @@ func (o Options) validate(set *katalog.Set) error {
 	for _, ns := range o.WatchNamespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return fmt.Errorf("watch-namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	if o.ShardBuckets != 0 {
+		if err := shard.ValidBuckets(o.ShardBuckets); err != nil {
+			return fmt.Errorf("shard-buckets: %w", err)
 		}
 	}
 	return CheckWatchScope(set, o.WatchNamespaces)
@@ -216,6 +222,9 @@ func (r *Result) command() string {
 		if r.opts.LeaseName != r.opts.Name {
 			args = append(args, "--lease-name", r.opts.LeaseName)
 		}
+	}
+	if r.opts.ShardBuckets > 0 {
+		args = append(args, fmt.Sprintf("--shard-buckets=%d", r.opts.ShardBuckets))
 	}
 	if r.opts.InstallCRDs {
 		args = append(args, "--install-crds")

@@ -19,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // Defaults of Options.
@@ -41,6 +42,13 @@ type Options struct {
 	// LeaseName is the Lease that get and update are limited to (`ork run --lease-name`);
 	// default Name.
 	LeaseName string
+	// ShardBuckets adds the Lease verbs `ork run --shard-buckets` needs, in Namespace: get
+	// and update on the bucket Leases by name, get/update/create on the member Leases (named
+	// after pods, so not by name), list and watch; default 0: none.
+	ShardBuckets int
+	// ShardName is the operator name the bucket Leases are named after (`ork run --name`);
+	// default Name.
+	ShardName string
 	// InstallCRDs adds get/create/patch on the Katalog's CustomResourceDefinitions (those with
 	// a crdFile, by name) for `ork run --install-crds`; default false.
 	InstallCRDs bool
@@ -58,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LeaseName == "" {
 		o.LeaseName = o.Name
+	}
+	if o.ShardName == "" {
+		o.ShardName = o.Name
 	}
 	o.WatchNamespaces = slices.Compact(slices.Sorted(slices.Values(o.WatchNamespaces)))
 	return o
@@ -157,6 +168,12 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 		// whose name RBAC does not see: create cannot be limited to one name.
 		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", opts.LeaseName, "get", "update")
 		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "create")
+		// Mode fencing: the leader lists the Leases for a sharded ring's live bucket Leases
+		// before it acquires (shard.FenceLeaderLock).
+		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "list")
+	}
+	if opts.ShardBuckets > 0 {
+		c.shardLeases(opts)
 	}
 	if set != nil {
 		for _, crd := range set.CRDs {
@@ -342,4 +359,17 @@ func hasCandidate(set *katalog.Set) bool {
 		}
 	}
 	return false
+}
+
+// shardLeases are the Lease rights of a sharded replica (ork run --shard-buckets): each
+// bucket Lease by name; the member Leases, named after pods, not by name (get/update cannot
+// be narrowed further than the namespace, and create never can); list and watch for the
+// Manager's view of the ring and the single leader's Lease. The Events of its takes and
+// hand-backs go on the bucket Leases, in ork's namespace.
+func (c *collector) shardLeases(opts Options) {
+	for i := range opts.ShardBuckets {
+		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", shard.BucketLeaseName(opts.ShardName, i, opts.ShardBuckets), "get", "update")
+	}
+	c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "get", "update", "create", "list", "watch")
+	c.addIn(opts.Namespace, "", "events", "", "", eventVerbs...)
 }

@@ -43,6 +43,7 @@ func TestGenerateMatchesGolden(t *testing.T) {
 		{"remote.golden.yaml", []string{remoteExample}, Options{}},
 		{"remote-leader-elect.golden.yaml", []string{remoteExample}, Options{LeaderElect: true, Name: "webapp-operator", Namespace: "ops"}},
 		{"remote-install-crds.golden.yaml", []string{remoteExample}, Options{InstallCRDs: true}},
+		{"remote-shard-buckets.golden.yaml", []string{remoteExample}, Options{ShardBuckets: 4, Name: "webapp-operator", Namespace: "ops"}},
 		{"secrets.golden.yaml", []string{"testdata/secrets.katalog.yaml"}, Options{}},
 		{"shared-group.golden.yaml", []string{"testdata/shared-group.katalog.yaml"}, Options{}},
 		{"website.golden.yaml", []string{"../../examples/website/katalog.yaml"}, Options{}},

@@ -35,6 +35,8 @@ type controller struct {
 	gvr      schema.GroupVersionResource
 	gvk      schema.GroupVersionKind
 	informer scopedInformer
+	// crCaches are the sharded CR caches behind informer (shardcache.go); nil unsharded.
+	crCaches []*crCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedWatch
@@ -133,6 +135,11 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
+		if e.shards != nil {
+			cc := newCRCache(e.shards, e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
+			c.crCaches = append(c.crCaches, cc)
+			return cc.informer()
+		}
 		return dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, namespace, 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	}
@@ -144,7 +151,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
-		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial) },
+		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false)) },
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -187,10 +194,11 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if isInInitialList {
+			if isInInitialList || c.takenBacklog(obj, true) {
 				// The cache's first list, at start or on a new leader: the owner's own
 				// initial add queues it (in the slow lane). Passing it for its children
-				// too would put the whole start-up backlog in the fast lane.
+				// too would put the whole start-up backlog in the fast lane. So for a
+				// child of a bucket this sharded replica just took.
 				return
 			}
 			c.onChild(resource, nil, obj, false)
@@ -269,6 +277,11 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
+		if c.e.shards != nil {
+			// A sharded cache lists again whenever the held buckets change: the CRs it
+			// still holds are no news (a change comes with a new resourceVersion).
+			return
+		}
 		c.enqueue(newObj, TriggerResync, false)
 		return
 	}
@@ -284,6 +297,9 @@ func (c *controller) onDelete(obj any) {
 	u, ok := deletedObject(obj)
 	if !ok {
 		return
+	}
+	if c.e.shards != nil && !c.e.shards.holds(u.GetUID()) {
+		return // its bucket went to another replica: it left this cache, not the cluster
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)
 	if err != nil {
@@ -309,6 +325,11 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
 	key, ok := c.ownerKey(u)
+	if deleted && c.e.shards != nil && ok && !c.e.shards.holds(metav1.GetControllerOf(u).UID) {
+		// Its owner's bucket went to another replica: it left this cache, not the cluster.
+		c.e.writes.forget(ev, ok)
+		return
+	}
 	var ownDelete bool
 	if deleted {
 		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news

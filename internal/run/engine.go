@@ -26,6 +26,7 @@ import (
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -49,6 +50,8 @@ type Engine struct {
 	ready      atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
+	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
+	shards *shards
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	// discoveryReset rate-limits refreshes of the discovery cache (mapping.go).
@@ -92,15 +95,31 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
+	if opts.ShardBuckets != 0 {
+		if err := shard.ValidBuckets(opts.ShardBuckets); err != nil {
+			return nil, err
+		}
+		if opts.DryRun || opts.LeaderElect {
+			return nil, errors.New("shard buckets: a sharded ring fences itself by Leases: not with leader election, nor in a dry run (which writes nothing)")
+		}
+		for _, c := range set.CRDs {
+			// A rollout's state and gate live in one ConfigMap that one leader writes;
+			// several replicas judging their own slices would race on it.
+			if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
+				return nil, fmt.Errorf("CRD %q: reconcile.remote.candidate is not rolled out by sharded replicas yet: run the rollout with --leader-elect, or remove candidate", c.Name)
+			}
+		}
+	}
 	if err := rbacgen.CheckWatchScope(set, opts.WatchNamespaces); err != nil {
 		return nil, err
 	}
-	if opts.Identity == "" {
+	if opts.Identity == "" && opts.ShardBuckets == 0 {
+		// A sharded replica's default is <member>_<random> (shard.Options.Identity).
 		opts.Identity = leadership.DefaultIdentity()
 	}
 	// Every client but the Lease's goes through the write guard.
 	lead := leadership.New(leadership.Options{
-		Enabled: opts.LeaderElect, Config: opts.RESTConfig, Namespace: opts.Namespace, Name: opts.LeaseName, Identity: opts.Identity,
+		Enabled: opts.LeaderElect, Config: opts.RESTConfig, Namespace: opts.Namespace, Name: opts.LeaseName, OperatorName: opts.Name, Identity: opts.Identity,
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod, Log: opts.Logger,
 	})
 	guarded := rest.CopyConfig(opts.RESTConfig)
@@ -113,7 +132,16 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		}
 		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
 	}
-	guarded.Wrap(lead.Transport)
+	var ring *shards
+	if opts.ShardBuckets != 0 {
+		var err error
+		if ring, err = newShardRing(set, opts); err != nil {
+			return nil, err
+		}
+		guarded.Wrap(ring.Transport)
+	} else {
+		guarded.Wrap(lead.Transport)
+	}
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
 	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
@@ -154,6 +182,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		creator:        creator,
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
+		shards:         ring,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		childLocks:     newChildLocks(),
@@ -189,6 +218,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	if e.opts.LeaderElect {
 		return e.lead.Run(ctx, e.runControllers)
+	}
+	if e.shards != nil {
+		return e.runSharded(ctx)
 	}
 	return e.runControllers(ctx)
 }

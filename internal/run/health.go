@@ -50,6 +50,10 @@ func (e *Engine) startServers() (*servers, error) {
 				http.Error(w, "informers not synced", http.StatusServiceUnavailable)
 				return
 			}
+			if e.shards != nil && !e.shards.upToDate() {
+				http.Error(w, "the held shard buckets' caches are not synced", http.StatusServiceUnavailable)
+				return
+			}
 			fmt.Fprintln(w, "ok")
 		})
 	}

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -30,7 +29,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		e.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: FieldManager})
 	}
 
-	factories := newChildInformers(e.dyn, e.meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
+	dyn, meta := e.dyn, e.meta
+	if e.shards != nil {
+		// Each replica caches its own CRs' children: those of its held buckets' slots.
+		dyn, meta = shardedDynamic{Interface: dyn, s: e.shards}, shardedMetadata{Interface: meta, s: e.shards}
+	}
+	factories := newChildInformers(dyn, meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
 	var controllers []*controller
 	// ShutDown is idempotent: this also ends the queues' goroutines on an early return.
 	defer func() {
@@ -45,6 +49,9 @@ func (e *Engine) runControllers(ctx context.Context) error {
 			return fmt.Errorf("crd %s: %w", crd.Name, err)
 		}
 		controllers = append(controllers, c)
+	}
+	if e.shards != nil {
+		e.shards.setControllers(controllers, e.recorder)
 	}
 	e.labelOlderChildren(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.
@@ -84,7 +91,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		c.stopping.Store(true)
 		c.queue.ShutDown()
 	}
-	if runErr != nil || errors.Is(context.Cause(ctx), errLeadershipLost) {
+	if runErr != nil || leaseLost(ctx) {
 		// No drain: another replica may lead already, and a failed start has nothing to
 		// finish. In-flight calls are cancelled and their writes refused.
 		cancelWork()

@@ -24,9 +24,17 @@ type Metrics struct {
 	// ChildLockWait times each wait for a child lock (the ownership check of a child the
 	// cache does not show controlled by the CR): near zero unless two CRs name one child.
 	ChildLockWait *prometheus.HistogramVec
-	queue         queueMetrics
-	lanes         laneMetrics
-	candidate     candidateMetrics
+	// ShardBucketsHeld and ShardHandoffs are registered in sharded mode only (the ring's
+	// buckets held here; buckets handed back or lost).
+	ShardBucketsHeld prometheus.Gauge
+	ShardHandoffs    prometheus.Counter
+	// ShardCRsReceived and ShardCRsDropped count the custom resources the CR caches of a
+	// sharded replica received, and those the client filter dropped (not of a held
+	// bucket: the apiserver ignored the selector, or the holding changed meanwhile).
+	ShardCRsReceived, ShardCRsDropped *prometheus.CounterVec
+	queue                             queueMetrics
+	lanes                             laneMetrics
+	candidate                         candidateMetrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -60,6 +68,18 @@ func NewMetrics() *Metrics {
 		ChildLockWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ork_child_lock_wait_seconds", Help: "Time a pass waited for the lock of one child it checks for ownership before creating or adopting it.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"crd"}),
+		ShardBucketsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ork_shard_buckets_held", Help: "Shard buckets this replica holds (ork run --shard-buckets).",
+		}),
+		ShardHandoffs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ork_shard_handoffs_total", Help: "Shard buckets this replica stopped holding: handed back or lost.",
+		}),
+		ShardCRsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_shard_crs_received_total", Help: "Custom resources (list items and watch events) the CR caches of a sharded replica received.",
+		}, []string{"crd"}),
+		ShardCRsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_shard_crs_dropped_total", Help: "Custom resources the client-side shard filter dropped: not of a bucket this replica holds.",
 		}, []string{"crd"}),
 		queue:     newQueueMetrics(),
 		lanes:     newLaneMetrics(),

@@ -27,7 +27,9 @@ const unlabelledChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + Operat
 // changed meanwhile is left to the apply too. A failure is logged, not fatal: the apply path
 // labels the rest.
 func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controller) {
-	if e.dry != nil {
+	if e.dry != nil || e.shards != nil {
+		// A sharded replica holds no bucket yet, so may write for no CR: the applies label
+		// what an older ork wrote.
 		return
 	}
 	// owners are the Katalog's kinds, and whether each is namespaced (its key's form).
@@ -85,7 +87,7 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		if namespaced {
 			key = obj.GetNamespace() + "/" + ref.Name
 		}
-		if err := e.mayWrite(key); err != nil {
+		if err := e.mayWrite(key, ref.UID); err != nil {
 			return n, err
 		}
 		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)

@@ -51,6 +51,18 @@ type Options struct {
 	Name string
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
 	LeaderElect bool
+	// ShardBuckets, when set, shares the custom resources among active replicas (ork run
+	// --shard-buckets): a power of two from 2 to 256, each bucket fenced by a Lease of its
+	// own in Namespace, with the Lease timings below. Not with LeaderElect or DryRun.
+	// Default 0: one replica reconciles everything (with LeaderElect, the leader).
+	ShardBuckets int
+	// ShardMember names this replica's member Lease <Name>-member-<ShardMember>: the pod
+	// name. Default the hostname.
+	ShardMember string
+	// ShardClientFilterOnly sends no shard selector to the apiserver, as a server without
+	// the ShardedListAndWatch gate ignores it: every CR is received and the client filter
+	// keeps the held buckets' (for tests of that path). Default false.
+	ShardClientFilterOnly bool
 	// LeaseName defaults to Name.
 	LeaseName string
 	// Identity names this replica in the Lease; default <hostname>_<random>, so that two

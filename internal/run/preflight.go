@@ -45,6 +45,7 @@ func (e *MissingPermissionsError) Error() string {
 func (e *Engine) preflight(ctx context.Context) error {
 	perms := rbacgen.Permissions(e.set, rbacgen.Options{
 		Name: e.opts.Name, Namespace: e.opts.Namespace, LeaderElect: e.opts.LeaderElect, LeaseName: e.opts.LeaseName,
+		ShardBuckets: e.opts.ShardBuckets, ShardName: e.opts.Name,
 		InstallCRDs: e.opts.InstallCRDs, WatchNamespaces: e.opts.WatchNamespaces,
 	})
 	done := e.step("preflight: checking %d permissions with SelfSubjectAccessReviews", len(perms))

@@ -150,9 +150,23 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
 	// than refuses would hold the worker until the probe restarts ork.
 	passCtx := ctx
+	if c.e.shards != nil {
+		bucketCtx, done, ok := c.e.shards.begin(in.cr.GetUID())
+		if !ok {
+			// Another replica's bucket, or one being handed back: its holder passes it.
+			c.queue.Forget(key)
+			c.endPass(key, false)
+			return
+		}
+		defer done()
+		var cancel context.CancelFunc
+		passCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(bucketCtx, cancel)()
+	}
 	if c.passTimeout > 0 {
 		var cancel context.CancelFunc
-		passCtx, cancel = context.WithTimeout(ctx, c.passTimeout)
+		passCtx, cancel = context.WithTimeout(passCtx, c.passTimeout)
 		defer cancel()
 	}
 	d, steps, done := c.pass(passCtx, in)
@@ -227,7 +241,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	default:
 		// The call's side effects are the new leader's to cause, not a replica's whose
 		// Lease may have passed.
-		if err := c.e.mayWrite(in.key); err != nil {
+		if err := c.e.mayWrite(in.key, in.cr.GetUID()); err != nil {
 			return d, steps, false
 		}
 		if d = c.safeReconcile(ctx, in); d.notLeader {
@@ -440,7 +454,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.recorder == nil || c.e.mayWrite(keyOf(obj)) != nil {
+	if c.e.recorder == nil || c.e.mayWrite(keyOf(obj), obj.GetUID()) != nil {
 		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)

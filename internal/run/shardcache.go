@@ -1,0 +1,219 @@
+package run
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+)
+
+// holding is one generation of the held buckets, as the CR caches select on it.
+type holding struct {
+	// sel is the held buckets' selector; nil when none is held (then nothing passes the
+	// client filter, and no selector is sent: an empty one would mean every object).
+	sel sharding.Selector
+	// held are the buckets sel selects, for the child caches' slots.
+	held []int
+	gen  uint64
+	// changed is closed when the next generation starts: the watches of this one end.
+	changed chan struct{}
+}
+
+// crCache lists and watches one CRD's custom resources (in one namespace, or all) for a
+// sharded replica: the server is asked for the held buckets' objects only
+// (ListOptions.ShardSelector), and every object is checked again here, since a server
+// without the ShardedListAndWatch gate ignores the selector. A change of the held buckets
+// ends the watch as expired, so that the informer lists again with the new selector: the
+// newly held buckets' objects arrive as adds, the released ones' leave as deletes.
+type crCache struct {
+	s   *shards
+	res dynamic.ResourceInterface
+	crd string
+	// sendSelector is false to prove the client filter alone (Options.ShardClientFilterOnly).
+	sendSelector bool
+	// listed and synced are 1 + the generation whose list completed, and whose list
+	// completed and was followed by its watch (0: none yet).
+	listed, synced atomic.Uint64
+}
+
+func newCRCache(s *shards, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *crCache {
+	// Both counters show from the start: a zero is the news that the server filtered.
+	s.metrics.ShardCRsReceived.WithLabelValues(crd)
+	s.metrics.ShardCRsDropped.WithLabelValues(crd)
+	return &crCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector}
+}
+
+// informer is the cache's informer, indexed by namespace as the unsharded one.
+func (c *crCache) informer() cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  c.list,
+		WatchFuncWithContext: c.watch,
+	}
+	return cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// upToDate reports whether the cache has listed with the current holding.
+func (c *crCache) upToDate() bool { return c.synced.Load() == c.s.current().gen+1 }
+
+func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	h := c.s.current()
+	if h.sel == nil {
+		return c.nothing(ctx, h)
+	}
+	c.selectOn(h, &o)
+	list, err := c.res.List(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	kept := list.Items[:0]
+	for i := range list.Items {
+		if c.pass(h, &list.Items[i]) {
+			kept = append(kept, list.Items[i])
+		}
+	}
+	list.Items = kept
+	c.listed.Store(h.gen + 1)
+	return list, nil
+}
+
+func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	h := c.s.current()
+	c.selectOn(h, &o)
+	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
+	var w watch.Interface
+	var err error
+	if h.sel == nil {
+		w, err = c.idle(ctx, streamed)
+	} else {
+		w, err = c.res.Watch(ctx, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !streamed && c.listed.Load() == h.gen+1 {
+		c.synced.Store(h.gen + 1)
+	}
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go fw.run(c, h, streamed)
+	return fw, nil
+}
+
+// nothing is the list while no bucket is held: no object, at the collection's current
+// resourceVersion (one item asked for, none kept), so that an idle replica caches nothing.
+func (c *crCache) nothing(ctx context.Context, h holding) (*unstructured.UnstructuredList, error) {
+	list, err := c.res.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	list.Items = nil
+	list.SetContinue("")
+	list.SetRemainingItemCount(nil)
+	c.listed.Store(h.gen + 1)
+	return list, nil
+}
+
+// idle is the watch while no bucket is held: no event until the holding changes (then
+// expired); a streamed list ends at once, at the collection's current resourceVersion.
+func (c *crCache) idle(ctx context.Context, streamed bool) (watch.Interface, error) {
+	w := watch.NewFake()
+	if !streamed {
+		return w, nil
+	}
+	list, err := c.res.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	end := &unstructured.Unstructured{}
+	end.SetResourceVersion(list.GetResourceVersion())
+	end.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	go func() {
+		defer func() { _ = recover() }() // stopped before the bookmark was read
+		w.Action(watch.Bookmark, end)
+	}()
+	return w, nil
+}
+
+func (c *crCache) selectOn(h holding, o *metav1.ListOptions) {
+	if h.sel != nil && c.sendSelector {
+		o.ShardSelector = h.sel.String()
+	}
+}
+
+// pass is the client filter: whether obj is of a bucket of h.
+func (c *crCache) pass(h holding, obj runtime.Object) bool {
+	c.s.metrics.ShardCRsReceived.WithLabelValues(c.crd).Inc()
+	ok := false
+	if h.sel != nil {
+		ok, _ = h.sel.Matches(obj)
+	}
+	if !ok {
+		c.s.metrics.ShardCRsDropped.WithLabelValues(c.crd).Inc()
+	}
+	return ok
+}
+
+// filteredWatch is a watch through the client filter (none for a nil crCache), ended as
+// expired when the holding changes.
+type filteredWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *filteredWatch) Stop() { w.once.Do(func() { close(w.stop) }) }
+
+func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
+	defer close(w.out)
+	defer w.inner.Stop()
+	send := func(ev watch.Event) bool {
+		select {
+		case w.out <- ev:
+			return true
+		case <-w.stop:
+			return false
+		}
+	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-h.changed:
+			// Expired: the reflector lists again, with the next holding's selector.
+			send(watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure,
+				Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "the held shard buckets changed"}})
+			return
+		case ev, ok := <-w.inner.ResultChan():
+			if !ok {
+				return
+			}
+			switch {
+			case c == nil: // a child cache: the server's label selector is the whole filter
+			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
+				if !c.pass(h, ev.Object) {
+					continue
+				}
+			case ev.Type == watch.Bookmark:
+				if m, err := meta.Accessor(ev.Object); streamed && err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					c.synced.Store(h.gen + 1)
+				}
+			}
+			if !send(ev) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package run
+
+import (
+	"context"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// The child caches of a sharded replica select, beside the operator's labels, the slot
+// label values of the held buckets (shard.SlotValues), so that each replica caches only its
+// own CRs' children. Their informers come from the shared factories, so the selection is
+// added one level down, in the clients the factories list and watch with: each list and
+// watch carries the current holding's slots, and a change of holding ends the watch as
+// expired (as for the CR caches), so that the informer lists again with the new slots.
+
+// childLister is the part of a dynamic or metadata resource client the informers use.
+type childLister[L any] interface {
+	List(ctx context.Context, o metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+}
+
+// slotSelected lists and watches through next with the held buckets' slots.
+type slotSelected[L any] struct {
+	next childLister[L]
+	s    *shards
+}
+
+func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
+	o.LabelSelector = c.s.slotSelector(o.LabelSelector, c.s.current())
+	return c.next.List(ctx, o)
+}
+
+func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	h := c.s.current()
+	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
+	w, err := c.next.Watch(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go fw.run(nil, h, false)
+	return fw, nil
+}
+
+// slotSelector is base with the slot label required in the held buckets' slots; with no
+// bucket held, a value no slot has (an empty set cannot be written), so the server sends
+// nothing.
+func (s *shards) slotSelector(base string, h holding) string {
+	in := shard.SlotLabel + "=none"
+	if slots := shard.SlotValues(h.held, s.buckets); len(slots) > 0 {
+		in = shard.SlotLabel + " in (" + strings.Join(slots, ",") + ")"
+	}
+	if base == "" {
+		return in
+	}
+	return base + "," + in
+}
+
+// shardedDynamic is a dynamic client whose lists and watches select the held slots.
+type shardedDynamic struct {
+	dynamic.Interface
+	s *shards
+}
+
+func (d shardedDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return shardedDynamicResource{NamespaceableResourceInterface: d.Interface.Resource(gvr), s: d.s}
+}
+
+type shardedDynamicResource struct {
+	dynamic.NamespaceableResourceInterface
+	s *shards
+}
+
+func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList]) slotSelected[*unstructured.UnstructuredList] {
+	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s}
+}
+
+func (r shardedDynamicResource) Namespace(ns string) dynamic.ResourceInterface {
+	next := r.NamespaceableResourceInterface.Namespace(ns)
+	return shardedDynamicNamespaced{ResourceInterface: next, sel: r.sel(next)}
+}
+
+func (r shardedDynamicResource) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.sel(r.NamespaceableResourceInterface).List(ctx, o)
+}
+
+func (r shardedDynamicResource) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return r.sel(r.NamespaceableResourceInterface).Watch(ctx, o)
+}
+
+type shardedDynamicNamespaced struct {
+	dynamic.ResourceInterface
+	sel slotSelected[*unstructured.UnstructuredList]
+}
+
+func (r shardedDynamicNamespaced) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.sel.List(ctx, o)
+}
+
+func (r shardedDynamicNamespaced) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return r.sel.Watch(ctx, o)
+}
+
+// shardedMetadata is a metadata client whose lists and watches select the held slots.
+type shardedMetadata struct {
+	metadata.Interface
+	s *shards
+}
+
+func (m shardedMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	return shardedMetadataGetter{Getter: m.Interface.Resource(gvr), s: m.s}
+}
+
+type shardedMetadataGetter struct {
+	metadata.Getter
+	s *shards
+}
+
+func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList]) slotSelected[*metav1.PartialObjectMetadataList] {
+	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s}
+}
+
+func (g shardedMetadataGetter) Namespace(ns string) metadata.ResourceInterface {
+	next := g.Getter.Namespace(ns)
+	return shardedMetadataNamespaced{ResourceInterface: next, sel: g.sel(next)}
+}
+
+func (g shardedMetadataGetter) List(ctx context.Context, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return g.sel(g.Getter).List(ctx, o)
+}
+
+func (g shardedMetadataGetter) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return g.sel(g.Getter).Watch(ctx, o)
+}
+
+type shardedMetadataNamespaced struct {
+	metadata.ResourceInterface
+	sel slotSelected[*metav1.PartialObjectMetadataList]
+}
+
+func (r shardedMetadataNamespaced) List(ctx context.Context, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return r.sel.List(ctx, o)
+}
+
+func (r shardedMetadataNamespaced) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return r.sel.Watch(ctx, o)
+}

@@ -1,0 +1,279 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"k8s.io/client-go/tools/record"
+
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// Events on a bucket Lease when this replica takes it or hands it back.
+const (
+	EventShardBucketTaken      = "ShardBucketTaken"
+	EventShardBucketHandedBack = "ShardBucketHandedBack"
+)
+
+// shards is this replica's part of a sharded ring (ork run --shard-buckets): the guard of
+// each CR by its bucket's Lease, and each held bucket's work, which a hand-back drains and a
+// loss cancels. Nil in single-leader mode.
+type shards struct {
+	m       *shard.Manager
+	buckets int
+	metrics *Metrics
+	// armed is set when the Manager starts: before that (the preflight, CRD install)
+	// nothing the guard protects is written.
+	armed atomic.Bool
+	mu    sync.Mutex
+	work  []bucketWork
+	// controllers are the engine's, once built; recorder records the takes and hand-backs.
+	controllers []*controller
+	recorder    record.EventRecorder
+	// started is closed once the controllers are built: the Manager takes no bucket before.
+	started   chan struct{}
+	startOnce sync.Once
+	// namespace and name place the Leases (ork's namespace, the operator's name).
+	namespace, name string
+	// hold is the current holding the CR caches select on (holdingChanged).
+	hold holding
+	// takenAt is when each bucket was last taken: a CR created before is backlog (the
+	// slow lane), not news.
+	takenAt []time.Time
+	log     *slog.Logger
+}
+
+// bucketWork is one bucket's work on this replica.
+type bucketWork struct {
+	// ctx ends when the bucket is lost or its drain times out: its passes stop at once.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// draining refuses new passes while the bucket is handed back.
+	draining bool
+	// running counts the passes in flight; idle are closed when it drops to zero.
+	running int
+	idle    []chan struct{}
+}
+
+func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
+	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
+		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
+		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets)}
+}
+
+// mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
+// the renew deadline.
+func (s *shards) mayWrite(uid types.UID) error {
+	if !s.armed.Load() || s.m.HoldsUID(uid) {
+		return nil
+	}
+	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
+}
+
+// begin starts a pass for the CR of uid. ok is false when its bucket is not held here, or
+// is being handed back: the pass is left to the bucket's next holder, who passes every CR
+// of a bucket it takes. ctx ends when the bucket is lost; done ends the pass.
+func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), ok bool) {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &s.work[b]
+	if w.ctx == nil || w.draining || !s.m.Holds(b) {
+		return nil, nil, false
+	}
+	w.running++
+	return w.ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if w.running--; w.running == 0 {
+			for _, ch := range w.idle {
+				close(ch)
+			}
+			w.idle = nil
+		}
+	}, true
+}
+
+// take starts bucket b's work and queues each of its CRs once (the slow lane, as the
+// initial list does). Called on the Manager's goroutine: the queueing runs apart.
+func (s *shards) take(base context.Context, b int) {
+	s.mu.Lock()
+	w := &s.work[b]
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.ctx, w.cancel = context.WithCancel(base)
+	w.draining = false
+	s.takenAt[b] = time.Now()
+	s.mu.Unlock()
+	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
+	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
+}
+
+// holdingChanged starts the next holding: the CR caches list again with its selector, and
+// their adds of the newly held buckets' CRs queue each of them once.
+func (s *shards) holdingChanged(held []int) {
+	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.hold.changed)
+	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
+}
+
+// current is the holding the CR caches select on now.
+func (s *shards) current() holding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hold
+}
+
+// backlog reports whether the CR of uid, created at created, was there before its bucket
+// was taken: its add is the take's backlog (the slow lane), not a create.
+func (s *shards) backlog(uid types.UID, created time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return created.Before(s.takenAt[shard.BucketOf(uid, s.buckets)].Truncate(time.Second).Add(time.Second))
+}
+
+// holds reports whether the bucket of uid is held here (the guard, without the error).
+func (s *shards) holds(uid types.UID) bool { return s.m.HoldsUID(uid) }
+
+// upToDate reports whether every CR cache has listed with the current holding: /readyz.
+func (s *shards) upToDate() bool {
+	s.mu.Lock()
+	cs := s.controllers
+	s.mu.Unlock()
+	if cs == nil {
+		return false
+	}
+	for _, c := range cs {
+		for _, cc := range c.crCaches {
+			if !cc.upToDate() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// setControllers hands the built controllers and the Event recorder (nil in a dry run)
+// over; the Manager starts taking buckets after it (started).
+func (s *shards) setControllers(cs []*controller, rec record.EventRecorder) {
+	s.mu.Lock()
+	s.controllers, s.recorder = cs, rec
+	s.mu.Unlock()
+	s.startOnce.Do(func() { close(s.started) })
+}
+
+// event records an Event on bucket b's Lease, where `kubectl describe lease` shows the
+// ring's moves.
+func (s *shards) event(b int, reason, msg string) {
+	s.mu.Lock()
+	rec := s.recorder
+	s.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	rec.Event(&corev1.ObjectReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: s.namespace,
+		Name: shard.BucketLeaseName(s.name, b, s.buckets)}, corev1.EventTypeNormal, reason, msg)
+}
+
+// drain stops new passes of bucket b and waits until its passes in flight have ended, at
+// most until ctx ends; then it cancels them and waits for them to return.
+func (s *shards) drain(ctx context.Context, b int) {
+	// While it is still held: the Event is a write of this replica's.
+	s.event(b, EventShardBucketHandedBack, fmt.Sprintf("bucket %d of %d handed back by %s", b, s.buckets, s.m.Identity()))
+	s.mu.Lock()
+	w := &s.work[b]
+	w.draining = true
+	if w.running == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	w.idle = append(w.idle, idle)
+	cancel := w.cancel
+	s.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		s.log.Info("shard bucket hand-back: cancelling the passes still in flight", "bucket", b)
+		if cancel != nil {
+			cancel()
+		}
+		<-idle // cancelled passes return promptly: every request of theirs carries the context
+	}
+}
+
+// release ends bucket b's work: after its drain and release (lost false), or at once on a
+// loss (its passes in flight are cancelled; the guard already refuses their writes).
+func (s *shards) release(b int, lost bool) {
+	s.mu.Lock()
+	w := &s.work[b]
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.ctx, w.cancel, w.draining = nil, nil, false
+	s.mu.Unlock()
+	s.metrics.ShardHandoffs.Inc()
+	if lost {
+		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)
+		return
+	}
+	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
+}
+
+// Transport refuses every request but a read while this replica holds no bucket: writes of
+// no CR (Events) need "holds any", and a write waiting in client-go's retries is held back
+// here too.
+func (s *shards) Transport(next http.RoundTripper) http.RoundTripper {
+	return shardTransport{next: next, s: s}
+}
+
+type shardTransport struct {
+	next http.RoundTripper
+	s    *shards
+}
+
+func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if t.s.armed.Load() && !t.s.m.HoldsAny() {
+			return nil, fmt.Errorf("no shard bucket held: %w", errNotLeader)
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// takenBacklog reports whether obj, added to a sharded cache, was there before its bucket
+// was taken (a CR, or with child a child by its controller's uid): a CR's one pass is in
+// the slow lane, as the initial list's, and a child's add passes nothing.
+func (c *controller) takenBacklog(obj any, child bool) bool {
+	if c.e.shards == nil {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	uid := m.GetUID()
+	if child {
+		ref := metav1.GetControllerOf(m)
+		if ref == nil {
+			return false
+		}
+		uid = ref.UID
+	}
+	return c.e.shards.backlog(uid, m.GetCreationTimestamp().Time)
+}
