@@ -266,6 +266,11 @@ func TestRolloutShadowSlowOrFailingCandidateNeverDelaysStable(t *testing.T) {
 					return counterSum(t, f.metrics, "ork_candidate_errors_total", "crd", "app") >= 1, nil
 				})
 			}
+			// The stable calls are those of a run without a candidate: one per CR
+			// (TestOwnWritesCostNoCall), checked after the candidate's outcome was counted.
+			if got := len(stable.recorded()); got != n {
+				t.Errorf("%d stable calls for %d CRs; want one each, as without a candidate", got, n)
+			}
 		})
 	}
 }
