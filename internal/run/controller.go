@@ -298,7 +298,7 @@ func (c *controller) onDelete(obj any) {
 	if !ok {
 		return
 	}
-	if c.e.shards != nil && !c.e.shards.holds(u.GetUID()) {
+	if c.e.shards != nil && !c.e.shards.owns(u.GetUID()) {
 		return // its bucket went to another replica: it left this cache, not the cluster
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)
@@ -325,7 +325,7 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
 	key, ok := c.ownerKey(u)
-	if deleted && c.e.shards != nil && ok && !c.e.shards.holds(metav1.GetControllerOf(u).UID) {
+	if deleted && c.e.shards != nil && ok && !c.e.shards.owns(metav1.GetControllerOf(u).UID) {
 		// Its owner's bucket went to another replica: it left this cache, not the cluster.
 		c.e.writes.forget(ev, ok)
 		return

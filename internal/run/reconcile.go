@@ -106,6 +106,15 @@ func failureFrom(err error) decision {
 	return failure(reasonApplyFailed, "%v", err)
 }
 
+// retryLater gives back a key whose pass its bucket's late renewal held: its trigger is
+// owed again, after the rate limiter's delay, in the lane it came from.
+func (c *controller) retryLater(key string, t Trigger) {
+	c.endPass(key, false)
+	c.ledger.note(key, t)
+	c.lanes.keepLane(key)
+	c.queue.AddRateLimited(key)
+}
+
 // processNext handles one key; false means the queue is shutting down.
 func (c *controller) processNext(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
@@ -153,6 +162,11 @@ func (c *controller) handle(ctx context.Context, key string) {
 	if c.e.shards != nil {
 		bucketCtx, done, ok := c.e.shards.begin(in.cr.GetUID())
 		if !ok {
+			if c.e.shards.owns(in.cr.GetUID()) {
+				// Still this replica's bucket, its renewal late: the key waits for it.
+				c.retryLater(key, trigger)
+				return
+			}
 			// Another replica's bucket, or one being handed back: its holder passes it.
 			c.queue.Forget(key)
 			c.endPass(key, false)
@@ -163,6 +177,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		passCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(bucketCtx, cancel)()
+		passCtx = withCRUID(passCtx, in.cr.GetUID())
 	}
 	if c.passTimeout > 0 {
 		var cancel context.CancelFunc
@@ -171,6 +186,12 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	d, steps, done := c.pass(passCtx, in)
 	if !done {
+		if c.e.shards != nil && c.e.shards.owns(in.cr.GetUID()) && ctx.Err() == nil {
+			// A sharded replica's guard refused while the bucket is still its own (a late
+			// renewal): the pass is owed, not dropped.
+			c.retryLater(key, trigger)
+			return
+		}
 		// Leadership is lost: nothing more is written, the engine is stopping.
 		c.endPass(key, false)
 		return

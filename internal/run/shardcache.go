@@ -44,6 +44,10 @@ type crCache struct {
 	// listed and synced are 1 + the generation whose list completed, and whose list
 	// completed and was followed by its watch (0: none yet).
 	listed, synced atomic.Uint64
+	// listedWith is the holding of the last completed list: its watch must use the same,
+	// so that a holding that changed during the list ends that watch at once (expired) and
+	// the reflector lists again, instead of watching the new buckets without their objects.
+	listedWith atomic.Pointer[holding]
 }
 
 func newCRCache(s *shards, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *crCache {
@@ -84,13 +88,17 @@ func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Objec
 	}
 	list.Items = kept
 	c.listed.Store(h.gen + 1)
+	c.listedWith.Store(&h)
 	return list, nil
 }
 
 func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
-	c.selectOn(h, &o)
 	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
+	if l := c.listedWith.Load(); !streamed && l != nil {
+		h = *l
+	}
+	c.selectOn(h, &o)
 	var w watch.Interface
 	var err error
 	if h.sel == nil {
@@ -120,6 +128,7 @@ func (c *crCache) nothing(ctx context.Context, h holding) (*unstructured.Unstruc
 	list.SetContinue("")
 	list.SetRemainingItemCount(nil)
 	c.listed.Store(h.gen + 1)
+	c.listedWith.Store(&h)
 	return list, nil
 }
 

@@ -31,15 +31,29 @@ type childLister[L any] interface {
 type slotSelected[L any] struct {
 	next childLister[L]
 	s    *shards
+	// key names the informer's list and watch (client, resource, namespace): the informer
+	// gets a new wrapper for each call, so the holding its last list used is kept in s.
+	key string
 }
 
 func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
-	o.LabelSelector = c.s.slotSelector(o.LabelSelector, c.s.current())
-	return c.next.List(ctx, o)
+	h := c.s.current()
+	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
+	l, err := c.next.List(ctx, o)
+	if err == nil {
+		c.s.listedWith(c.key).Store(&h)
+	}
+	return l, err
 }
 
 func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
+	if o.SendInitialEvents == nil || !*o.SendInitialEvents {
+		// The holding of the list this watch continues (crCache.listedWith).
+		if l := c.s.listedWith(c.key).Load(); l != nil {
+			h = *l
+		}
+	}
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
 	w, err := c.next.Watch(ctx, o)
 	if err != nil {
@@ -71,29 +85,30 @@ type shardedDynamic struct {
 }
 
 func (d shardedDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
-	return shardedDynamicResource{NamespaceableResourceInterface: d.Interface.Resource(gvr), s: d.s}
+	return shardedDynamicResource{NamespaceableResourceInterface: d.Interface.Resource(gvr), s: d.s, gvr: gvr}
 }
 
 type shardedDynamicResource struct {
 	dynamic.NamespaceableResourceInterface
-	s *shards
+	s   *shards
+	gvr schema.GroupVersionResource
 }
 
-func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList]) slotSelected[*unstructured.UnstructuredList] {
-	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s}
+func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList], ns string) slotSelected[*unstructured.UnstructuredList] {
+	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: "dynamic/" + r.gvr.String() + "/" + ns}
 }
 
 func (r shardedDynamicResource) Namespace(ns string) dynamic.ResourceInterface {
 	next := r.NamespaceableResourceInterface.Namespace(ns)
-	return shardedDynamicNamespaced{ResourceInterface: next, sel: r.sel(next)}
+	return shardedDynamicNamespaced{ResourceInterface: next, sel: r.sel(next, ns)}
 }
 
 func (r shardedDynamicResource) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	return r.sel(r.NamespaceableResourceInterface).List(ctx, o)
+	return r.sel(r.NamespaceableResourceInterface, "").List(ctx, o)
 }
 
 func (r shardedDynamicResource) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	return r.sel(r.NamespaceableResourceInterface).Watch(ctx, o)
+	return r.sel(r.NamespaceableResourceInterface, "").Watch(ctx, o)
 }
 
 type shardedDynamicNamespaced struct {
@@ -116,29 +131,30 @@ type shardedMetadata struct {
 }
 
 func (m shardedMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
-	return shardedMetadataGetter{Getter: m.Interface.Resource(gvr), s: m.s}
+	return shardedMetadataGetter{Getter: m.Interface.Resource(gvr), s: m.s, gvr: gvr}
 }
 
 type shardedMetadataGetter struct {
 	metadata.Getter
-	s *shards
+	s   *shards
+	gvr schema.GroupVersionResource
 }
 
-func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList]) slotSelected[*metav1.PartialObjectMetadataList] {
-	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s}
+func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList], ns string) slotSelected[*metav1.PartialObjectMetadataList] {
+	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: "metadata/" + g.gvr.String() + "/" + ns}
 }
 
 func (g shardedMetadataGetter) Namespace(ns string) metadata.ResourceInterface {
 	next := g.Getter.Namespace(ns)
-	return shardedMetadataNamespaced{ResourceInterface: next, sel: g.sel(next)}
+	return shardedMetadataNamespaced{ResourceInterface: next, sel: g.sel(next, ns)}
 }
 
 func (g shardedMetadataGetter) List(ctx context.Context, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-	return g.sel(g.Getter).List(ctx, o)
+	return g.sel(g.Getter, "").List(ctx, o)
 }
 
 func (g shardedMetadataGetter) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	return g.sel(g.Getter).Watch(ctx, o)
+	return g.sel(g.Getter, "").Watch(ctx, o)
 }
 
 type shardedMetadataNamespaced struct {

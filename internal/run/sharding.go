@@ -51,6 +51,8 @@ type shards struct {
 	// slow lane), not news.
 	takenAt []time.Time
 	log     *slog.Logger
+	// childListed are the child informers' last list holdings, by slotSelected key.
+	childListed sync.Map
 }
 
 // bucketWork is one bucket's work on this replica.
@@ -91,6 +93,27 @@ func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), ok bool
 	if w.ctx == nil || w.draining || !s.m.Holds(b) {
 		return nil, nil, false
 	}
+	return s.enter(w)
+}
+
+// listedWith is the holding the last list of the child informer key used.
+func (s *shards) listedWith(key string) *atomic.Pointer[holding] {
+	p, _ := s.childListed.LoadOrStore(key, &atomic.Pointer[holding]{})
+	return p.(*atomic.Pointer[holding])
+}
+
+// owns reports whether the bucket of uid is this replica's to work: taken and neither
+// handed back nor lost. A bucket whose last renewal is late (its guard refuses until the
+// next one lands) is still owned: its keys wait, they are not dropped.
+func (s *shards) owns(uid types.UID) bool {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.work[b].ctx != nil && !s.work[b].draining
+}
+
+// enter counts a pass of w's bucket, for its drain (s.mu held).
+func (s *shards) enter(w *bucketWork) (ctx context.Context, done func(), ok bool) {
 	w.running++
 	return w.ctx, func() {
 		s.mu.Lock()
@@ -146,7 +169,6 @@ func (s *shards) backlog(uid types.UID, created time.Time) bool {
 }
 
 // holds reports whether the bucket of uid is held here (the guard, without the error).
-func (s *shards) holds(uid types.UID) bool { return s.m.HoldsUID(uid) }
 
 // upToDate reports whether every CR cache has listed with the current holding: /readyz.
 func (s *shards) upToDate() bool {
@@ -249,11 +271,28 @@ func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
-		if t.s.armed.Load() && !t.s.m.HoldsAny() {
+		if !t.s.armed.Load() {
+			break
+		}
+		// A pass's write is checked against its CR's bucket here, at the send: it may have
+		// waited in client-go's rate limiter or retries since the pass checked.
+		if uid, ok := req.Context().Value(crUIDKey{}).(types.UID); ok {
+			if err := t.s.mayWrite(uid); err != nil {
+				return nil, err
+			}
+		} else if !t.s.m.HoldsAny() {
 			return nil, fmt.Errorf("no shard bucket held: %w", errNotLeader)
 		}
 	}
 	return t.next.RoundTrip(req)
+}
+
+// crUIDKey carries the uid of the CR a pass works for, for the transport's check.
+type crUIDKey struct{}
+
+// withCRUID marks ctx as a pass's for the CR of uid.
+func withCRUID(ctx context.Context, uid types.UID) context.Context {
+	return context.WithValue(ctx, crUIDKey{}, uid)
 }
 
 // takenBacklog reports whether obj, added to a sharded cache, was there before its bucket
