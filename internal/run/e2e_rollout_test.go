@@ -35,24 +35,7 @@ func (f *fixture) candidateSpec(endpoint, more string) string {
 // counterSum sums a counter's series whose label has value.
 func counterSum(t *testing.T, m *run.Metrics, name, label, value string) float64 {
 	t.Helper()
-	families, err := m.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, fam := range families {
-		if fam.GetName() != name {
-			continue
-		}
-		for _, metric := range fam.GetMetric() {
-			for _, lp := range metric.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					n += metric.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
+	return seriesSum(t, m, name, label, value, false)
 }
 
 func dryRunOf(c call) bool {
