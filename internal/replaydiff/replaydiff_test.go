@@ -35,6 +35,22 @@ func answering(t *testing.T, image func(name string) string) string {
 	return srv.URL
 }
 
+// recordingStable is a stable reconciler answering nginx:1.27 whose exchanges are recorded
+// into dir.
+func recordingStable(t *testing.T) (dir string, stable *katalog.CRD, r *remote.Reconciler, rec *exchange.Recorder) {
+	t.Helper()
+	dir = t.TempDir()
+	rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stable = crd(answering(t, func(string) string { return "nginx:1.27" }))
+	if r, err = remote.New(stable, remote.Options{Record: rec.Record}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, stable, r, rec
+}
+
 func crd(endpoint string) *katalog.CRD {
 	return &katalog.CRD{Name: "webapp", APITypes: &katalog.APITypes{Group: "myorg.io", Version: "v1", Kind: "WebApp", Plural: "webapps"},
 		OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: &katalog.Remote{Endpoint: endpoint,
@@ -45,16 +61,7 @@ func crd(endpoint string) *katalog.CRD {
 // another image for one CR: that CR's exchanges diverge at the image's path, the others
 // agree, and no value is reported.
 func TestReplayDiff(t *testing.T) {
-	dir := t.TempDir()
-	rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stable := crd(answering(t, func(string) string { return "nginx:1.27" }))
-	r, err := remote.New(stable, remote.Options{Record: rec.Record})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, stable, r, rec := recordingStable(t)
 	for _, name := range []string{"a", "b"} {
 		for _, trig := range []remote.Trigger{remote.TriggerCreate, remote.TriggerResync} {
 			obj := map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp", "metadata": map[string]any{"name": name, "namespace": "default"}}
@@ -99,16 +106,7 @@ func TestReplayDiff(t *testing.T) {
 // A recorded delete goes to the candidate only when asked (shadowDeletes, or IncludeDelete),
 // as in live shadow mode: a reconciler may clean up outside the cluster whatever dryRun says.
 func TestReplayDiffSendsDeletesOnlyWhenAsked(t *testing.T) {
-	dir := t.TempDir()
-	rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stable := crd(answering(t, func(string) string { return "nginx:1.27" }))
-	r, err := remote.New(stable, remote.Options{Record: rec.Record})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, stable, r, rec := recordingStable(t)
 	obj := map[string]any{"apiVersion": "myorg.io/v1", "kind": "WebApp",
 		"metadata": map[string]any{"name": "a", "namespace": "default", "deletionTimestamp": "2026-12-01T00:00:00Z"}}
 	if _, _, err := r.Call(t.Context(), remote.Request{Key: "default/a", Object: obj, Trigger: remote.TriggerDelete, Attempt: 1}); err != nil {
