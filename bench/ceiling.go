@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/metacreate"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -34,8 +35,8 @@ import (
 //     workload's writes; run at two worker counts, the faster is the ceiling targets are
 //     stated against.
 //   - (b), ork's requests: what ork sends for a new CR today (bench/requests.go lists them):
-//     a conditional create (POST) of each child, answered whole, one status patch answered as
-//     metadata, and the Event. Beside (a), it shows what ork's kinds of request cost.
+//     a conditional create (POST) of each child and one status patch, both answered as
+//     metadata (the create through ork's own metacreate.Creator), and the Event. Beside (a), it shows what ork's kinds of request cost.
 const (
 	ceilingA = "a"
 	ceilingB = "b"
@@ -47,11 +48,12 @@ var readyStatus = []byte(`{"status":{"phase":"Ready","observedGeneration":1,"con
 
 // ceilingClients are the clients a ceiling writes with.
 type ceilingClients struct {
-	dyn  dynamic.Interface
-	meta metadata.Interface
-	kube kubernetes.Interface
-	ns   string
-	w    workload
+	dyn     dynamic.Interface
+	meta    metadata.Interface
+	creator *metacreate.Creator
+	kube    kubernetes.Interface
+	ns      string
+	w       workload
 }
 
 // runCeiling reads the CRs from in and writes for each; it answers /readyz on healthAddr
@@ -71,6 +73,9 @@ func runCeiling(ctx context.Context, kubeconfig, namespace, kind string, workers
 		return err
 	}
 	if cc.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if cc.creator, err = metacreate.New(cfg); err != nil {
 		return err
 	}
 	if err := cc.warmUp(ctx); err != nil {
@@ -188,15 +193,15 @@ func (cc ceilingClients) writesA(ctx context.Context, cr createdCR) error {
 	return cc.status(ctx, cr)
 }
 
-// writesB: ork's requests for a new CR: a create of each child (the dynamic client's, as
-// ork's, answered whole), the status patch answered as metadata, and the Reconciled Event.
+// writesB: ork's requests for a new CR: a create of each child and the status patch, both
+// answered as metadata as ork's are, and the Reconciled Event.
 func (cc ceilingClients) writesB(ctx context.Context, cr createdCR) error {
 	objs, gvrs, err := cc.children(cr)
 	if err != nil {
 		return err
 	}
 	for i, obj := range objs {
-		if _, err := cc.dyn.Resource(gvrs[i]).Namespace(cc.ns).Create(ctx, obj, metav1.CreateOptions{FieldManager: "ceiling"}); err != nil {
+		if _, err := cc.creator.Create(ctx, gvrs[i], cc.ns, obj, metav1.CreateOptions{FieldManager: "ceiling"}); err != nil {
 			return fmt.Errorf("create %s/%s: %w", gvrs[i].Resource, obj.GetName(), err)
 		}
 	}

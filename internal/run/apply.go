@@ -33,6 +33,12 @@ const (
 // failed (someone changed or replaced the object between ork's read and its write).
 const childWriteAttempts = 3
 
+// objectCreator creates a child and answers with what ork needs of it: its metadata
+// (metacreate.Creator; a fake dynamic client's in unit tests).
+type objectCreator interface {
+	Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (metav1.Object, error)
+}
+
 // planned is an object ready to apply: resolved type, namespace and owner set.
 type planned struct {
 	obj    *unstructured.Unstructured

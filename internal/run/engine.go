@@ -24,6 +24,7 @@ import (
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/metacreate"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/shard"
@@ -40,7 +41,7 @@ type Engine struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
 	meta metadata.Interface
-	// creator creates children and takes the answer as metadata (metacreate.go).
+	// creator creates children and takes the answer as metadata.
 	creator objectCreator
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
 	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
@@ -156,7 +157,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	creator, err := newMetaCreator(guarded)
+	creator, err := metacreate.New(guarded)
 	if err != nil {
 		return nil, err
 	}

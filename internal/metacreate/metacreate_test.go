@@ -1,4 +1,4 @@
-package run
+package metacreate
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // A create sends the object as JSON with its options in the query, asks for the answer as
 // metadata, and reads it; AlreadyExists stays an AlreadyExists (the ownership judgement
 // depends on it).
-func TestMetaCreatorAsksForMetadataAndKeepsAlreadyExists(t *testing.T) {
+func TestCreatorAsksForMetadataAndKeepsAlreadyExists(t *testing.T) {
 	var mu sync.Mutex
 	var got *http.Request
 	var body []byte
@@ -36,13 +36,13 @@ func TestMetaCreatorAsksForMetadataAndKeepsAlreadyExists(t *testing.T) {
 		_, _ = io.WriteString(rw, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"web","namespace":"ns","uid":"u1","resourceVersion":"7"}}`)
 	}))
 	defer srv.Close()
-	m, err := newMetaCreator(&rest.Config{Host: srv.URL})
+	m, err := New(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web", "namespace": "ns"}}}
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	out, err := m.Create(context.Background(), gvr, "ns", obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: []string{metav1.DryRunAll}})
+	out, err := m.Create(context.Background(), gvr, "ns", obj, metav1.CreateOptions{FieldManager: "ork", DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestMetaCreatorAsksForMetadataAndKeepsAlreadyExists(t *testing.T) {
 	if ct := got.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
-	if a := got.Header.Get("Accept"); a != metadataAccept {
-		t.Errorf("Accept %q, want %q", a, metadataAccept)
+	if a := got.Header.Get("Accept"); a != MetadataAccept {
+		t.Errorf("Accept %q, want %q", a, MetadataAccept)
 	}
-	if q := got.URL.Query(); q.Get("fieldManager") != FieldManager || q.Get("dryRun") != metav1.DryRunAll {
-		t.Errorf("query %v, want fieldManager=%s and dryRun=All", q, FieldManager)
+	if q := got.URL.Query(); q.Get("fieldManager") != "ork" || q.Get("dryRun") != metav1.DryRunAll {
+		t.Errorf("query %v, want fieldManager=ork and dryRun=All", q)
 	}
 	if string(body) != string(must(obj.MarshalJSON())) {
 		t.Errorf("body %s, want the object's JSON", body)

@@ -1,4 +1,6 @@
-package run
+// Package metacreate creates Kubernetes objects and takes the apiserver's answer as metadata
+// only, which is all a controller needs of a create it made.
+package metacreate
 
 import (
 	"context"
@@ -12,23 +14,19 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// metadataAccept asks the apiserver to answer with the object's metadata only, as the
+// MetadataAccept asks the apiserver to answer with the object's metadata only, as the
 // metadata client does for its patches (protobuf, or JSON where a type has none).
-const metadataAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
+const MetadataAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
 	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
-// objectCreator creates an object and answers with what ork needs of it: its metadata.
-type objectCreator interface {
-	Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (metav1.Object, error)
-}
-
-// metaCreator creates objects and takes the answer as metadata only. The metadata client
+// Creator creates objects and takes the answer as metadata only. The metadata client
 // has no create, and the dynamic client's answer is the whole object: the apiserver encoding
 // it and ork decoding it was the largest part of ork's CPU for a new child (a sixth, in
 // the bench's profile), while ork needs only its uid and resourceVersion.
-type metaCreator struct{ client rest.Interface }
+type Creator struct{ client rest.Interface }
 
-func newMetaCreator(cfg *rest.Config) (*metaCreator, error) {
+// New returns a Creator over cfg.
+func New(cfg *rest.Config) (*Creator, error) {
 	c := metadata.ConfigFor(cfg)
 	c.GroupVersion = &schema.GroupVersion{}
 	c.APIPath = "/"
@@ -36,18 +34,18 @@ func newMetaCreator(cfg *rest.Config) (*metaCreator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata create client: %w", err)
 	}
-	return &metaCreator{client: client}, nil
+	return &Creator{client: client}, nil
 }
 
 // Create POSTs obj to gvr in namespace ("" for cluster-scoped) and returns its metadata.
-func (m *metaCreator) Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (metav1.Object, error) {
+func (m *Creator) Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (metav1.Object, error) {
 	body, err := obj.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encode %s/%s: %w", gvr.Resource, obj.GetName(), err)
 	}
 	res := m.client.Post().AbsPath(collectionPath(gvr, namespace)...).Body(body).
 		SetHeader("Content-Type", runtime.ContentTypeJSON).
-		SetHeader("Accept", metadataAccept).
+		SetHeader("Accept", MetadataAccept).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
 		Do(ctx)
 	if err := res.Error(); err != nil {
