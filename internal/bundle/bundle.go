@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // semver is a SemVer 2 version, as Helm requires of a chart's version.
@@ -52,6 +53,10 @@ type Options struct {
 	Version string
 	// ChartVersion is the generated chart's version (SemVer 2); default ChartVersion.
 	ChartVersion string
+	// ShardBuckets is `ork run --shard-buckets` (docs/scaling.md): every replica reconciles
+	// its share of the custom resources, in place of one leader; 0 (the default) keeps one
+	// leader. A power of two from 2 to 256.
+	ShardBuckets int
 }
 
 func (o Options) withDefaults() Options {
@@ -126,6 +131,9 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 	if opts.ShutdownTimeout < time.Second {
 		return nil, fmt.Errorf("shutdown-timeout %s: want at least 1s", opts.ShutdownTimeout)
 	}
+	if err := checkSharding(set, opts); err != nil {
+		return nil, err
+	}
 	p, warnings, err := build(set, opts)
 	if err != nil {
 		return nil, err
@@ -149,11 +157,36 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 	return b, nil
 }
 
+// checkSharding refuses what `ork run --shard-buckets` refuses, so that a bundle never
+// installs a Deployment that exits at start.
+func checkSharding(set *katalog.Set, opts Options) error {
+	if opts.ShardBuckets == 0 {
+		return nil
+	}
+	if err := shard.ValidBuckets(opts.ShardBuckets); err != nil {
+		return fmt.Errorf("shard-buckets: %w", err)
+	}
+	if hasCandidate(set) {
+		return fmt.Errorf("shard-buckets: the Katalog rolls out a reconciler (reconcile.remote.candidate), and a rollout's state is one ConfigMap that one leader writes: install it without --shard-buckets")
+	}
+	return nil
+}
+
+// hasCandidate is whether a CRD of set rolls out a candidate reconciler.
+func hasCandidate(set *katalog.Set) bool {
+	for _, c := range set.CRDs {
+		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Candidate != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // build makes every part; rbacgen gives the ServiceAccount, ClusterRole and binding, so
-// they are exactly `ork rbac gen --leader-elect`'s.
+// they are exactly `ork rbac gen --leader-elect`'s (`--shard-buckets B`'s when sharded).
 func build(set *katalog.Set, opts Options) (*parts, []string, error) {
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: opts.Name, Namespace: opts.Namespace, LeaderElect: true,
-		WatchNamespaces: opts.WatchNamespaces})
+	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: opts.Name, Namespace: opts.Namespace,
+		LeaderElect: opts.ShardBuckets == 0, ShardBuckets: opts.ShardBuckets, WatchNamespaces: opts.WatchNamespaces})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,6 +24,8 @@ import (
 const (
 	remoteExample = "../../examples/remote/katalog.yaml"
 	tlsKatalog    = "testdata/tls/katalog.yaml"
+	// candidateKatalog rolls out a candidate reconciler, which sharding refuses.
+	candidateKatalog = "testdata/candidate/katalog.yaml"
 )
 
 // load reads Katalogs that must be valid.
@@ -65,6 +67,7 @@ func TestGolden(t *testing.T) {
 			opts: bundle.Options{Name: "db-operator", Namespace: "ops", Replicas: 1, Image: "registry.example/ork:test",
 				ShutdownTimeout: 90 * time.Second}},
 		{name: "two-files", files: []string{remoteExample, "../../examples/website/katalog.yaml"}, opts: bundle.Options{Replicas: 3}},
+		{name: "sharded", files: []string{remoteExample}, opts: bundle.Options{Replicas: 3, ShardBuckets: 4}},
 	}
 	for _, tt := range tests {
 		ext := ".golden.yaml"
@@ -93,6 +96,32 @@ func TestGolden(t *testing.T) {
 			}
 			golden.Assert(t, filepath.Join("testdata", tt.name+ext), got)
 		})
+	}
+}
+
+// A bundle that ork run would refuse at start is refused: a bucket count ork does not take,
+// sharding a Katalog that rolls out a candidate reconciler.
+func TestShardBucketsAreChecked(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		buckets int
+		want    string
+	}{
+		{"not a power of two", remoteExample, 3, "shard-buckets"},
+		{"past 256", remoteExample, 512, "shard-buckets"},
+		{"a candidate reconciler", candidateKatalog, 4, "reconcile.remote.candidate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := bundle.Generate(load(t, tt.file), bundle.Options{Version: "1.2.3", ShardBuckets: tt.buckets})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Generate: %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := bundle.Generate(load(t, candidateKatalog), bundle.Options{Version: "1.2.3"}); err != nil {
+		t.Errorf("the candidate Katalog without sharding: %v", err)
 	}
 }
 

@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // ChartVersion is the default version of a generated chart (ork bundle --chart-version):
@@ -79,8 +83,20 @@ func (c chartText) fill(indent, lead, h string) string {
 		return indent + lead + `{{ include "` + c.name + `.serviceAccountName" . }}`
 	case "RESOURCES":
 		return indent + key + "\n" + indent + "  {{- toYaml .Values.resources | nindent " + fmt.Sprint(n+2) + " }}"
-	case "LEADER_ELECT":
-		return when(".Values.leaderElection.enabled", "--leader-elect")
+	case "REPLICA_MODE":
+		return indent + "{{- if .Values.sharding.buckets }}\n" +
+			indent + `- {{ printf "--shard-buckets=%d" (int .Values.sharding.buckets) | quote }}` + "\n" +
+			indent + "{{- else if .Values.leaderElection.enabled }}\n" +
+			indent + "- --leader-elect\n" + indent + "{{- end }}"
+	case "BUCKET_LEASES":
+		// The bucket Leases by name, as rbacgen names (shard.BucketLeaseName) and sorts them.
+		return indent + "{{- $leases := list }}\n" +
+			indent + "{{- range $i := until (int .Values.sharding.buckets) }}\n" +
+			indent + `{{- $leases = append $leases (printf "%s-bucket-%d-of-%d" "` + c.name + `" $i (int $.Values.sharding.buckets)) }}` + "\n" +
+			indent + "{{- end }}\n" +
+			indent + "{{- range sortAlpha $leases }}\n" +
+			indent + "- {{ . | quote }}\n" +
+			indent + "{{- end }}"
 	case "DEBUG_DECISIONS":
 		return when(".Values.debugDecisions.enabled", "--debug-decisions")
 	case "LOG_LEVEL":
@@ -143,9 +159,12 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	for k, v := range p.configFiles {
 		files[path.Join("files", k)] = []byte(v)
 	}
-	templates := append([]*unstructured.Unstructured{}, p.rbac...)
-	templates = append(templates, p.configMap, p.deployment, p.service, p.pdb, p.flowSchema)
-	seen := map[string]int{}
+	rbac, err := ct.rbacTemplates(b.set, opts)
+	if err != nil {
+		return nil, err
+	}
+	templates := append([]*unstructured.Unstructured{}, p.configMap, p.deployment, p.service, p.pdb, p.flowSchema)
+	texts := rbac
 	for _, o := range templates {
 		o = o.DeepCopy()
 		ct.punch(o)
@@ -153,8 +172,12 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		text = guard(o.GetKind(), b.opts.Name) + text + guardEnd(o.GetKind())
-		kind := strings.ToLower(o.GetKind())
+		texts = append(texts, objectTemplate{kind: o.GetKind(), text: text})
+	}
+	seen := map[string]int{}
+	for _, t := range texts {
+		text := guard(t.kind, hasCandidate(b.set)) + t.text + guardEnd(t.kind)
+		kind := strings.ToLower(t.kind)
 		file := kind + ".yaml"
 		if seen[kind]++; seen[kind] > 1 { // rbacgen may give several Roles and RoleBindings
 			file = fmt.Sprintf("%s-%d.yaml", kind, seen[kind])
@@ -174,8 +197,81 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	return files, nil
 }
 
-// guard opens the condition a kind's template renders under ("" for always).
-func guard(kind, name string) string {
+// objectTemplate is one object's template text.
+type objectTemplate struct{ kind, text string }
+
+// shardProbe is the bucket count the sharded RBAC is generated with for the chart; its
+// bucket Lease names become a range over sharding.buckets.
+const shardProbe = 2
+
+// rbacTemplates are the RBAC objects' templates. Leader election and sharding need other
+// Lease rights in ork's namespace: an object that differs between the two modes renders
+// the one sharding.buckets picks, each exactly rbacgen's.
+func (c chartText) rbacTemplates(set *katalog.Set, opts Options) ([]objectTemplate, error) {
+	opts.ShardBuckets = 0
+	leader, _, err := build(set, opts)
+	if err != nil {
+		return nil, err
+	}
+	sharded := leader
+	if !hasCandidate(set) { // a rollout cannot be sharded: the Deployment's guard refuses it
+		opts.ShardBuckets = shardProbe
+		if sharded, _, err = build(set, opts); err != nil {
+			return nil, err
+		}
+	}
+	if len(sharded.rbac) != len(leader.rbac) {
+		return nil, fmt.Errorf("the RBAC of the two modes differs in its objects: %d against %d", len(sharded.rbac), len(leader.rbac))
+	}
+	var out []objectTemplate
+	for i, l := range leader.rbac {
+		s := sharded.rbac[i]
+		if s.GetKind() != l.GetKind() || s.GetName() != l.GetName() || s.GetNamespace() != l.GetNamespace() {
+			return nil, fmt.Errorf("the RBAC of the two modes differs: %s %s against %s %s", s.GetKind(), s.GetName(), l.GetKind(), l.GetName())
+		}
+		l, s = l.DeepCopy(), s.DeepCopy()
+		c.punch(l)
+		c.punch(s)
+		c.punchBucketLeases(s)
+		lt, err := c.templateText(l)
+		if err != nil {
+			return nil, err
+		}
+		st, err := c.templateText(s)
+		if err != nil {
+			return nil, err
+		}
+		if st != lt {
+			lt = "{{- if .Values.sharding.buckets }}\n" + st + "{{- else }}\n" + lt + "{{- end }}\n"
+		}
+		out = append(out, objectTemplate{kind: l.GetKind(), text: lt})
+	}
+	return out, nil
+}
+
+// punchBucketLeases puts a hole for the bucket Leases' names where rbacgen listed
+// shardProbe of them.
+func (c chartText) punchBucketLeases(o *unstructured.Unstructured) {
+	rules, found, _ := unstructured.NestedSlice(o.Object, "rules")
+	if !found {
+		return
+	}
+	probe := make([]any, shardProbe)
+	for i := range probe {
+		probe[i] = shard.BucketLeaseName(c.name, i, shardProbe)
+	}
+	for _, r := range rules {
+		m := r.(map[string]any)
+		if names, _ := m["resourceNames"].([]any); slices.Equal(names, probe) {
+			m["resourceNames"] = []any{hole("BUCKET_LEASES")}
+		}
+	}
+	_ = unstructured.SetNestedSlice(o.Object, rules, "rules")
+}
+
+// guard opens the condition a kind's template renders under ("" for always); candidate is
+// whether the Katalog rolls out a reconciler, which `ork run --shard-buckets` refuses.
+func guard(kind string, candidate bool) string {
 	switch kind {
 	case "PodDisruptionBudget":
 		// A PodDisruptionBudget on one replica would block every node drain.
@@ -185,12 +281,23 @@ func guard(kind, name string) string {
 	case "ServiceAccount":
 		return "{{- if .Values.serviceAccount.create }}\n"
 	case "Deployment":
-		// Two replicas without leader election would both reconcile every object.
-		return "{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}\n" +
-			`{{- fail "replicaCount > 1 needs leaderElection.enabled: true (each replica would reconcile every object)" }}` + "\n" +
-			"{{- end }}\n"
+		// Two replicas without leader election or sharding would both reconcile every object.
+		return "{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) (not .Values.sharding.buckets) }}\n" +
+			`{{- fail "replicaCount > 1 needs leaderElection.enabled: true or sharding.buckets (each replica would reconcile every object)" }}` + "\n" +
+			"{{- end }}\n" + candidateGuard(candidate)
 	}
 	return ""
+}
+
+// candidateGuard refuses sharding.buckets for a Katalog with a candidate: a rollout's
+// state is one ConfigMap that one leader writes.
+func candidateGuard(candidate bool) string {
+	if !candidate {
+		return ""
+	}
+	return "{{- if .Values.sharding.buckets }}\n" +
+		`{{- fail "sharding.buckets: the Katalog rolls out a reconciler (reconcile.remote.candidate), whose state one leader writes: set it to 0" }}` + "\n" +
+		"{{- end }}\n"
 }
 
 func guardEnd(kind string) string {
@@ -274,8 +381,8 @@ func (c chartText) punchDeployment(o *unstructured.Unstructured) {
 	var args []any
 	for _, a := range ct["args"].([]any) {
 		switch s := a.(string); {
-		case s == "--leader-elect":
-			args = append(args, hole("LEADER_ELECT"))
+		case s == "--leader-elect" || strings.HasPrefix(s, "--shard-buckets="):
+			args = append(args, hole("REPLICA_MODE"))
 		case strings.HasPrefix(s, "--log-level="):
 			args = append(args, hole("LOG_LEVEL"))
 		case strings.HasPrefix(s, "--log-format="):

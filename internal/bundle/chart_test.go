@@ -157,6 +157,8 @@ func TestChartRendersTheBundle(t *testing.T) {
 		set  []string
 		want bundle.Options
 		edit func(container map[string]any)
+		// mode sets the sharding the values ask for in the bundle they must give.
+		mode func(o *bundle.Options)
 	}{
 		{name: "remote example, default values", files: []string{remoteExample}},
 		{name: "watch namespaces: a Role in each", files: []string{remoteExample},
@@ -171,6 +173,14 @@ func TestChartRendersTheBundle(t *testing.T) {
 			}},
 		{name: "an image of one's own, by digest", files: []string{remoteExample},
 			opts: bundle.Options{Image: "registry.example/ork@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}},
+		{name: "sharded: the bucket Leases by name, the replicas share the work", files: []string{remoteExample},
+			opts: bundle.Options{ShardBuckets: 8, Replicas: 3}},
+		{name: "sharding.buckets on a leader-elected bundle", files: []string{remoteExample},
+			set: []string{"sharding.buckets=16"}, mode: func(o *bundle.Options) { o.ShardBuckets = 16 }},
+		{name: "sharding.buckets=0 on a sharded bundle: one leader", files: []string{remoteExample},
+			opts: bundle.Options{ShardBuckets: 4}, set: []string{"sharding.buckets=0"},
+			mode: func(o *bundle.Options) { o.ShardBuckets = 0 }},
+		{name: "a candidate reconciler: leader election", files: []string{candidateKatalog}},
 		{name: "values for resources", files: []string{remoteExample},
 			set: []string{"resources.requests.cpu=250m", "resources.limits.memory=1Gi"},
 			edit: func(c map[string]any) {
@@ -208,6 +218,9 @@ func TestChartRendersTheBundle(t *testing.T) {
 			wantOpts := tt.opts
 			if tt.want.Replicas != 0 {
 				wantOpts.Replicas, wantOpts.Image = tt.want.Replicas, tt.want.Image
+			}
+			if tt.mode != nil {
+				tt.mode(&wantOpts)
 			}
 			want := generate(t, wantOpts, tt.files...)
 			var objs []*unstructured.Unstructured
@@ -456,6 +469,7 @@ func TestChartRefusesWrongValues(t *testing.T) {
 		{"image.pullPolicy misspelt", []string{`image.pullPolicy="always"`}, "pullPolicy"},
 		{"two replicas without leader election", []string{`replicaCount=2`, `leaderElection.enabled=false`},
 			"replicaCount > 1 needs leaderElection.enabled: true"},
+		{"a bucket count that is not a power of two", []string{`sharding.buckets=3`}, "sharding"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -468,6 +482,27 @@ func TestChartRefusesWrongValues(t *testing.T) {
 				t.Errorf("helm template: %v, want an error naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A chart of a Katalog that rolls out a candidate reconciler refuses sharding.buckets, as
+// ork run refuses --shard-buckets for it; leader election still renders.
+func TestChartRefusesShardingACandidate(t *testing.T) {
+	bin := helmBin(t)
+	files, err := generate(t, bundle.Options{}, candidateKatalog).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops"); err != nil {
+		t.Fatalf("default values: %v", err)
+	}
+	_, err = tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops", "--set", "sharding.buckets=4")
+	if err == nil || !strings.Contains(err.Error(), "reconcile.remote.candidate") {
+		t.Errorf("helm template --set sharding.buckets=4: %v, want an error naming reconcile.remote.candidate", err)
 	}
 }
 

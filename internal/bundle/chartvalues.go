@@ -62,15 +62,25 @@ image:
 # Secrets to pull the image with, e.g. [{name: regcred}].
 imagePullSecrets: []
 
-# Replicas of ork: one holds the leader Lease and reconciles, the others stand by. From 2
-# on, a PodDisruptionBudget (maxUnavailable: 1) keeps one running through node drains.
-# More than 1 needs leaderElection.enabled (the chart refuses to render otherwise).
+# Replicas of ork: one holds the leader Lease and reconciles, the others stand by (with
+# sharding.buckets, each reconciles its share). From 2 on, a PodDisruptionBudget
+# (maxUnavailable: 1) keeps one running through node drains. More than 1 needs
+# leaderElection.enabled or sharding.buckets (the chart refuses to render otherwise).
 replicaCount: {{ .Replicas }}
 
 # Leader election through the Lease {{ .Name }} in the release's namespace: only the holder
-# reconciles. Off, one replica reconciles alone.
+# reconciles. Off, one replica reconciles alone. Ignored with sharding.buckets.
 leaderElection:
   enabled: true
+
+# ork run --shard-buckets (docs/scaling.md): every replica reconciles a share of the custom
+# resources, cut by uid into this many buckets, each fenced by a Lease
+# {{ .Name }}-bucket-<i>-of-<buckets>; the Role grants those Leases by name. A power of two
+# from 2 to 256, at least the number of replicas (replicas beyond it hold nothing); 0 keeps
+# one leader. Switching between modes never runs both: a replica of the new mode waits
+# until the old mode's Leases expire.
+sharding:
+  buckets: {{ .ShardBuckets }}
 
 # Requests and limits of the ork container. No CPU limit by default: throttling can freeze
 # the leader past its Lease renewal.
@@ -141,7 +151,7 @@ func (b *Bundle) valuesYAML() ([]byte, error) {
 	err = valuesTemplate.Execute(&out, map[string]any{
 		"Name": b.opts.Name, "Sources": strings.Join(b.sources, ", "),
 		"Repository": scalar(repo), "Tag": scalar(tag),
-		"Replicas": b.opts.Replicas, "Resources": indent(string(res), "  "),
+		"Replicas": b.opts.Replicas, "ShardBuckets": b.opts.ShardBuckets, "Resources": indent(string(res), "  "),
 		"LogLevel": DefaultLogLevel, "LogFormat": DefaultLogFormat,
 	})
 	if err != nil {
@@ -185,6 +195,11 @@ const valuesSchema = `{
       "type": "object",
       "additionalProperties": false,
       "properties": {"enabled": {"type": "boolean"}}
+    },
+    "sharding": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {"buckets": {"type": "integer", "enum": [0, 2, 4, 8, 16, 32, 64, 128, 256]}}
     },
     "resources": {"type": "object"},
     "nodeSelector": {"type": "object", "additionalProperties": {"type": "string"}},

@@ -128,12 +128,21 @@ func Args(o Options, katalogKeys []string) []string {
 	for _, k := range katalogKeys {
 		args = append(args, "-f", path.Join(MountPath, k))
 	}
-	args = append(args, "--name="+o.Name, "--leader-elect", "--shutdown-timeout="+o.ShutdownTimeout.String(),
+	args = append(args, "--name="+o.Name, replicaMode(o), "--shutdown-timeout="+o.ShutdownTimeout.String(),
 		"--log-level="+DefaultLogLevel, "--log-format="+DefaultLogFormat)
 	for _, ns := range o.WatchNamespaces {
 		args = append(args, "--watch-namespace="+ns)
 	}
 	return args
+}
+
+// replicaMode is how the replicas share the work: one leader, the others standing by, or
+// every replica its share of the buckets.
+func replicaMode(o Options) string {
+	if o.ShardBuckets > 0 {
+		return fmt.Sprintf("--shard-buckets=%d", o.ShardBuckets)
+	}
+	return "--leader-elect"
 }
 
 func deployment(o Options, files podFiles) *appsv1.Deployment {

@@ -70,7 +70,8 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	f.String("name", "", "the operator's name: of every object, of the leader Lease and ork run --name (default the Katalog's metadata.name)")
 	f.String("namespace", rbacgen.DefaultNamespace, "namespace ork runs in")
 	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
-	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by)")
+	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by; with --shard-buckets each reconciles its share)")
+	f.Int("shard-buckets", 0, "ork run --shard-buckets: every replica reconciles a share of the custom resources, cut into this many buckets (a power of two from 2 to 256), in place of one leader; the Role grants the bucket Leases by name (docs/scaling.md)")
 	f.Duration("shutdown-timeout", bundle.DefaultShutdownTimeout, "ork run --shutdown-timeout; the pods' termination grace period is derived from it")
 	f.StringArray("watch-namespace", nil, "ork run --watch-namespace: reconcile only the custom resources in this namespace, granted by a Role there (repeatable; default every namespace)")
 	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
@@ -97,6 +98,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 			Version:         version.Get().Version,
 			ChartVersion:    cfg.String("chart-version"),
+			ShardBuckets:    cfg.Int("shard-buckets"),
 		},
 	}
 	if opts.gen.Replicas < 1 {
