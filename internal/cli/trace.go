@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -20,6 +21,8 @@ type traceOptions struct {
 	key    trace.Key
 	addr   string
 	format output.Format
+	// holder, when set, finds the replica of a sharded ork holding the object's bucket.
+	holder *holderLookup
 }
 
 func newTraceCmd(env *Env) *cobra.Command {
@@ -33,11 +36,14 @@ exchange of the same call), the outcome, what applying each resource did, and ho
 part took. No secret is ever in a trace. The CRD (its name in the Katalog) may be left out
 when only one CRD has an object of that name; a cluster-scoped object is NAME alone.
 Reach an ork in a cluster with kubectl port-forward to its Deployment, named after the operator
-(ork bundle --name, by default the Katalog's metadata.name).
+(ork bundle --name, by default the Katalog's metadata.name). With ork run --shard-buckets each
+replica keeps the decisions of its own buckets' objects: --holder finds the replica whose bucket
+Lease covers the object's uid and reads its decisions through the apiserver's pod proxy.
 Exit code 0: printed, 1: no decisions or no answer from --addr, 2: usage error or ambiguous name.`,
 		Example: `  ork trace default/my-webapp
   ork trace webapp default/my-webapp -o json
-  kubectl -n orkestra-system port-forward deploy/webapp-operator 8080 & ork trace default/my-webapp --addr 127.0.0.1:8080`,
+  kubectl -n orkestra-system port-forward deploy/webapp-operator 8080 & ork trace default/my-webapp --addr 127.0.0.1:8080
+  ork trace default/my-webapp --holder -f katalog.yaml --namespace orkestra-system   # sharded: the replica holding its bucket`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
 				return usageError("%s takes [CRD] NAMESPACE/NAME, got %d arguments", cmd.CommandPath(), len(args))
@@ -53,7 +59,14 @@ Exit code 0: printed, 1: no decisions or no answer from --addr, 2: usage error o
 		},
 	}
 	addOutputFlag(cmd, output.Text, output.Text, output.JSON)
-	cmd.Flags().String("addr", DefaultTraceAddr, "host:port (or URL) of ork run's metrics address")
+	addKatalogFlag(cmd)
+	f := cmd.Flags()
+	f.String("addr", DefaultTraceAddr, "host:port (or URL) of ork run's metrics address; with --holder, its port is the replicas' metrics port")
+	f.Bool("holder", false, "for ork run --shard-buckets: find the replica whose bucket Lease covers the object's uid and fetch its decisions through the apiserver's pod proxy (reads the Katalog, -f, for the object's type; needs get on pods/proxy in ork's namespace)")
+	f.String("name", "", "with --holder: ork run --name of the sharded ork, which names its bucket Leases (default the Katalog's metadata.name, as ork bundle names it)")
+	f.String("namespace", rbacgen.DefaultNamespace, "with --holder: ork's namespace, where its Leases are")
+	f.String("kubeconfig", "", "with --holder: kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
+	f.String("context", "", "with --holder: kubeconfig context to use (default the current context)")
 	return cmd
 }
 
@@ -76,11 +89,24 @@ func completeTrace(env *Env, args []string) (traceOptions, error) {
 		return traceOptions{}, usageError("%q is not NAMESPACE/NAME (or NAME for a cluster-scoped object)", ref)
 	}
 	opts.key.Namespace, opts.key.Name = ns, name
+	if cfg.Bool("holder") {
+		opts.holder = &holderLookup{files: cfg.StringSlice("filename"), kubeconfig: cfg.String("kubeconfig"), context: cfg.String("context"),
+			name: cfg.String("name"), namespace: cfg.String("namespace")}
+	}
 	return opts, nil
 }
 
 func runTrace(cmd *cobra.Command, env *Env, opts traceOptions) error {
-	t, err := trace.Client{Base: opts.addr}.Find(cmd.Context(), opts.key)
+	client := trace.Client{Base: opts.addr}
+	if opts.holder != nil {
+		held, err := opts.holder.find(cmd.Context(), env, opts.key, opts.addr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Streams.ErrOut, "%s is in the bucket of Lease %s, held by pod %s\n", nsOrName(opts.key), held.lease, held.pod)
+		client, opts.key.CRD, opts.addr = held.client, held.crd, "pod "+held.pod
+	}
+	t, err := client.Find(cmd.Context(), opts.key)
 	if amb, ok := errors.AsType[*trace.AmbiguousError](err); ok {
 		return usageError("%v: ork trace %s %s", amb, amb.CRDs[0], nsOrName(opts.key))
 	}
