@@ -38,7 +38,10 @@ type result struct {
 	P99Millis     float64            `json:"p99Millis"`
 	IdleSeconds   float64            `json:"idleSeconds,omitempty"`
 	IdleWrites    float64            `json:"idleWrites"`
-	IdleCalls     float64            `json:"idleCalls"`
+	// IdleEventWrites are the Events among IdleWrites: a Reconciled Event the recorder
+	// sends after its CR was Ready is not a pass.
+	IdleEventWrites float64 `json:"idleEventWrites"`
+	IdleCalls       float64 `json:"idleCalls"`
 	// EditToReadySeconds (startup workload): from the spec edit to that CR Ready at the
 	// edited generation; BacklogSeconds: from ork ready to every CR Ready.
 	EditToReadySeconds float64 `json:"editToReadySeconds,omitempty"`
@@ -184,6 +187,7 @@ func idle(ctx context.Context, c *cluster, rec *reconciler, d time.Duration, res
 	res.IdleSeconds = d.Seconds()
 	// Lease renewals aside (there are none without --leader-elect), every write counts.
 	res.IdleWrites = delta.writes(func(r string) bool { return r != "leases" })
+	res.IdleEventWrites = delta.writes(eventWrites)
 	res.IdleCalls = float64(rec.calls.Load() - calls)
 	return nil
 }
