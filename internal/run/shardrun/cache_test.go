@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -36,6 +38,21 @@ func metric(ctx context.Context, addr, sample string) (float64, error) {
 	return 0, fmt.Errorf("no sample %s on %s", sample, addr)
 }
 
+// apiserverCounter reads one sample of the apiserver's own /metrics; a sample not exposed
+// yet reads 0 (a counter the apiserver has not incremented).
+func apiserverCounter(ctx context.Context, sample string) (float64, error) {
+	raw, err := env.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, nil
+}
+
 func readyz(ctx context.Context, addr string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
 	if err != nil {
@@ -59,8 +76,9 @@ func TestShardedCachesHoldTheirOwnBucketsOnly(t *testing.T) {
 	f := newFixture(t)
 	const b, n = 4, 40
 	want := map[string]string{}
+	uids := map[string]types.UID{}
 	for _, cr := range f.create(n, "1") {
-		want[cr.GetName()] = "1"
+		want[cr.GetName()], uids[cr.GetName()] = "1", cr.GetUID()
 	}
 	health := map[string]string{"sel": testkit.FreeAddr(t), "nosel": testkit.FreeAddr(t)}
 	f.sharded("sel", b, "--endpoint", f.via("sel"), "--health-addr="+health["sel"], "--metrics-addr="+health["sel"])
@@ -68,8 +86,27 @@ func TestShardedCachesHoldTheirOwnBucketsOnly(t *testing.T) {
 		"--shard-client-filter-only")
 	f.waitConverged("every widget reconciled", leaseDuration+slack, want)
 	holders := f.settled(leaseDuration+slack, b, "sel", "nosel")
+	filtered := func() float64 {
+		v, err := apiserverCounter(t.Context(), `apiserver_watch_filtered_events_total{group="testenv.orkspace.io",resource="widgets"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := filtered()
 	f.setAll(want, "2")
 	f.waitConverged("every widget reconciled again", slack, want)
+	// The selecting replica's watch is filtered by the apiserver: each update of a widget in
+	// the other's buckets is one event it was not sent (other tests' widgets can only add).
+	others := 0
+	for name := range want {
+		if holders[shard.BucketOf(uids[name], b)] != "sel" {
+			others++
+		}
+	}
+	if got := filtered() - before; got < float64(others) {
+		t.Errorf("apiserver_watch_filtered_events_total rose by %v, want at least %d (the updates of the other replica's widgets)", got, others)
+	}
 	for _, c := range callsWith(f.ep, "2") {
 		if by, owner := c.Header.Get(replicaHeader), holders[shard.BucketOf(uidOf(c), b)]; by != owner {
 			t.Errorf("%s called by %s, its bucket held by %s", c.Key, by, owner)
