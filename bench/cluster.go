@@ -36,7 +36,12 @@ type cluster struct {
 }
 
 func newCluster(ctx context.Context, dir string, w workload) (*cluster, error) {
-	env, err := testenv.Start(ctx)
+	return newClusterWith(ctx, dir, w, testenv.Options{})
+}
+
+// newClusterWith is newCluster with the apiserver's options (its feature gates).
+func newClusterWith(ctx context.Context, dir string, w workload, opts testenv.Options) (*cluster, error) {
+	env, err := testenv.StartWith(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@
 //	go run ./bench -workload fanout10,fanout20,multicrd  # children per CR, CRDs per Katalog
 //	go run ./bench -workload startup -ork-before /tmp/ork-base
 //	go run ./bench -memory 1000,5000,10000               # memory per cached object
+//	go run ./bench -shard 1,2,4 -n 5000                  # sharded rings (ork run --shard-buckets)
 //
 // It prints the tables, writes results.json and convergence-*.svg to -out.
 package main
@@ -68,6 +69,7 @@ func run(ctx context.Context, args []string) error {
 	runs := fs.Int("runs", envInt("BENCH_RUNS", 1), "repeat the whole measurement this many times (default $BENCH_RUNS, else 1); medians and spreads are over the runs")
 	target := fs.Float64("target", 0.90, "the share of ceiling (a) a system's median must reach for the target to be met")
 	memory := fs.String("memory", "", "instead: ork's memory at these numbers of CRs (e.g. 1000,5000,10000)")
+	shards := fs.String("shard", "", "instead: rings of ork run --shard-buckets with these numbers of replicas (e.g. 1,2,4) over -n CRs (default 5000): catch-up, RSS per replica, Lease writes at rest, failover")
 	idle := fs.Duration("idle", 30*time.Second, "how long to watch ork idle after convergence")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on one convergence")
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
@@ -127,6 +129,13 @@ func run(ctx context.Context, args []string) error {
 	}
 	if len(o.memory) > 0 {
 		return measureMemory(ctx, bin, o)
+	}
+	if *shards != "" {
+		replicas, err := ints(*shards)
+		if err != nil {
+			return fmt.Errorf("-shard: %w", err)
+		}
+		return measureShards(ctx, bin, replicas, o.startupSizes[0], o)
 	}
 	fmt.Fprintf(os.Stderr, "bench: %d run(s), target %.2f of ceiling (a)\n", o.runs, o.target)
 	return measureAll(ctx, map[systemKind]string{kindOrk: bin, kindOrkBefore: *orkBefore}, o, os.Stderr)
