@@ -1,4 +1,4 @@
-package run_test
+package rolloutrun_test
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ import (
 
 // candidateSpec is reconcile.remote.candidate for the fixture's Katalog (RemoteSpec.Extra),
 // authenticated like the stable endpoint.
-func (f *fixture) candidateSpec(endpoint, more string) string {
+func candidateSpec(f *runtest.Fixture, endpoint, more string) string {
 	return fmt.Sprintf(`            candidate:
               endpoint: %q
               mode: shadow
@@ -33,7 +33,7 @@ func (f *fixture) candidateSpec(endpoint, more string) string {
 %s`, endpoint, f.NS, more)
 }
 
-func dryRunOf(c call) bool {
+func dryRunOf(c runtest.Call) bool {
 	v, _, _ := unstructured.NestedBool(c.Body, "prepared", "dryRun")
 	return v
 }
@@ -43,10 +43,10 @@ func dryRunOf(c call) bool {
 // never its value, and nothing it answers reaches the cluster.
 func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	const secretish = "registry.example/evil:value-7f3a"
 	stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
-	cand := runtest.NewEndpoint(t, func(c call) response {
+	cand := runtest.NewEndpoint(t, func(c runtest.Call) runtest.Response {
 		if c.CRName() != "b" {
 			return runtest.OKWithChildren(c)
 		}
@@ -60,7 +60,7 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 			},
 		})
 	})
-	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: f.candidateSpec(cand.URL(), "")})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), "")})
 	recDir := t.TempDir()
 	rec, err := exchange.NewRecorder(recDir, exchange.RecorderOptions{})
 	if err != nil {
@@ -155,7 +155,7 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	// The state ConfigMap carries the same count and the paths, for ork rollout status.
 	var state rollout.State
 	f.Eventually("the rollout state written", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "orkestra-rollout", getOpts)
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "orkestra-rollout", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -196,24 +196,26 @@ func TestRolloutShadowSlowOrFailingCandidateNeverDelaysStable(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
-		respond func(call) response
+		respond func(runtest.Call) runtest.Response
 	}{
-		{"hangs", func(c call) response {
+		{"hangs", func(c runtest.Call) runtest.Response {
 			select {
 			case <-c.Ctx.Done():
 			case <-time.After(10 * time.Second):
 			}
 			return runtest.OKWithChildren(c)
 		}},
-		{"500", func(call) response { return response{Status: http.StatusInternalServerError, Body: []byte("boom")} }},
+		{"500", func(runtest.Call) runtest.Response {
+			return runtest.Response{Status: http.StatusInternalServerError, Body: []byte("boom")}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := runtest.NewFixture(t, env)
 			stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
 			cand := runtest.NewEndpoint(t, tc.respond)
 			set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
-				Extra: f.candidateSpec(cand.URL(), "              timeout: 10s\n              concurrency: 1\n")})
+				Extra: candidateSpec(f, cand.URL(), "              timeout: 10s\n              concurrency: 1\n")})
 			f.Start(set, nil)
 			const n = 6
 			for i := range n {
@@ -281,10 +283,10 @@ func histogramWithin(t *testing.T, m *run.Metrics, name string, bound float64) u
 // state: the ConfigMap <name>-rollout is created and updated, and nothing is forbidden.
 func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	cand := runtest.NewEndpoint(t, runtest.OKWithChildren)
-	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: f.candidateSpec(cand.URL(), "")})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), "")})
 	name := "ork-rollout"
 	opts := rbacgen.Options{Name: name, Namespace: f.NS}
 	rbac, err := rbacgen.Generate(set, opts)
@@ -304,7 +306,7 @@ func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
 	f.CreateCR("a", map[string]any{"replicas": 2})
 	f.WaitReady("a", "True")
 	f.Eventually("the state with the candidate's sample", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), name+"-rollout", getOpts)
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), name+"-rollout", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -327,14 +329,14 @@ func TestRolloutShadowDeletesOnlyWhenAsked(t *testing.T) {
 	}{{"off", false}, {"on", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := runtest.NewFixture(t, env)
 			stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
 			cand := runtest.NewEndpoint(t, runtest.OKWithChildren)
 			more := ""
 			if tc.shadowDeletes {
 				more = "              shadowDeletes: true\n"
 			}
-			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: f.candidateSpec(cand.URL(), more)}), nil)
+			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), more)}), nil)
 			f.CreateCR("web", map[string]any{"replicas": 1})
 			f.WaitReady("web", "True")
 			if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {

@@ -1,4 +1,4 @@
-package run_test
+package rolloutrun_test
 
 import (
 	"context"
@@ -21,14 +21,14 @@ import (
 
 // sideAnswer answers ok with status.by naming the side, and no resources: the tests follow
 // which reconciler's answer a CR carries.
-func sideAnswer(side string) func(call) response {
-	return func(call) response {
+func sideAnswer(side string) func(runtest.Call) runtest.Response {
+	return func(runtest.Call) runtest.Response {
 		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"by": side}})
 	}
 }
 
 // canarySpec is a canary candidate for the fixture's Katalog.
-func (f *fixture) canarySpec(endpoint, steps, interval, gate string) string {
+func canarySpec(f *runtest.Fixture, endpoint, steps, interval, gate string) string {
 	return fmt.Sprintf(`            candidate:
               endpoint: %q
               mode: canary
@@ -40,9 +40,9 @@ func (f *fixture) canarySpec(endpoint, steps, interval, gate string) string {
 
 // rolloutStateOf is the CRD "app"'s state in the ConfigMap orkestra-rollout; ok is false
 // when none was written yet.
-func (f *fixture) rolloutStateOf() (rollout.State, bool) {
+func rolloutStateOf(f *runtest.Fixture) (rollout.State, bool) {
 	f.T.Helper()
-	cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(f.T.Context(), "orkestra-rollout", getOpts)
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(f.T.Context(), "orkestra-rollout", metav1.GetOptions{})
 	if err != nil || cm.Data["app"] == "" {
 		return rollout.State{}, false
 	}
@@ -54,7 +54,7 @@ func (f *fixture) rolloutStateOf() (rollout.State, bool) {
 }
 
 // bySide counts the CRs whose status says which side reconciled them last.
-func (f *fixture) bySide(names []string) map[string]int {
+func bySide(f *runtest.Fixture, names []string) map[string]int {
 	f.T.Helper()
 	out := map[string]int{}
 	for _, n := range names {
@@ -65,19 +65,19 @@ func (f *fixture) bySide(names []string) map[string]int {
 }
 
 // createAnnotated creates a CR with annotations.
-func (f *fixture) createAnnotated(name string, annotations map[string]any) {
+func createAnnotated(f *runtest.Fixture, name string, annotations map[string]any) {
 	f.T.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": f.Group + "/v1", "kind": "App",
 		"metadata": map[string]any{"name": name, "annotations": annotations},
 		"spec":     map[string]any{"replicas": 1},
 	}}
-	if _, err := f.CRs().Create(f.T.Context(), u, createOpts); err != nil {
+	if _, err := f.CRs().Create(f.T.Context(), u, metav1.CreateOptions{}); err != nil {
 		f.T.Fatal(err)
 	}
 }
 
-func (f *fixture) createCRs(n int) []string {
+func createCRs(f *runtest.Fixture, n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("cr-%02d", i)
@@ -90,27 +90,27 @@ func (f *fixture) createCRs(n int) []string {
 // with shadowRest, the stable slice is shadowed meanwhile.
 func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
 	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
 	// Every stable-slice pass is shadowed, and differs (status.by): maxDivergenceRatio 1.
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Resync: "1s",
-		Extra: f.canarySpec(cand.URL(), "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+		Extra: canarySpec(f, cand.URL(), "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(20)
+	names := createCRs(f, 20)
 	// Pinned to stable: stays there at 100%. A pin naming no side is ignored, with an Event.
-	f.createAnnotated("pinned", map[string]any{rollout.PinAnnotation: "stable"})
-	f.createAnnotated("badpin", map[string]any{rollout.PinAnnotation: "canary"})
+	createAnnotated(f, "pinned", map[string]any{rollout.PinAnnotation: "stable"})
+	createAnnotated(f, "badpin", map[string]any{rollout.PinAnnotation: "canary"})
 	names = append(names, "badpin")
 
 	// Bound: three steps of 1 s, each waiting for 2 samples that the 1 s resync of 20 CRs
 	// brings within a second or two.
 	f.Eventually("every CR reconciled by the candidate, the rollout complete", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+		s, ok := rolloutStateOf(f)
 		if ok && s.Phase == rollout.RolledBack {
 			return false, fmt.Errorf("rolled back: %s", s.Reason)
 		}
-		return ok && s.Phase == rollout.Complete && f.bySide(names)["candidate"] == len(names), nil
+		return ok && s.Phase == rollout.Complete && bySide(f, names)["candidate"] == len(names), nil
 	})
 	if by, _, _ := unstructured.NestedString(f.GetCR("pinned").Object, "status", "by"); by != "stable" {
 		t.Errorf("the CR pinned to stable was last reconciled by %q at 100%%", by)
@@ -159,16 +159,16 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 // the candidate reconciled before it broke.
 func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
 	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
-		Extra: f.canarySpec(cand.URL(), "[30, 60, 100]", "3s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+		Extra: canarySpec(f, cand.URL(), "[30, 60, 100]", "3s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(20)
+	names := createCRs(f, 20)
 
 	f.Eventually("the second step", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+		s, ok := rolloutStateOf(f)
 		return ok && s.Step >= 1, nil
 	})
 	var onCandidate, onStable []string
@@ -180,16 +180,18 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 		}
 	}
 	f.Eventually("the candidate's slice reconciled by it", func() (bool, error) {
-		return f.bySide(onCandidate)["candidate"] == len(onCandidate), nil
+		return bySide(f, onCandidate)["candidate"] == len(onCandidate), nil
 	})
-	cand.SetRespond(func(call) response { return response{Status: http.StatusInternalServerError, Body: []byte("broken")} })
+	cand.SetRespond(func(runtest.Call) runtest.Response {
+		return runtest.Response{Status: http.StatusInternalServerError, Body: []byte("broken")}
+	})
 	// Passes of the stable slice, shadowed (shadowRest): the candidate's 500s are errors.
 	for _, n := range onStable {
 		f.PatchSpec(n, `{"spec":{"replicas":2}}`)
 	}
 	var state rollout.State
 	f.Eventually("the rollback", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+		s, ok := rolloutStateOf(f)
 		state = s
 		return ok && s.Phase == rollout.RolledBack, nil
 	})
@@ -205,7 +207,7 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 				return false, nil
 			}
 		}
-		return f.bySide(names)["stable"] == len(names), nil
+		return bySide(f, names)["stable"] == len(names), nil
 	})
 	if got := runtest.CounterSum(t, f.Metrics, "ork_candidate_rollbacks_total", "crd", "app"); got != 1 {
 		t.Errorf("ork_candidate_rollbacks_total = %v, want 1", got)
@@ -239,12 +241,12 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 // and a second one goes on from what the first wrote.
 func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
 	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
 	// A long interval: the rollout stays at the step it resumed at.
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
-		Extra: f.canarySpec(cand.URL(), "[10, 60, 100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+		Extra: canarySpec(f, cand.URL(), "[10, 60, 100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	plan, err := rollout.PlanOf(set.CRDs[0].OperatorBox.Reconcile.Remote.Candidate)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +254,7 @@ func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 	started := time.Now().UTC().Truncate(time.Second)
 	v, _ := rollout.State{SpecHash: plan.SpecHash, Phase: rollout.Progressing, Step: 1, StepStarted: started}.Encode()
 	if _, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Create(t.Context(), &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, createOpts); err != nil {
+		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tune := func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond }
@@ -263,7 +265,7 @@ func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 	go func() { done <- first.Run(ctx) }()
 	t.Cleanup(stop)
 	f.Eventually("the first ork ready", func() (bool, error) { return first.Ready(), nil })
-	names := f.createCRs(20)
+	names := createCRs(f, 20)
 	onCandidate := map[string]bool{}
 	for _, n := range names {
 		if side, _ := rollout.SideOf(f.GetCR(n).GetUID(), nil, 60); side == rollout.Candidate {
@@ -274,14 +276,14 @@ func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 		t.Fatalf("the uids put every CR on one side (%d of %d on the candidate): the test proves nothing", len(onCandidate), len(names))
 	}
 	f.Eventually("each CR on its side at 60%", func() (bool, error) {
-		return f.bySide(names)["candidate"] == len(onCandidate), nil
+		return bySide(f, names)["candidate"] == len(onCandidate), nil
 	})
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("the first ork stopped with %v", err)
 	}
 	// Its last write holds the window of its passes: the second ork resumes it.
-	before, _ := f.rolloutStateOf()
+	before, _ := rolloutStateOf(f)
 	if before.Step != 1 || !before.StepStarted.Equal(started) || before.Window.Samples < len(onCandidate) {
 		t.Fatalf("state the first ork left: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
 			before.Step, before.StepStarted, before.Window.Samples, started, len(onCandidate))
@@ -316,10 +318,10 @@ func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 			t.Errorf("%s, outside the 60%% slice, was reconciled by the candidate after the restart", n)
 		}
 	}
-	if got := f.bySide(names); got["candidate"] != len(onCandidate) || got["stable"] != len(names)-len(onCandidate) {
+	if got := bySide(f, names); got["candidate"] != len(onCandidate) || got["stable"] != len(names)-len(onCandidate) {
 		t.Errorf("sides after the restart: %v; want %d on the candidate", got, len(onCandidate))
 	}
-	after, _ := f.rolloutStateOf()
+	after, _ := rolloutStateOf(f)
 	if after.Step != 1 || !after.StepStarted.Equal(started) || after.Window.Samples < before.Window.Samples {
 		t.Errorf("state after the restart: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
 			after.Step, after.StepStarted, after.Window.Samples, started, before.Window.Samples)
@@ -336,26 +338,26 @@ func readyGeneration(u *unstructured.Unstructured) int64 {
 // pass whose reason is not success, the apply included, not only its call.
 func TestRolloutCanaryCountsApplyFailures(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
-	cand := runtest.NewEndpoint(t, func(call) response {
+	cand := runtest.NewEndpoint(t, func(runtest.Call) runtest.Response {
 		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			// A valid intent the apiserver refuses: a Deployment name is a DNS subdomain.
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "Not_A_Name", "image": "nginx:1.27"}},
 		}})
 	})
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
-		Extra: f.canarySpec(cand.URL(), "[100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+		Extra: canarySpec(f, cand.URL(), "[100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(3)
+	names := createCRs(f, 3)
 	var state rollout.State
 	f.Eventually("the rollback", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+		s, ok := rolloutStateOf(f)
 		state = s
 		return ok && s.Phase == rollout.RolledBack, nil
 	})
 	if !strings.Contains(state.Reason, "error ratio") {
 		t.Errorf("rolled back for %q; want the error ratio", state.Reason)
 	}
-	f.Eventually("every CR back on stable", func() (bool, error) { return f.bySide(names)["stable"] == len(names), nil })
+	f.Eventually("every CR back on stable", func() (bool, error) { return bySide(f, names)["stable"] == len(names), nil })
 }
