@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -28,17 +26,7 @@ func TestRelatedConstantCrossNamespaceUnderGeneratedRole(t *testing.T) {
 `, shared)
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
 	name := "ork-" + f.NS
-	opts := rbacgen.Options{Name: name, Namespace: f.NS}
-	rbac, err := rbacgen.Generate(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.ApplyRBAC(t, env.Clientset, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, opts) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.NS, name, attrs...)
+	f.GrantGeneratedRBAC(set, name)
 	if allowed(t, f.NS, name, "list", "configmaps") {
 		t.Fatal("the generated role lists configmaps in the CR's namespace: the test would not show the watch's scope")
 	}

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/exchange"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/trace"
@@ -35,16 +33,7 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 `
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
 	name := "ork-" + f.NS
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.NS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.ApplyRBAC(t, env.Clientset, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.NS}) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.NS, name, attrs...)
+	f.GrantGeneratedRBAC(set, name)
 	if allowed(t, f.NS, name, "list", "secrets") {
 		t.Error("the generated role lets ork list every Secret")
 	}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -45,16 +44,7 @@ func TestRelatedObjects(t *testing.T) {
 `, f.Group)
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
 	name := "ork-" + f.NS
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.NS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.ApplyRBAC(t, env.Clientset, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.NS}) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.NS, name, attrs...)
+	f.GrantGeneratedRBAC(set, name)
 	for _, verb := range []string{"create", "update", "patch", "delete"} {
 		if allowed(t, f.NS, name, verb, "configmaps") {
 			t.Errorf("the generated role allows %s on configmaps, a related type only read", verb)

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/manifest"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/replaydiff"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
@@ -288,17 +286,7 @@ func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
 	cand := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), "")})
 	name := "ork-rollout"
-	opts := rbacgen.Options{Name: name, Namespace: f.NS}
-	rbac, err := rbacgen.Generate(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.ApplyRBAC(t, env.Clientset, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, opts) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.NS, name, attrs...)
+	f.GrantGeneratedRBAC(set, name)
 	f.Start(set, env.ServiceAccountConfig(f.NS, name), func(o *run.Options) {
 		o.Name = name
 		o.RolloutInterval = 100 * time.Millisecond

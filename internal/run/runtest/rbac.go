@@ -4,15 +4,36 @@ import (
 	"context"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/rbacgen"
 )
 
-// ApplyRBAC creates the objects of rbac gen's output with the clientset (no kubectl
+// GrantGeneratedRBAC gives the ServiceAccount name in the fixture's namespace the RBAC of
+// `ork rbac gen` for set, alone, and waits until the apiserver's authorizer allows each of
+// its permissions: an engine started with f.Env.ServiceAccountConfig(f.NS, name) then runs
+// as a release installed with that RBAC would.
+func (f *Fixture) GrantGeneratedRBAC(set *katalog.Set, name string) {
+	f.T.Helper()
+	opts := rbacgen.Options{Name: name, Namespace: f.NS}
+	r, err := rbacgen.Generate(set, opts)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	applyRBAC(f.T, f.Env.Clientset, r)
+	var attrs []authorizationv1.ResourceAttributes
+	for _, p := range rbacgen.Permissions(set, opts) {
+		attrs = append(attrs, p.Attributes())
+	}
+	f.Env.WaitAllowed(f.T, f.NS, name, attrs...)
+}
+
+// applyRBAC creates the objects of rbac gen's output with the clientset (no kubectl
 // needed); the cluster-wide ones are deleted when the test ends.
-func ApplyRBAC(t testing.TB, cs kubernetes.Interface, r *rbacgen.Result) {
+func applyRBAC(t testing.TB, cs kubernetes.Interface, r *rbacgen.Result) {
 	t.Helper()
 	ctx := t.Context()
 	must := func(err error) {
