@@ -22,7 +22,9 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 # there is none). Measured on 2 cores: the first -race build
 # of the client-go/controller-runtime closure costs ~6 min once; later runs reuse the cache.
 # Packages run in parallel (go test's default -p): each integration package starts its own
-# control plane on its own ports.
+# control plane on its own ports. internal/run's end-to-end tests are the longest package
+# (~5 min with -race on 2 cores); suites split from them into packages of their own
+# (internal/run/rolloutrun, internal/run/shardrun) run beside it instead of inside it.
 # -count=1: the integration tests talk to a control plane that go test's cache cannot see, so
 # they always run.
 TEST_FLAGS ?= -race -count=1

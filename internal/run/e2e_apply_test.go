@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // 2. Intent results become owned, labelled children applied by the orkestra field manager,
@@ -18,22 +19,22 @@ import (
 func TestIntentResultIsApplied(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	cr := f.createCR("web", map[string]any{"replicas": 2})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	cr := f.CreateCR("web", map[string]any{"replicas": 2})
 
-	got := f.waitReady("web", "True")
+	got := f.WaitReady("web", "True")
 	if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != "Ready" {
 		t.Errorf("status.phase = %q, want Ready (from the result)", phase)
 	}
 	if og, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration"); og != cr.GetGeneration() {
 		t.Errorf("status.observedGeneration = %d, want %d", og, cr.GetGeneration())
 	}
-	if c := readyCondition(got); c["reason"] != "ReconcileSucceeded" {
+	if c := runtest.ReadyCondition(got); c["reason"] != "ReconcileSucceeded" {
 		t.Errorf("Ready condition = %v, want reason ReconcileSucceeded", c)
 	}
 
-	dep, err := f.get(deployments, "web")
+	dep, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestIntentResultIsApplied(t *testing.T) {
 	if len(cs) != 1 || cs[0].(map[string]any)["image"] != "nginx:1.27" {
 		t.Errorf("deployment containers = %v, want one nginx:1.27", cs)
 	}
-	svc, err := f.get(services, "web-svc")
+	svc, err := f.Get(runtest.Services, "web-svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestIntentResultIsApplied(t *testing.T) {
 	for _, child := range []*unstructured.Unstructured{dep, svc} {
 		assertOwnedByOrk(t, child, cr)
 	}
-	f.waitEvent("web", corev1.EventTypeNormal, "Reconciled")
+	f.WaitEvent("web", corev1.EventTypeNormal, "Reconciled")
 }
 
 func assertOwnedByOrk(t *testing.T, child, owner *unstructured.Unstructured) {
@@ -94,28 +95,28 @@ func assertWrittenByOrk(t *testing.T, child, owner *unstructured.Unstructured, o
 func TestFullObjectFormAndCustomType(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.installCRD("Widget", "widgets")
-	widgets := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "widgets"}
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	f.InstallCRD("Widget", "widgets")
+	widgets := schema.GroupVersionResource{Group: f.Group, Version: "v1", Resource: "widgets"}
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config"},
 				"data": map[string]any{"mode": "full"}},
-			map[string]any{"type": "custom", "fields": map[string]any{"apiVersion": f.group + "/v1", "kind": "Widget",
+			map[string]any{"type": "custom", "fields": map[string]any{"apiVersion": f.Group + "/v1", "kind": "Widget",
 				"name": "web-widget", "spec": map[string]any{"size": 3}}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps", f.group + "/widgets"}}), nil)
-	cr := f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps", f.Group + "/widgets"}}), nil)
+	cr := f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 
-	cm, err := f.get(configmaps, "web-config")
+	cm, err := f.Get(runtest.ConfigMaps, "web-config")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mode, _, _ := unstructured.NestedString(cm.Object, "data", "mode"); mode != "full" {
 		t.Errorf("configmap data.mode = %q, want full", mode)
 	}
-	w, err := f.get(widgets, "web-widget")
+	w, err := f.Get(widgets, "web-widget")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,17 +132,17 @@ func TestFullObjectFormAndCustomType(t *testing.T) {
 func TestUndeclaredTypeAppliesNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}, "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}, "resources": []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27"}},
 			map[string]any{"type": "configmap", "fields": map[string]any{"name": "web-config", "data": map[string]any{"a": "b"}}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"apps/deployments"}}), nil)
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"apps/deployments"}}), nil)
+	f.CreateCR("web", map[string]any{})
 
-	got := f.waitReady("web", "False")
-	msg, _ := readyCondition(got)["message"].(string)
+	got := f.WaitReady("web", "False")
+	msg, _ := runtest.ReadyCondition(got)["message"].(string)
 	// ApplyFailed, as docs/remote-reconciler.md and ork remote check say (the planner's verdict).
 	if !strings.HasPrefix(msg, "ApplyFailed: nothing applied: resources[1]: ") {
 		t.Errorf("Ready message %q, want ApplyFailed: nothing applied: resources[1]: …", msg)
@@ -154,9 +155,9 @@ func TestUndeclaredTypeAppliesNothing(t *testing.T) {
 	if phase, found, _ := unstructured.NestedString(got.Object, "status", "phase"); found {
 		t.Errorf("status.phase = %q written although nothing was applied", phase)
 	}
-	f.mustNotExist(deployments, "web")
-	f.mustNotExist(configmaps, "web-config")
-	ev := f.waitEvent("web", corev1.EventTypeWarning, "ReconcileError")
+	f.MustNotExist(runtest.Deployments, "web")
+	f.MustNotExist(runtest.ConfigMaps, "web-config")
+	ev := f.WaitEvent("web", corev1.EventTypeWarning, "ReconcileError")
 	if !strings.Contains(ev.Message, "managedResources") {
 		t.Errorf("Warning event message %q does not say what to declare", ev.Message)
 	}
@@ -166,24 +167,24 @@ func TestUndeclaredTypeAppliesNothing(t *testing.T) {
 func TestEditedChildIsRestored(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	f.eventually("deployment web", func() (bool, error) {
-		_, err := f.get(deployments, "web")
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	f.Eventually("deployment web", func() (bool, error) {
+		_, err := f.Get(runtest.Deployments, "web")
 		return err == nil, err
 	})
 
 	patch := []byte(`{"spec":{"replicas":7}}`)
-	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Patch(t.Context(), "web", types.MergePatchType, patch,
+	if _, err := f.Dyn.Resource(runtest.Deployments).Namespace(f.NS).Patch(t.Context(), "web", types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
 	// No resync is configured: a resync call here is the child's change (SPEC §2 has no "child").
-	ep.nextMatching(t, "with trigger resync", func(c call) bool { return c.trigger() == "resync" })
-	f.eventually("replicas restored to 2", func() (bool, error) {
-		dep, err := f.get(deployments, "web")
+	ep.NextMatching(t, "with trigger resync", func(c call) bool { return c.Trigger == "resync" })
+	f.Eventually("replicas restored to 2", func() (bool, error) {
+		dep, err := f.Get(runtest.Deployments, "web")
 		if err != nil {
 			return false, err
 		}
@@ -198,29 +199,29 @@ func TestForceConflictFalseReportsConflict(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	fields := map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 3}
-	other, err := resources.BuildIntent("deployment", fields, resources.OptionsFor(f.ns, "web"))
+	other, err := resources.BuildIntent("deployment", fields, resources.OptionsFor(f.NS, "web"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Apply(t.Context(), "web", other.Obj,
+	if _, err := f.Dyn.Resource(runtest.Deployments).Namespace(f.NS).Apply(t.Context(), "web", other.Obj,
 		metav1.ApplyOptions{FieldManager: "someone-else", Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"type": "deployment", "forceConflict": false,
 				"fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{})
 
-	got := f.waitReady("web", "False")
-	msg, _ := readyCondition(got)["message"].(string)
+	got := f.WaitReady("web", "False")
+	msg, _ := runtest.ReadyCondition(got)["message"].(string)
 	if !strings.Contains(msg, "conflict") || !strings.Contains(msg, "someone-else") {
 		t.Errorf("Ready message %q, want a conflict naming the other manager", msg)
 	}
-	dep, err := f.get(deployments, "web")
+	dep, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}

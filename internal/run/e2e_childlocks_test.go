@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // fanOut answers each CR with n ConfigMaps of its own.
@@ -19,25 +20,25 @@ func fanOut(n int) func(call) response {
 		resources := make([]any, n)
 		for i := range resources {
 			resources[i] = map[string]any{"type": "configmap", "fields": map[string]any{
-				"name": fmt.Sprintf("%s-%02d", c.crName(), i), "data": map[string]any{"i": fmt.Sprint(i)}}}
+				"name": fmt.Sprintf("%s-%02d", c.CRName(), i), "data": map[string]any{"i": fmt.Sprint(i)}}}
 		}
-		return jsonResponse(map[string]any{"result": "ok", "resources": resources})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": resources})
 	}
 }
 
 // withWorkers rewrites the fixture's Katalog with reconcile.workers set to n.
 func (f *fixture) withWorkers(n int) *katalog.Set {
-	f.t.Helper()
-	doc, err := os.ReadFile(f.katalog)
+	f.T.Helper()
+	doc, err := os.ReadFile(f.Katalog)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	if err := os.WriteFile(f.katalog, []byte(strings.Replace(string(doc), "workers: 2", fmt.Sprintf("workers: %d", n), 1)), 0o600); err != nil {
-		f.t.Fatal(err)
+	if err := os.WriteFile(f.Katalog, []byte(strings.Replace(string(doc), "workers: 2", fmt.Sprintf("workers: %d", n), 1)), 0o600); err != nil {
+		f.T.Fatal(err)
 	}
-	set, findings, err := katalog.Load([]string{f.katalog})
+	set, findings, err := katalog.Load([]string{f.Katalog})
 	if err != nil || katalog.HasErrors(findings) {
-		f.t.Fatalf("Katalog with %d workers does not load: %v %+v", n, err, findings)
+		f.T.Fatalf("Katalog with %d workers does not load: %v %+v", n, err, findings)
 	}
 	return set
 }
@@ -86,20 +87,20 @@ func TestChildLocksUnrelatedCRsDoNotWait(t *testing.T) {
 	const crs, children = 30, 20
 	const waitBound, sumBound = 0.1024, 1.0
 	f := newFixture(t)
-	ep := newEndpoint(t, fanOut(children))
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps"}})
-	f.start(f.withWorkers(8), nil)
+	ep := runtest.NewEndpoint(t, fanOut(children))
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"}})
+	f.Start(f.withWorkers(8), nil)
 	for i := range crs {
-		f.createCR(fmt.Sprintf("fan-%02d", i), map[string]any{})
+		f.CreateCR(fmt.Sprintf("fan-%02d", i), map[string]any{})
 	}
-	f.eventuallyWithin(90*time.Second, fmt.Sprintf("%d CRs Ready", crs), func() (bool, error) {
-		list, err := f.crs().List(t.Context(), metav1.ListOptions{})
+	f.EventuallyWithin(90*time.Second, fmt.Sprintf("%d CRs Ready", crs), func() (bool, error) {
+		list, err := f.CRs().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
 		ready := 0
 		for i := range list.Items {
-			if c := readyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
+			if c := runtest.ReadyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
 				ready++
 			}
 		}
@@ -108,14 +109,14 @@ func TestChildLocksUnrelatedCRsDoNotWait(t *testing.T) {
 		}
 		return true, nil
 	})
-	cms, err := f.dyn.Resource(configmaps).Namespace(f.ns).List(t.Context(), metav1.ListOptions{LabelSelector: run.ManagedByLabel + "=" + run.ManagedByValue})
+	cms, err := f.Dyn.Resource(runtest.ConfigMaps).Namespace(f.NS).List(t.Context(), metav1.ListOptions{LabelSelector: run.ManagedByLabel + "=" + run.ManagedByValue})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cms.Items) != crs*children {
 		t.Fatalf("%d ConfigMaps written, want %d", len(cms.Items), crs*children)
 	}
-	count, sum, within := lockWaits(t, f.metrics, "app", waitBound)
+	count, sum, within := lockWaits(t, f.Metrics, "app", waitBound)
 	t.Logf("child lock waits: %d, total %.6fs, %d at most %gs", count, sum, within, waitBound)
 	if count < crs*children {
 		t.Errorf("%d lock waits observed, want at least one per child created (%d): the first pass checks each child live, under its lock", count, crs*children)

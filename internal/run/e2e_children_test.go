@@ -17,44 +17,34 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // editChild merge-patches a child as a person with kubectl would.
 func (f *fixture) editChild(gvr schema.GroupVersionResource, name, patch string, subresource ...string) {
-	f.t.Helper()
-	if _, err := f.dyn.Resource(gvr).Namespace(f.ns).Patch(f.t.Context(), name, types.MergePatchType, []byte(patch),
+	f.T.Helper()
+	if _, err := f.Dyn.Resource(gvr).Namespace(f.NS).Patch(f.T.Context(), name, types.MergePatchType, []byte(patch),
 		metav1.PatchOptions{FieldManager: "kubectl-edit"}, subresource...); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 }
 
 func (f *fixture) triggers(trigger string) float64 {
-	return testutil.ToFloat64(f.metrics.TriggersTotal.WithLabelValues("app", trigger))
+	return testutil.ToFloat64(f.Metrics.TriggersTotal.WithLabelValues("app", trigger))
 }
 
 // waitPassesDone waits until every call the endpoint received has finished its pass in
 // ork (status written, or nothing to write): ork_reconcile_total counts finished passes.
 func (f *fixture) waitPassesDone(ep *endpoint) {
-	f.t.Helper()
-	f.eventually("the passes of every call so far", func() (bool, error) {
+	f.T.Helper()
+	f.Eventually("the passes of every call so far", func() (bool, error) {
 		n := len(ep.Calls())
 		var done float64
 		for _, r := range []string{"success", "error", "requeue"} {
-			done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
+			done += testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
 		}
 		return int(done) >= n, nil
 	})
-}
-
-// callsFor counts the requests the endpoint received for one CR.
-func (ep *endpoint) callsFor(name string) []call {
-	var out []call
-	for _, c := range ep.recorded() {
-		if c.crName() == name {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // 10.12 ork's own writes coming back cost no call: neither the children's creation, nor
@@ -65,43 +55,43 @@ func (ep *endpoint) callsFor(name string) []call {
 func TestOwnWritesCostNoCall(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	const interval = 500 * time.Millisecond
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) { o.ChildMinInterval = interval })
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	f.eventually("children", func() (bool, error) {
-		_, errD := f.get(deployments, "web")
-		_, errS := f.get(services, "web-svc")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil, func(o *run.Options) { o.ChildMinInterval = interval })
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	f.Eventually("children", func() (bool, error) {
+		_, errD := f.Get(runtest.Deployments, "web")
+		_, errS := f.Get(runtest.Services, "web-svc")
 		return errD == nil && errS == nil, nil
 	})
 
 	// Each edit waits until the pass before it is over: an edit that lands while a pass runs
 	// may be covered by that pass's own apply, and cost no call.
-	f.editChild(deployments, "web", `{"spec":{"replicas":7}}`) // ork owns replicas: restored
-	ep.nextMatching(t, "after the replicas edit", func(c call) bool { return c.trigger() == "resync" })
+	f.editChild(runtest.Deployments, "web", `{"spec":{"replicas":7}}`) // ork owns replicas: restored
+	ep.NextMatching(t, "after the replicas edit", func(c call) bool { return c.Trigger == "resync" })
 	f.waitPassesDone(ep)
-	f.eventually("replicas restored", func() (bool, error) {
-		d, err := f.get(deployments, "web")
+	f.Eventually("replicas restored", func() (bool, error) {
+		d, err := f.Get(runtest.Deployments, "web")
 		r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 		return err == nil && r == 2, err
 	})
-	f.editChild(deployments, "web", `{"status":{"observedGeneration":9}}`, "status") // status only
-	f.editChild(services, "web-svc", `{"metadata":{"labels":{"team":"a"}}}`)         // fence for services
-	ep.nextMatching(t, "after the service edit", func(c call) bool { return c.trigger() == "resync" })
+	f.editChild(runtest.Deployments, "web", `{"status":{"observedGeneration":9}}`, "status") // status only
+	f.editChild(runtest.Services, "web-svc", `{"metadata":{"labels":{"team":"a"}}}`)         // fence for services
+	ep.NextMatching(t, "after the service edit", func(c call) bool { return c.Trigger == "resync" })
 	f.waitPassesDone(ep)
-	f.editChild(deployments, "web", `{"metadata":{"labels":{"team":"a"}}}`) // fence for deployments
-	ep.nextMatching(t, "after the deployment label edit", func(c call) bool { return c.trigger() == "resync" })
+	f.editChild(runtest.Deployments, "web", `{"metadata":{"labels":{"team":"a"}}}`) // fence for deployments
+	ep.NextMatching(t, "after the deployment label edit", func(c call) bool { return c.Trigger == "resync" })
 
 	if got := f.triggers("child"); got != 3 {
 		t.Errorf("%v child triggers, want 3 (the three foreign edits; echoes and status changes are free)", got)
 	}
-	calls := ep.callsFor("web")
+	calls := ep.CallsFor("web")
 	if len(calls) != 4 {
 		t.Errorf("%d calls for web, want 4: create and one per foreign edit", len(calls))
 	}
 	for i := 2; i < len(calls); i++ {
-		if gap := calls[i].at.Sub(calls[i-1].at); gap < interval-50*time.Millisecond {
+		if gap := calls[i].Start.Sub(calls[i-1].Start); gap < interval-50*time.Millisecond {
 			t.Errorf("child-triggered call %d came %v after the one before, want at least ChildMinInterval (%v)", i, gap, interval)
 		}
 	}
@@ -113,22 +103,22 @@ func TestNonDeterministicReconcilerDoesNotLoop(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var n atomic.Int32
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"type": "configmap", "fields": map[string]any{"name": "web-config",
 				"data": map[string]any{"generatedAt": fmt.Sprint(n.Add(1))}}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps"}}), nil)
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"}}), nil)
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 	for i := range 2 { // fences: a foreign label edit, each answered by one call
-		f.eventually("configmap", func() (bool, error) { _, err := f.get(configmaps, "web-config"); return err == nil, nil })
-		f.editChild(configmaps, "web-config", fmt.Sprintf(`{"metadata":{"labels":{"edit":"%d"}}}`, i))
-		ep.nextMatching(t, "after the edit", func(c call) bool { return c.trigger() == "resync" })
+		f.Eventually("configmap", func() (bool, error) { _, err := f.Get(runtest.ConfigMaps, "web-config"); return err == nil, nil })
+		f.editChild(runtest.ConfigMaps, "web-config", fmt.Sprintf(`{"metadata":{"labels":{"edit":"%d"}}}`, i))
+		ep.NextMatching(t, "after the edit", func(c call) bool { return c.Trigger == "resync" })
 		f.waitPassesDone(ep)
 	}
-	if calls := ep.callsFor("web"); len(calls) != 3 {
+	if calls := ep.CallsFor("web"); len(calls) != 3 {
 		t.Errorf("%d calls, want 3 (create and two edits): the reconciler's changing answer made ork loop", len(calls))
 	}
 	// Counted before the queue merges them: an echo taken for a change would show here even
@@ -143,17 +133,17 @@ func TestRequeueAfterHasAFloor(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var n atomic.Int32
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		if n.Add(1) < 3 {
-			return jsonResponse(map[string]any{"result": "ok", "requeueAfter": "1ms"})
+			return runtest.JSONResponse(map[string]any{"result": "ok", "requeueAfter": "1ms"})
 		}
-		return jsonResponse(map[string]any{"result": "ok"})
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{})
-	calls := []call{ep.next(t), ep.next(t), ep.next(t)}
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{})
+	calls := []call{ep.Next(t), ep.Next(t), ep.Next(t)}
 	for i := 1; i < len(calls); i++ {
-		if gap := calls[i].at.Sub(calls[i-1].at); gap < 100*time.Millisecond {
+		if gap := calls[i].Start.Sub(calls[i-1].Start); gap < 100*time.Millisecond {
 			t.Errorf("requeue %d came %v after the call before, want at least the 100ms floor", i, gap)
 		}
 	}
@@ -164,25 +154,25 @@ func TestRequeueAfterHasAFloor(t *testing.T) {
 func TestAutoscalerKeepsReplicasTheReconcilerDoesNotSend(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27"}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{"v": 1})
-	f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{"v": 1})
+	f.WaitReady("web", "True")
 	// As the HorizontalPodAutoscaler does: through the scale subresource, its own manager.
-	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Patch(t.Context(), "web", types.MergePatchType,
+	if _, err := f.Dyn.Resource(runtest.Deployments).Namespace(f.NS).Patch(t.Context(), "web", types.MergePatchType,
 		[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale"); err != nil {
 		t.Fatal(err)
 	}
-	f.patchSpec("web", `{"spec":{"v":2}}`)
-	f.eventually("generation 2 reconciled", func() (bool, error) {
-		og, _, _ := unstructured.NestedInt64(f.getCR("web").Object, "status", "observedGeneration")
+	f.PatchSpec("web", `{"spec":{"v":2}}`)
+	f.Eventually("generation 2 reconciled", func() (bool, error) {
+		og, _, _ := unstructured.NestedInt64(f.GetCR("web").Object, "status", "observedGeneration")
 		return og == 2, nil
 	})
-	dep, err := f.get(deployments, "web")
+	dep, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +188,11 @@ func TestAutoscalerKeepsReplicasTheReconcilerDoesNotSend(t *testing.T) {
 func TestRoundTrippedChildDoesNotFightItsController(t *testing.T) {
 	f := newFixture(t)
 	env.StartControllerManager(t, "deployment")
-	ep := newEndpoint(t, func(c call) response {
-		img, _, _ := unstructured.NestedString(c.body, "object", "spec", "image")
-		child, found, _ := unstructured.NestedMap(c.body, "prepared", "children", "deployment", "web")
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		img, _, _ := unstructured.NestedString(c.Body, "object", "spec", "image")
+		child, found, _ := unstructured.NestedMap(c.Body, "prepared", "children", "deployment", "web")
 		if !found {
-			return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+			return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 				map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": img}},
 			}})
 		}
@@ -210,22 +200,22 @@ func TestRoundTrippedChildDoesNotFightItsController(t *testing.T) {
 		cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 		cs[0].(map[string]any)["image"] = img
 		_ = unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers")
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{u.Object}})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{u.Object}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL,
-		payload: "              children:\n                enabled: true\n"}), nil)
-	f.createCR("web", map[string]any{"image": "nginx:1.27"})
-	f.waitReady("web", "True")
-	f.eventually("revision 1", func() (bool, error) {
-		d, err := f.get(deployments, "web")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(),
+		Payload: "              children:\n                enabled: true\n"}), nil)
+	f.CreateCR("web", map[string]any{"image": "nginx:1.27"})
+	f.WaitReady("web", "True")
+	f.Eventually("revision 1", func() (bool, error) {
+		d, err := f.Get(runtest.Deployments, "web")
 		return err == nil && d.GetAnnotations()["deployment.kubernetes.io/revision"] == "1", nil
 	})
 	for i, img := range []string{"nginx:1.28", "nginx:1.29"} {
-		f.patchSpec("web", fmt.Sprintf(`{"spec":{"image":%q}}`, img))
+		f.PatchSpec("web", fmt.Sprintf(`{"spec":{"image":%q}}`, img))
 		want := fmt.Sprint(i + 2)
-		f.eventually("rollout to "+img, func() (bool, error) {
-			c := readyCondition(f.getCR("web"))
-			d, err := f.get(deployments, "web")
+		f.Eventually("rollout to "+img, func() (bool, error) {
+			c := runtest.ReadyCondition(f.GetCR("web"))
+			d, err := f.Get(runtest.Deployments, "web")
 			if err != nil || c == nil {
 				return false, err
 			}
@@ -235,7 +225,7 @@ func TestRoundTrippedChildDoesNotFightItsController(t *testing.T) {
 			return image(d) == img && d.GetAnnotations()["deployment.kubernetes.io/revision"] == want, nil
 		})
 	}
-	d, _ := f.get(deployments, "web")
+	d, _ := f.Get(runtest.Deployments, "web")
 	for _, mf := range d.GetManagedFields() {
 		if mf.Manager != run.FieldManager || mf.FieldsV1 == nil {
 			continue
@@ -254,15 +244,15 @@ func TestRoundTrippedChildDoesNotFightItsController(t *testing.T) {
 func TestIdlePassesRecordNoEvent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{"v": 1})
-	f.waitReady("web", "True")
-	f.patchSpec("web", `{"metadata":{"labels":{"team":"a"}}}`) // an update with nothing to do
-	ep.nextMatching(t, "the label update", func(c call) bool { return c.trigger() == "update" })
-	f.patchSpec("web", `{"spec":{"v":2}}`)
-	f.eventually("the Event of generation 2", func() (bool, error) {
-		for _, e := range f.events("web") {
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{"v": 1})
+	f.WaitReady("web", "True")
+	f.PatchSpec("web", `{"metadata":{"labels":{"team":"a"}}}`) // an update with nothing to do
+	ep.NextMatching(t, "the label update", func(c call) bool { return c.Trigger == "update" })
+	f.PatchSpec("web", `{"spec":{"v":2}}`)
+	f.Eventually("the Event of generation 2", func() (bool, error) {
+		for _, e := range f.Events("web") {
 			if e.Reason == "Reconciled" && strings.Contains(e.Message, "generation 2") {
 				return true, nil
 			}
@@ -270,7 +260,7 @@ func TestIdlePassesRecordNoEvent(t *testing.T) {
 		return false, nil
 	})
 	var n int32
-	for _, e := range f.events("web") {
+	for _, e := range f.Events("web") {
 		if e.Type == corev1.EventTypeNormal && e.Reason == "Reconciled" {
 			n += e.Count
 		}
@@ -286,20 +276,20 @@ func TestUnknownKindDoesNotRefreshDiscoveryEveryTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	faults := newAPIFaults()
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"apiVersion": "apps/v1", "kind": "Deploymnet", "metadata": map[string]any{"name": "web"}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config),
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), faults.config(env.Config),
 		func(o *run.Options) { o.DiscoveryResetInterval = time.Hour })
 	before := faults.count("GET discovery")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	for range 6 {
-		ep.next(t)
+		ep.Next(t)
 	}
-	got := f.waitReady("web", "False")
-	if msg, _ := readyCondition(got)["message"].(string); !strings.Contains(msg, "Deploymnet") {
+	got := f.WaitReady("web", "False")
+	if msg, _ := runtest.ReadyCondition(got)["message"].(string); !strings.Contains(msg, "Deploymnet") {
 		t.Errorf("Ready message %q does not name the unknown kind", msg)
 	}
 	if n := faults.count("GET discovery") - before; n > 4 {
@@ -311,8 +301,8 @@ func TestUnknownKindDoesNotRefreshDiscoveryEveryTime(t *testing.T) {
 func TestDeclarativeCustomsApplyInRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.installCRD("Widget", "widgets")
-	widgets := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "widgets"}
+	f.InstallCRD("Widget", "widgets")
+	widgets := schema.GroupVersionResource{Group: f.Group, Version: "v1", Resource: "widgets"}
 	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: customs-e2e}
@@ -331,25 +321,25 @@ spec:
               kind: Widget
               name: "{{ .metadata.name }}-widget"
               spec: {size: "{{ .spec.size }}"}
-`, f.group)
-	set := f.loadKatalog(doc)
-	f.start(set, nil)
-	cr := f.createCR("site", map[string]any{"size": 3})
-	f.waitReady("site", "True")
-	w, err := f.get(widgets, "site-widget")
+`, f.Group)
+	set := f.LoadKatalog(doc)
+	f.Start(set, nil)
+	cr := f.CreateCR("site", map[string]any{"size": 3})
+	f.WaitReady("site", "True")
+	w, err := f.Get(widgets, "site-widget")
 	if err != nil {
 		t.Fatalf("the customs entry was not applied: %v", err)
 	}
 	assertOwnedByOrk(t, w, cr)
-	if _, err := f.get(configmaps, "site-settings"); err != nil {
+	if _, err := f.Get(runtest.ConfigMaps, "site-settings"); err != nil {
 		t.Errorf("the configMaps entry beside it: %v", err)
 	}
 	// The Widget type is watched: deleting it re-creates it.
-	if err := f.dyn.Resource(widgets).Namespace(f.ns).Delete(t.Context(), "site-widget", metav1.DeleteOptions{}); err != nil {
+	if err := f.Dyn.Resource(widgets).Namespace(f.NS).Delete(t.Context(), "site-widget", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the widget re-created", func() (bool, error) {
-		_, err := f.get(widgets, "site-widget")
+	f.Eventually("the widget re-created", func() (bool, error) {
+		_, err := f.Get(widgets, "site-widget")
 		return err == nil, nil
 	})
 }
@@ -361,21 +351,21 @@ spec:
 func TestPeriodicResync(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	const interval = 2 * time.Second
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, resync: interval.String()}), nil)
-	f.createCR("web", map[string]any{})
-	calls := []call{ep.next(t)}
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Resync: interval.String()}), nil)
+	f.CreateCR("web", map[string]any{})
+	calls := []call{ep.Next(t)}
 	f.waitPassesDone(ep)
-	f.editChild(deployments, "web", `{"metadata":{"labels":{"edit":"1"}}}`)
+	f.editChild(runtest.Deployments, "web", `{"metadata":{"labels":{"edit":"1"}}}`)
 	for len(calls) < 4 {
-		calls = append(calls, ep.next(t))
+		calls = append(calls, ep.Next(t))
 	}
 	f.waitPassesDone(ep)
 	// Each pass of web logs its recorded trigger, in the order of its calls (one call per
 	// pass, one pass of a key at a time).
-	recorded := regexp.MustCompile(`msg=reconciled crd=app key=`+regexp.QuoteMeta(f.ns+"/web")+` trigger=(\w+)`).
-		FindAllStringSubmatch(f.logs.String(), -1)
+	recorded := regexp.MustCompile(`msg=reconciled crd=app key=`+regexp.QuoteMeta(f.NS+"/web")+` trigger=(\w+)`).
+		FindAllStringSubmatch(f.Logs.String(), -1)
 	if len(recorded) < len(calls) {
 		t.Fatalf("%d passes logged for %d calls", len(recorded), len(calls))
 	}
@@ -387,8 +377,8 @@ func TestPeriodicResync(t *testing.T) {
 		t.Fatalf("recorded triggers %v, want %v: the edit's pass and the periodic resyncs told apart", triggers, want)
 	}
 	for i, c := range calls[1:] {
-		if c.trigger() != "resync" {
-			t.Errorf("call %d went out as %q, want resync (the wire has no child trigger)", i+2, c.trigger())
+		if c.Trigger != "resync" {
+			t.Errorf("call %d went out as %q, want resync (the wire has no child trigger)", i+2, c.Trigger)
 		}
 	}
 	// The window is measured from the call before, which arrives before its pass ends: the
@@ -396,7 +386,7 @@ func TestPeriodicResync(t *testing.T) {
 	// on a loaded 2-core machine: 500 ms of slack.
 	lo, hi := interval*3/4, interval*5/4+500*time.Millisecond
 	for i := 2; i < 4; i++ {
-		if gap := calls[i].at.Sub(calls[i-1].at); gap < lo || gap > hi {
+		if gap := calls[i].Start.Sub(calls[i-1].Start); gap < lo || gap > hi {
 			t.Errorf("resync %d came %v after the pass before, want between %v and %v", i-1, gap, lo, hi)
 		}
 	}

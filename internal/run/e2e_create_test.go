@@ -10,11 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // configMapAnswer answers with one ConfigMap "cfg" holding data.
 func configMapAnswer(data map[string]any) response {
-	return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cfg"}, "data": data},
 	}})
 }
@@ -36,25 +38,25 @@ func orkEntries(u *unstructured.Unstructured) map[metav1.ManagedFieldsOperationT
 func TestCreatedChildIsHandedOverToApply(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		if c.trigger() == "create" {
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if c.Trigger == "create" {
 			return configMapAnswer(map[string]any{"a": "1", "b": "2"})
 		}
 		return configMapAnswer(map[string]any{"a": "1"}) // b dropped
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps"}}), nil)
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	cm, err := f.get(configmaps, "cfg")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"}}), nil)
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	cm, err := f.Get(runtest.ConfigMaps, "cfg")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := orkEntries(cm); got[metav1.ManagedFieldsOperationUpdate] != 1 || got[metav1.ManagedFieldsOperationApply] != 0 {
 		t.Fatalf("after the first pass: orkestra entries %v, want the create's one Update entry", got)
 	}
-	f.patchSpec("web", `{"spec":{"replicas":2}}`)
-	f.eventually("data.b removed", func() (bool, error) {
-		cm, err = f.get(configmaps, "cfg")
+	f.PatchSpec("web", `{"spec":{"replicas":2}}`)
+	f.Eventually("data.b removed", func() (bool, error) {
+		cm, err = f.Get(runtest.ConfigMaps, "cfg")
 		if err != nil {
 			return false, err
 		}
@@ -114,13 +116,13 @@ var mutating = []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.
 func TestNewChildCostsOneMutatingRequestAndNoRead(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	var rc requestCounter
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), rc.config(env.Config))
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), rc.config(env.Config))
 	rc.reset() // the start's lists and preflight are not the CR's
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	for _, kind := range []string{"/apis/apps/v1/namespaces/" + f.ns + "/deployments", "/api/v1/namespaces/" + f.ns + "/services"} {
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	for _, kind := range []string{"/apis/apps/v1/namespaces/" + f.NS + "/deployments", "/api/v1/namespaces/" + f.NS + "/services"} {
 		if got := rc.matching(kind, mutating...); len(got) != 1 || !strings.HasPrefix(got[0], "POST ") {
 			t.Errorf("mutating requests on %s: %v, want one create", kind, got)
 		}
@@ -137,11 +139,11 @@ func TestNewChildCostsOneMutatingRequestAndNoRead(t *testing.T) {
 func TestTwoEnginesCreatingTheSameChildOneWins(t *testing.T) {
 	t.Parallel()
 	f1, f2 := newFixtureID(t, t.Name()+"-1"), newFixtureID(t, t.Name()+"-2")
-	f2.ns = f1.ns // one child name in one namespace; the token Secret is f1's
+	f2.NS = f1.NS // one child name in one namespace; the token Secret is f1's
 	var mu sync.Mutex
 	arrived := 0
 	both := make(chan struct{})
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		mu.Lock()
 		if arrived++; arrived == 2 {
 			close(both)
@@ -149,22 +151,22 @@ func TestTwoEnginesCreatingTheSameChildOneWins(t *testing.T) {
 		mu.Unlock()
 		select { // hold each first call until both engines' are in flight
 		case <-both:
-		case <-c.ctx.Done():
+		case <-c.Ctx.Done():
 		}
 		return sharedChild(c)
 	})
-	f1.start(f1.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f2.start(f2.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f1.createCR("a", map[string]any{})
-	f2.createCR("b", map[string]any{})
+	f1.Start(f1.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f2.Start(f2.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f1.CreateCR("a", map[string]any{})
+	f2.CreateCR("b", map[string]any{})
 	var winners, losers []string
 	for _, fx := range []*fixture{f1, f2} {
 		for _, name := range []string{"a", "b"} {
-			if _, err := fx.crs().Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			if _, err := fx.CRs().Get(t.Context(), name, metav1.GetOptions{}); err != nil {
 				continue
 			}
-			fx.eventually("a Ready condition on "+name, func() (bool, error) { return readyCondition(fx.getCR(name)) != nil, nil })
-			c := readyCondition(fx.getCR(name))
+			fx.Eventually("a Ready condition on "+name, func() (bool, error) { return runtest.ReadyCondition(fx.GetCR(name)) != nil, nil })
+			c := runtest.ReadyCondition(fx.GetCR(name))
 			if c["status"] == "True" {
 				winners = append(winners, name)
 			} else if msg, _ := c["message"].(string); strings.HasPrefix(msg, "AlreadyOwned") {
@@ -177,7 +179,7 @@ func TestTwoEnginesCreatingTheSameChildOneWins(t *testing.T) {
 	if len(winners) != 1 || len(losers) != 1 {
 		t.Fatalf("winners %v, losers %v: want exactly one of each", winners, losers)
 	}
-	ref, dep := f1.controllerOf(deployments, "shared")
+	ref, dep := f1.controllerOf(runtest.Deployments, "shared")
 	if ref == nil || ref.Name != winners[0] {
 		t.Errorf("deployment shared is controlled by %+v, want %s", ref, winners[0])
 	}

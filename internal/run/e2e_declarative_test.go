@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // The declarative reconciler runs in the same engine: onCreate children are created once
@@ -36,18 +38,18 @@ spec:
             - name: "{{ .metadata.name }}-settings"
               data:
                 level: "{{ .spec.level }}"
-`, f.group)
-	set := f.loadKatalog(doc)
-	f.start(set, nil)
-	cr := f.createCR("site", map[string]any{"image": "nginx:1.27", "replicas": 2, "level": "info"})
-	f.waitReady("site", "True")
-	f.waitEvent("site", corev1.EventTypeNormal, "Reconciled")
+`, f.Group)
+	set := f.LoadKatalog(doc)
+	f.Start(set, nil)
+	cr := f.CreateCR("site", map[string]any{"image": "nginx:1.27", "replicas": 2, "level": "info"})
+	f.WaitReady("site", "True")
+	f.WaitEvent("site", corev1.EventTypeNormal, "Reconciled")
 
-	dep, err := f.get(deployments, "site")
+	dep, err := f.Get(runtest.Deployments, "site")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := f.get(configmaps, "site-settings")
+	cm, err := f.Get(runtest.ConfigMaps, "site-settings")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,21 +62,21 @@ spec:
 		gvr   schema.GroupVersionResource
 		name  string
 		patch string
-	}{{deployments, "site", `{"spec":{"replicas":5}}`}, {configmaps, "site-settings", `{"data":{"level":"hacked"}}`}} {
-		if _, err := f.dyn.Resource(p.gvr).Namespace(f.ns).Patch(t.Context(), p.name, types.MergePatchType, []byte(p.patch),
+	}{{runtest.Deployments, "site", `{"spec":{"replicas":5}}`}, {runtest.ConfigMaps, "site-settings", `{"data":{"level":"hacked"}}`}} {
+		if _, err := f.Dyn.Resource(p.gvr).Namespace(f.NS).Patch(t.Context(), p.name, types.MergePatchType, []byte(p.patch),
 			metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.eventually("the onReconcile ConfigMap restored", func() (bool, error) {
-		cm, err := f.get(configmaps, "site-settings")
+	f.Eventually("the onReconcile ConfigMap restored", func() (bool, error) {
+		cm, err := f.Get(runtest.ConfigMaps, "site-settings")
 		if err != nil {
 			return false, err
 		}
 		level, _, _ := unstructured.NestedString(cm.Object, "data", "level")
 		return level == "info", nil
 	})
-	dep, err = f.get(deployments, "site")
+	dep, err = f.Get(runtest.Deployments, "site")
 	if err != nil {
 		t.Fatal(err)
 	}

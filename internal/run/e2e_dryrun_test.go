@@ -18,17 +18,18 @@ import (
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
 	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // versions maps every object of the fixture's namespace that ork could write (its CRs and
 // the managed types) to its resourceVersion.
 func (f *fixture) versions() map[string]string {
-	f.t.Helper()
+	f.T.Helper()
 	out := map[string]string{}
-	for _, gvr := range []schema.GroupVersionResource{f.gvr, deployments, services, configmaps} {
-		list, err := f.dyn.Resource(gvr).Namespace(f.ns).List(f.t.Context(), metav1.ListOptions{})
+	for _, gvr := range []schema.GroupVersionResource{f.GVR, runtest.Deployments, runtest.Services, runtest.ConfigMaps} {
+		list, err := f.Dyn.Resource(gvr).Namespace(f.NS).List(f.T.Context(), metav1.ListOptions{})
 		if err != nil {
-			f.t.Fatal(err)
+			f.T.Fatal(err)
 		}
 		for _, u := range list.Items {
 			out[gvr.Resource+"/"+u.GetName()] = u.GetResourceVersion()
@@ -39,10 +40,10 @@ func (f *fixture) versions() map[string]string {
 
 // allEvents lists the Events of the fixture's namespace.
 func (f *fixture) allEvents() []corev1.Event {
-	f.t.Helper()
-	list, err := env.Clientset.CoreV1().Events(f.ns).List(f.t.Context(), metav1.ListOptions{})
+	f.T.Helper()
+	list, err := env.Clientset.CoreV1().Events(f.NS).List(f.T.Context(), metav1.ListOptions{})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return list.Items
 }
@@ -79,8 +80,8 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	f := newFixture(t)
 	var version atomic.Int32
 	version.Store(1)
-	ep := newEndpoint(t, func(c call) response {
-		name := c.crName()
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		name := c.CRName()
 		image, res := "nginx:1.27", []any(nil)
 		if version.Load() == 2 {
 			image = "nginx:1.28"
@@ -90,31 +91,31 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 			res = append(res, map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80}})
 		}
 		res = append(res, configMapEntry(name+"-cfg", nil))
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": fmt.Sprintf("v%d", version.Load())}, "resources": res})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": fmt.Sprintf("v%d", version.Load())}, "resources": res})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn + finalizeOn})
-	stop := f.startStoppable(set, nil)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Extra: pruneOn + finalizeOn})
+	_, stop := f.StartStoppable(set, nil)
 	f.liftFinalizersAtCleanup("web")
 	f.liftFinalizersAtCleanup("leaving")
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 	f.waitFinalizer("web", true)
-	f.eventually("web's children", func() (bool, error) {
-		_, errD := f.get(deployments, "web")
-		_, errS := f.get(services, "web-svc")
+	f.Eventually("web's children", func() (bool, error) {
+		_, errD := f.Get(runtest.Deployments, "web")
+		_, errS := f.Get(runtest.Services, "web-svc")
 		return errD == nil && errS == nil && f.exists("web-cfg"), nil
 	})
 	stop()
 
 	// What the dry run finds: web reconciled by version 1, fresh never reconciled, leaving
 	// being deleted (another controller's finalizer holds it).
-	f.createCR("fresh", map[string]any{})
-	leaving := objectOf(f.group+"/v1", "App", "leaving")
+	f.CreateCR("fresh", map[string]any{})
+	leaving := runtest.ObjectOf(f.Group+"/v1", "App", "leaving")
 	leaving.SetFinalizers([]string{"example.com/hold"})
-	if _, err := f.crs().Create(t.Context(), leaving, metav1.CreateOptions{}); err != nil {
+	if _, err := f.CRs().Create(t.Context(), leaving, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.crs().Delete(t.Context(), "leaving", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "leaving", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	version.Store(2)
@@ -123,11 +124,11 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	callsBefore := len(ep.Calls())
 
 	kc := f.kubeconfig(func(*clientcmdapi.Config) {})
-	stdout, stderr, code := orkDryRun(t, bin, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns)
+	stdout, stderr, code := orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, stderr)
 	}
-	goldenfile.Assert(t, "testdata/dryrun.golden", []byte(strings.ReplaceAll(stdout, f.ns, "NS")))
+	goldenfile.Assert(t, "testdata/dryrun.golden", []byte(strings.ReplaceAll(stdout, f.NS, "NS")))
 
 	if after := f.versions(); !maps.Equal(before, after) {
 		t.Errorf("resourceVersions moved in a dry run:\nbefore %v\nafter  %v", before, after)
@@ -135,12 +136,12 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	if n := len(f.allEvents()); n != eventsBefore {
 		t.Errorf("%d Events after the dry run, %d before: a dry run records none", n, eventsBefore)
 	}
-	calls := ep.recorded()[callsBefore:]
+	calls := ep.Recorded()[callsBefore:]
 	for _, c := range calls {
-		if dry, _ := c.body["prepared"].(map[string]any)["dryRun"].(bool); !dry {
-			t.Errorf("a dry run's request for %s lacks prepared.dryRun: true", c.crName())
+		if dry, _ := c.Body["prepared"].(map[string]any)["dryRun"].(bool); !dry {
+			t.Errorf("a dry run's request for %s lacks prepared.dryRun: true", c.CRName())
 		}
-		if c.crName() == "leaving" {
+		if c.CRName() == "leaving" {
 			t.Error("the reconciler was called for a CR being deleted without --include-deletes")
 		}
 	}
@@ -149,7 +150,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	}
 
 	// -o json is the same plan, as data.
-	stdout, stderr, code = orkDryRun(t, bin, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns, "-o", "json")
+	stdout, stderr, code = orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS, "-o", "json")
 	var report output.RunPlanReport
 	if err := json.Unmarshal([]byte(stdout), &report); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v:\n%s\n%s", code, err, stdout, stderr)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // gatedEndpoint holds every call until the test opens its gate, answering with a tag the
@@ -25,18 +27,18 @@ type gatedEndpoint struct {
 
 func newGatedEndpoint(t *testing.T) *gatedEndpoint {
 	g := &gatedEndpoint{gate: make(chan struct{}), tag: "first"}
-	g.endpoint = newEndpoint(t, func(c call) response {
+	g.endpoint = runtest.NewEndpoint(t, func(c call) response {
 		g.mu.Lock()
 		gate, tag := g.gate, g.tag
 		g.mu.Unlock()
 		g.waiting.Add(1)
 		select {
 		case <-gate:
-		case <-c.ctx.Done():
+		case <-c.Ctx.Done():
 		}
 		g.waiting.Add(-1)
-		name := c.crName()
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"by": tag}, "resources": []any{
+		name := c.CRName()
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"by": tag}, "resources": []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": name, "image": tag}},
 		}})
 	})
@@ -58,16 +60,16 @@ func (g *gatedEndpoint) next(tag string, open bool) chan struct{} {
 // waitCallsHeld waits until n calls wait at the gate (bounded: calls arrive within ms).
 func (g *gatedEndpoint) waitCallsHeld(t *testing.T, f *fixture, n int32) {
 	t.Helper()
-	f.eventually(fmt.Sprintf("%d calls held", n), func() (bool, error) { return g.waiting.Load() >= n, nil })
+	f.Eventually(fmt.Sprintf("%d calls held", n), func() (bool, error) { return g.waiting.Load() >= n, nil })
 }
 
 func (f *fixture) crsWith(t *testing.T, names []string, by string) {
 	t.Helper()
 	for _, name := range names {
-		f.eventually(name+" reconciled by "+by, func() (bool, error) {
-			cr := f.getCR(name)
+		f.Eventually(name+" reconciled by "+by, func() (bool, error) {
+			cr := f.GetCR(name)
 			got, _, _ := unstructured.NestedString(cr.Object, "status", "by")
-			d, err := f.get(deployments, name)
+			d, err := f.Get(runtest.Deployments, name)
 			return got == by && err == nil && image(d) == by, nil
 		})
 	}
@@ -88,12 +90,12 @@ func TestFaultKilledMidReconcile(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
-	f.writeKatalog(remoteSpec{endpoint: g.srv.URL, timeout: "2m"})
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: g.URL(), Timeout: "2m"})
 	first := startOrk(t, f, bin)
 	first.waitLine(t, f, "ork is running")
 	crs := names(6)
 	for _, name := range crs {
-		f.createCR(name, map[string]any{})
+		f.CreateCR(name, map[string]any{})
 	}
 	g.waitCallsHeld(t, f, 2)
 	if err := first.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -114,7 +116,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	g := newGatedEndpoint(t)
-	f.writeKatalog(remoteSpec{endpoint: g.srv.URL, timeout: "2m"})
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: g.URL(), Timeout: "2m"})
 	lease := leaseFlags("handover")
 	leader := startOrk(t, f, bin, lease...)
 	leader.waitLine(t, f, "ork is running")
@@ -122,7 +124,7 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	standby.waitLine(t, f, "Attempting to acquire leader lease")
 	crs := names(12)
 	for _, name := range crs {
-		f.createCR(name, map[string]any{})
+		f.CreateCR(name, map[string]any{})
 	}
 	g.waitCallsHeld(t, f, 2) // workers: 2, both held
 	if err := leader.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -147,8 +149,8 @@ func TestFaultLeaderHandOverUnderLoad(t *testing.T) {
 	}
 	f.unchangedSince(t, converged)
 	for _, name := range crs {
-		by, _, _ := unstructured.NestedString(f.getCR(name).Object, "status", "by")
-		d, err := f.get(deployments, name)
+		by, _, _ := unstructured.NestedString(f.GetCR(name).Object, "status", "by")
+		d, err := f.Get(runtest.Deployments, name)
 		if by != "fresh" || err != nil || image(d) != "fresh" {
 			t.Errorf("%s: status.by %q, image %q (%v): the old leader wrote after losing the Lease", name, by, image(d), err)
 		}

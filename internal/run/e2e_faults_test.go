@@ -22,8 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/reconcilertest"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // faultHold is how long each fault holds; `go test -run TestFault -fault-hold 60s` for the
@@ -70,7 +72,7 @@ func (fe *faultEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(okWithChildren(call{body: body}).json())
+	_, _ = w.Write(runtest.OKWithChildren(call{Call: reconcilertest.Call{Body: body}}).Body)
 }
 
 // set turns a fault on; the handler returns true when it answered (or broke) the call.
@@ -90,13 +92,6 @@ func (fe *faultEndpoint) callsBetween(from, to time.Time) map[string]int {
 		}
 	}
 	return out
-}
-
-// json is the body of a scripted response, decoded.
-func (r response) json() any {
-	var v any
-	_ = json.Unmarshal(r.body, &v)
-	return v
 }
 
 // backoffCalls is how many calls one key can make in d with the test engine's backoff
@@ -135,26 +130,26 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 	if fr.cfg != nil {
 		endpoint = fr.cfg(f)
 	}
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: endpoint, timeout: "1s"}), nil, fr.tune...)
+	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: endpoint, Timeout: "1s"}), nil, fr.tune...)
 	unhealthy := watchHealth(t, eng)
 	fr.on()
 	from := time.Now()
 	for i := range fr.n {
-		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{"v": 1})
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{"v": 1})
 	}
 	for i := range fr.n {
-		f.patchSpec(fmt.Sprintf("cr-%d", i), `{"spec":{"v":2}}`)
+		f.PatchSpec(fmt.Sprintf("cr-%d", i), `{"spec":{"v":2}}`)
 	}
 	// While the fault holds, it must be seen: calls fail and a CR says why. The first calls
 	// go out as the CRs are created; 30 s (eventually's bound) only catches a fault that is
 	// never seen, and the fault holds until it is.
-	f.eventually("the fault seen: calls failed and a CR Ready=False with "+fr.reason, func() (bool, error) {
-		failed := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
+	f.Eventually("the fault seen: calls failed and a CR Ready=False with "+fr.reason, func() (bool, error) {
+		failed := testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
 		if fr.failed != nil {
 			failed = float64(fr.failed())
 		}
 		for i := range fr.n {
-			c := readyCondition(f.getCR(fmt.Sprintf("cr-%d", i)))
+			c := runtest.ReadyCondition(f.GetCR(fmt.Sprintf("cr-%d", i)))
 			// SPEC: the condition's reason is ReconcileError; the fault's own leads its message.
 			msg, _ := c["message"].(string)
 			if failed > 0 && c != nil && c["status"] == "False" && c["reason"] == "ReconcileError" &&
@@ -162,7 +157,7 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("%v failed calls; Ready of cr-0: %v", failed, readyCondition(f.getCR("cr-0")))
+		return false, fmt.Errorf("%v failed calls; Ready of cr-0: %v", failed, runtest.ReadyCondition(f.GetCR("cr-0")))
 	})
 	select {
 	case <-time.After(time.Until(from.Add(*faultHold))):
@@ -172,12 +167,12 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 	fr.off()
 	for i := range fr.n {
 		name := fmt.Sprintf("cr-%d", i)
-		f.eventually(name+" Ready at generation 2 with its children", func() (bool, error) {
-			cr := f.getCR(name)
+		f.Eventually(name+" Ready at generation 2 with its children", func() (bool, error) {
+			cr := f.GetCR(name)
 			og, _, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration")
-			c := readyCondition(cr)
-			_, errD := f.get(deployments, name)
-			_, errS := f.get(services, name+"-svc")
+			c := runtest.ReadyCondition(cr)
+			_, errD := f.Get(runtest.Deployments, name)
+			_, errS := f.Get(runtest.Services, name+"-svc")
 			return c != nil && c["status"] == "True" && og == 2 && errD == nil && errS == nil, nil
 		})
 	}
@@ -395,19 +390,19 @@ func TestFaultIdleConnectionsClosedByTheEndpoint(t *testing.T) {
 				raw, _ := io.ReadAll(req.Body)
 				var body map[string]any
 				_ = json.Unmarshal(raw, &body)
-				res := okWithChildren(call{body: body})
-				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(res.body), res.body)
+				res := runtest.OKWithChildren(call{Call: reconcilertest.Call{Body: body}})
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(res.Body), res.Body)
 				answered.Add(1)
 				_, _ = br.ReadString('\n') // the next request on this connection: closed unanswered
 			}()
 		}
 	}()
-	f.start(f.writeKatalog(remoteSpec{endpoint: "http://" + ln.Addr().String()}), nil)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: "http://" + ln.Addr().String()}), nil)
 	for i := range 4 { // one after another: each call finds the last one's connection idle
-		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
-		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
-	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")); n != 0 {
+	if n := testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")); n != 0 {
 		t.Errorf("%v failed reconciles against an endpoint closing idle connections, want 0", n)
 	}
 	// Each call after the first was sent on a closed connection and again on a new one.
@@ -431,7 +426,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	}
 	proxy := newTCPProxy(t, apiserver.Host)
 	cfg := restConfigVia(proxy)
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: fe.srv.URL}), cfg)
+	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: fe.srv.URL}), cfg)
 	unhealthy := watchHealth(t, eng)
 	// /healthz is judged by a clock the test moves: the outage lasts "ten minutes" for it,
 	// five times its bounds, in faultHold of real time.
@@ -439,7 +434,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	proxy.down()
 	for i := range 4 { // created through the test's own client, while ork cannot reach it
-		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
 	skew.Store(int64(10 * time.Minute))
 	select {
@@ -451,7 +446,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	}
 	proxy.up()
 	for i := range 4 {
-		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
 	skew.Store(0)
 	// A second outage while a pass is in its call: the pass's writes fail, and are retried
@@ -464,17 +459,17 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 		}
 		return false // then answered as usual
 	})
-	errorsBefore := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
-	f.createCR("late", map[string]any{})
-	f.eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
+	errorsBefore := testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
+	f.CreateCR("late", map[string]any{})
+	f.Eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
 	proxy.down()
 	fe.clear()
 	close(release)
-	f.eventually("a write of the pass failed", func() (bool, error) {
-		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")) > errorsBefore, nil
+	f.Eventually("a write of the pass failed", func() (bool, error) {
+		return testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")) > errorsBefore, nil
 	})
 	proxy.up()
-	f.waitReady("late", "True")
+	f.WaitReady("late", "True")
 	if msg := unhealthy(); msg != "" {
 		t.Errorf("/healthz failed while the apiserver was unreachable: %s", msg)
 	}
@@ -487,29 +482,29 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 func TestFaultWatchExpired(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	faults := newAPIFaults()
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config))
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), faults.config(env.Config))
 	for i := range 4 {
-		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
-		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
 	f.waitPassesDone(ep)
 	before := map[string]int{}
 	for i := range 4 {
-		before[fmt.Sprintf("cr-%d", i)] = len(ep.callsFor(fmt.Sprintf("cr-%d", i)))
+		before[fmt.Sprintf("cr-%d", i)] = len(ep.CallsFor(fmt.Sprintf("cr-%d", i)))
 	}
 	children := f.triggers("child")
 	// The engine watches every namespace (no WatchNamespaces): the CRs' watch is this path.
-	crWatch := "/apis/" + f.group + "/v1/apps"
+	crWatch := "/apis/" + f.Group + "/v1/apps"
 	faults.expireWatches(crWatch)
 	if faults.cut() != 1 {
 		t.Fatalf("%d watch streams on %s cut, want exactly the CRs' one", faults.cut(), crWatch)
 	}
-	f.eventually("the relist", func() (bool, error) { return faults.expired() == 1, nil })
-	f.eventually("one call per CR after the relist", func() (bool, error) {
+	f.Eventually("the relist", func() (bool, error) { return faults.expired() == 1, nil })
+	f.Eventually("one call per CR after the relist", func() (bool, error) {
 		for name, n := range before {
-			if len(ep.callsFor(name)) == n {
+			if len(ep.CallsFor(name)) == n {
 				return false, fmt.Errorf("no call for %s yet", name)
 			}
 		}
@@ -518,19 +513,19 @@ func TestFaultWatchExpired(t *testing.T) {
 	// Quiet: CRs created afterwards go through the new watch and their passes end after any
 	// late second call the relist would have caused (one worker queue, in order of arrival).
 	for i := 4; i < 6; i++ {
-		f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
 	for i := range 6 {
-		f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
 	f.waitPassesDone(ep)
 	for name, n := range before {
-		extra := ep.callsFor(name)[n:]
+		extra := ep.CallsFor(name)[n:]
 		var triggers []string
 		for _, c := range extra {
-			triggers = append(triggers, c.trigger())
+			triggers = append(triggers, c.Trigger)
 		}
-		if len(extra) != 1 || extra[0].trigger() != "resync" {
+		if len(extra) != 1 || extra[0].Trigger != "resync" {
 			t.Errorf("%s got calls %v after the relist, want exactly one resync", name, triggers)
 		}
 	}
@@ -547,37 +542,37 @@ func TestFaultUpdateStorm(t *testing.T) {
 	f := newFixture(t)
 	gate := make(chan struct{})
 	var gated atomic.Bool
-	ep := newEndpoint(t, func(c call) response {
-		if v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v"); v == 1 && gated.CompareAndSwap(false, true) {
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if v, _, _ := unstructured.NestedFloat64(c.Body, "object", "spec", "v"); v == 1 && gated.CompareAndSwap(false, true) {
 			select { // the first update's call waits for the rest of the storm
 			case <-gate:
-			case <-c.ctx.Done():
+			case <-c.Ctx.Done():
 			}
 		}
-		return okWithChildren(c)
+		return runtest.OKWithChildren(c)
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{"v": 0})
-	f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{"v": 0})
+	f.WaitReady("web", "True")
 	f.waitPassesDone(ep)
-	before := len(ep.callsFor("web"))
+	before := len(ep.CallsFor("web"))
 	updates := f.triggers("update")
-	f.patchSpec("web", `{"spec":{"v":1}}`)
-	ep.nextMatching(t, "for the first update", func(c call) bool {
-		v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v") // encoding/json: float64
+	f.PatchSpec("web", `{"spec":{"v":1}}`)
+	ep.NextMatching(t, "for the first update", func(c call) bool {
+		v, _, _ := unstructured.NestedFloat64(c.Body, "object", "spec", "v") // encoding/json: float64
 		return v == 1
 	})
 	for v := 2; v <= 30; v++ {
-		f.patchSpec("web", fmt.Sprintf(`{"spec":{"v":%d}}`, v))
+		f.PatchSpec("web", fmt.Sprintf(`{"spec":{"v":%d}}`, v))
 	}
 	// Every update reached ork's informer (each counts one update trigger) while the key is
 	// busy, before the gate opens.
-	f.eventually("the 30 updates seen by ork", func() (bool, error) {
+	f.Eventually("the 30 updates seen by ork", func() (bool, error) {
 		return f.triggers("update")-updates >= 30, nil
 	})
 	close(gate)
-	f.eventually("the last spec reconciled", func() (bool, error) {
-		cr := f.getCR("web")
+	f.Eventually("the last spec reconciled", func() (bool, error) {
+		cr := f.GetCR("web")
 		og, _, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration")
 		if og == 31 {
 			return true, nil
@@ -585,10 +580,10 @@ func TestFaultUpdateStorm(t *testing.T) {
 		return false, fmt.Errorf("generation %d, observedGeneration %d", cr.GetGeneration(), og)
 	})
 	f.waitPassesDone(ep)
-	calls := ep.callsFor("web")[before:]
+	calls := ep.CallsFor("web")[before:]
 	var specs []float64
 	for _, c := range calls {
-		v, _, _ := unstructured.NestedFloat64(c.body, "object", "spec", "v")
+		v, _, _ := unstructured.NestedFloat64(c.Body, "object", "spec", "v")
 		specs = append(specs, v)
 	}
 	if len(specs) != 2 || specs[0] != 1 || specs[1] != 30 {
@@ -618,18 +613,18 @@ func TestHealthzFailsForAWorkerStuckInAPass(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	release := make(chan struct{})
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		select { // holds the pass until the test has seen /healthz fail
 		case <-release:
-		case <-c.ctx.Done():
+		case <-c.Ctx.Done():
 		}
-		return okWithChildren(c)
+		return runtest.OKWithChildren(c)
 	})
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "30s"}), nil)
+	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Timeout: "30s"}), nil)
 	var skew atomic.Int64
 	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
-	f.createCR("web", map[string]any{})
-	ep.next(t) // the pass is inside its call
+	f.CreateCR("web", map[string]any{})
+	ep.Next(t) // the pass is inside its call
 	if code, body := healthz(t, eng); code != http.StatusOK {
 		t.Fatalf("/healthz answered %d %q at the start of a pass", code, body)
 	}
@@ -641,12 +636,12 @@ func TestHealthzFailsForAWorkerStuckInAPass(t *testing.T) {
 	}
 	skew.Store(int64(30*time.Second + 2*time.Minute + time.Second))
 	code, body := healthz(t, eng)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "inside the pass of "+f.ns+"/web") {
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "inside the pass of "+f.NS+"/web") {
 		t.Errorf("/healthz answered %d %q past the timeout plus 2 minutes, want 503 naming the stuck pass", code, body)
 	}
 	close(release)
-	f.waitReady("web", "True")
-	f.eventually("/healthz well again once the pass ended", func() (bool, error) {
+	f.WaitReady("web", "True")
+	f.Eventually("/healthz well again once the pass ended", func() (bool, error) {
 		code, _ := healthz(t, eng)
 		return code == http.StatusOK, nil
 	})

@@ -17,69 +17,38 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/orkspace/ork/internal/finalizer"
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 const finalizeOn = "            finalize: true\n"
 
-// startStoppable runs an engine like start, but returns the func that stops it (and checks
-// that it stopped cleanly): for restarts within a test.
-func (f *fixture) startStoppable(set *katalog.Set, cfg *rest.Config, tune ...func(*run.Options)) (stop func()) {
-	f.t.Helper()
-	eng := newEngine(f.t, set, cfg, f, tune...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				f.t.Errorf("engine stopped with error: %v", err)
-			}
-		})
-	}
-	f.t.Cleanup(stop)
-	f.eventually("engine ready", func() (bool, error) {
-		select {
-		case err := <-done:
-			done <- err
-			return false, fmt.Errorf("engine exited early: %v", err)
-		default:
-		}
-		return eng.Ready(), nil
-	})
-	return stop
-}
-
 func (f *fixture) finalizers(name string) []string {
-	f.t.Helper()
-	u, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
+	f.T.Helper()
+	u, err := f.CRs().Get(f.T.Context(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return u.GetFinalizers()
 }
 
 func (f *fixture) waitFinalizer(name string, present bool) {
-	f.t.Helper()
-	f.eventually(fmt.Sprintf("finalizer on %s: %v", name, present), func() (bool, error) {
+	f.T.Helper()
+	f.Eventually(fmt.Sprintf("finalizer on %s: %v", name, present), func() (bool, error) {
 		return slices.Contains(f.finalizers(name), finalizer.Name) == present, nil
 	})
 }
 
 func (f *fixture) waitGone(name string) {
-	f.t.Helper()
-	f.eventually(name+" gone", func() (bool, error) {
-		_, err := f.crs().Get(f.t.Context(), name, metav1.GetOptions{})
+	f.T.Helper()
+	f.Eventually(name+" gone", func() (bool, error) {
+		_, err := f.CRs().Get(f.T.Context(), name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 }
@@ -87,8 +56,8 @@ func (f *fixture) waitGone(name string) {
 // liftFinalizersAtCleanup removes every finalizer left on the CR when the test ends, so that
 // its namespace can go.
 func (f *fixture) liftFinalizersAtCleanup(name string) {
-	f.t.Cleanup(func() {
-		_, _ = f.crs().Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	f.T.Cleanup(func() {
+		_, _ = f.CRs().Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
 }
 
@@ -100,41 +69,41 @@ func TestFinalizeHoldsTheCRUntilOKAcrossARestart(t *testing.T) {
 	f := newFixture(t)
 	var release atomic.Bool
 	var oks atomic.Int32
-	ep := newEndpoint(t, func(c call) response {
-		if !deleting(c) {
-			return jsonResponse(map[string]any{"result": "ok"})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if !runtest.Deleting(c) {
+			return runtest.JSONResponse(map[string]any{"result": "ok"})
 		}
 		if !release.Load() {
-			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "200ms"})
+			return runtest.JSONResponse(map[string]any{"result": "requeue", "requeueAfter": "200ms"})
 		}
-		if c.crName() == "web" {
+		if c.CRName() == "web" {
 			oks.Add(1)
 		}
-		return jsonResponse(map[string]any{"result": "ok"})
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn})
-	stop := f.startStoppable(set, nil)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn})
+	_, stop := f.StartStoppable(set, nil)
 	f.liftFinalizersAtCleanup("web")
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 	f.waitFinalizer("web", true)
 	f.waitPassesDone(ep)
-	if n := len(ep.callsFor("web")); n != 1 {
+	if n := len(ep.CallsFor("web")); n != 1 {
 		t.Errorf("%d calls for web before its delete, want 1: ork's own finalizer write costs no call", n)
 	}
 
-	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "deleting web", func(c call) bool { return c.crName() == "web" && deleting(c) })
+	ep.NextMatching(t, "deleting web", func(c call) bool { return c.CRName() == "web" && runtest.Deleting(c) })
 	stop()
 	if !slices.Contains(f.finalizers("web"), finalizer.Name) {
 		t.Fatal("the CR lost ork's finalizer before the reconciler answered ok")
 	}
 
 	// A new ork knows nothing of the first one: the finalizer tells it to ask again.
-	f.start(set, nil)
-	ep.nextMatching(t, "deleting web, asked by the new ork", func(c call) bool { return c.crName() == "web" && deleting(c) })
+	f.Start(set, nil)
+	ep.NextMatching(t, "deleting web, asked by the new ork", func(c call) bool { return c.CRName() == "web" && runtest.Deleting(c) })
 	if !slices.Contains(f.finalizers("web"), finalizer.Name) {
 		t.Fatal("a requeue answer let the CR go")
 	}
@@ -142,8 +111,8 @@ func TestFinalizeHoldsTheCRUntilOKAcrossARestart(t *testing.T) {
 	f.waitGone("web")
 
 	// The delete event that follows ork's lift costs a pass, not a call.
-	f.eventually("the pass of web's delete event", func() (bool, error) {
-		return strings.Contains(f.logs.String(), "msg=reconciled crd=app key="+f.ns+"/web trigger=delete"), nil
+	f.Eventually("the pass of web's delete event", func() (bool, error) {
+		return strings.Contains(f.Logs.String(), "msg=reconciled crd=app key="+f.NS+"/web trigger=delete"), nil
 	})
 	if n := oks.Load(); n != 1 {
 		t.Errorf("the reconciler answered ok to %d deleting calls for web, want 1: the delete event after ork lifted its finalizer is no news", n)
@@ -156,26 +125,26 @@ func TestFinalizeHoldsTheCRUntilOKAcrossARestart(t *testing.T) {
 func TestFinalizeTimeoutRemovesTheFinalizerWithAnEvent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		if deleting(c) {
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if runtest.Deleting(c) {
 			// A far requeue: the timeout must not wait for it.
-			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
+			return runtest.JSONResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
 		}
-		return jsonResponse(map[string]any{"result": "ok"})
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
 	})
 	const timeout = 3 * time.Second
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn + "            finalizeTimeout: 3s\n"}), nil)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn + "            finalizeTimeout: 3s\n"}), nil)
 	f.liftFinalizersAtCleanup("web")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	f.waitFinalizer("web", true)
 	deleted := time.Now()
-	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "deleting web", func(c call) bool { return deleting(c) })
+	ep.NextMatching(t, "deleting web", func(c call) bool { return runtest.Deleting(c) })
 	// deletionTimestamp has whole seconds (rounded down), as ork reads it too: the deadline
 	// is that plus the timeout, at most a second before the delete + timeout.
-	cr, err := f.crs().Get(t.Context(), "web", metav1.GetOptions{})
+	cr, err := f.CRs().Get(t.Context(), "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("web right after its delete call: %v (the finalizer was lifted at once?)", err)
 	}
@@ -190,7 +159,7 @@ func TestFinalizeTimeoutRemovesTheFinalizerWithAnEvent(t *testing.T) {
 	if late := gone.Sub(deleted.Add(timeout)); late > 2*time.Second {
 		t.Errorf("the finalizer was lifted %v after the delete + finalizeTimeout, want within 2s", late)
 	}
-	ev := f.waitEvent("web", corev1.EventTypeWarning, run.EventFinalizeTimeout)
+	ev := f.WaitEvent("web", corev1.EventTypeWarning, run.EventFinalizeTimeout)
 	if !strings.Contains(ev.Message, "3s") {
 		t.Errorf("FinalizeTimeout Event %q does not name the timeout", ev.Message)
 	}
@@ -203,18 +172,18 @@ func TestFinalizeNeverDropsAnotherControllersFinalizer(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	faults := newAPIFaults()
-	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	ep := runtest.NewEndpoint(t, func(c call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
 	f.liftFinalizersAtCleanup("web")
-	crPath := fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web", f.group, f.ns)
+	crPath := fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web", f.Group, f.NS)
 	const other, third = "example.com/other", "example.com/third"
 	setFinalizers := func(edit func([]string) []string) {
-		cr, err := f.crs().Get(context.Background(), "web", metav1.GetOptions{})
+		cr, err := f.CRs().Get(context.Background(), "web", metav1.GetOptions{})
 		if err != nil {
 			t.Errorf("the other controller's read: %v", err)
 			return
 		}
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": edit(cr.GetFinalizers())}})
-		if _, err := f.crs().Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := f.CRs().Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Errorf("the other controller's write: %v", err)
 		}
 	}
@@ -235,8 +204,8 @@ func TestFinalizeNeverDropsAnotherControllersFinalizer(t *testing.T) {
 			})
 		})
 	}
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), faults.config(env.Config))
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn}), faults.config(env.Config))
+	f.CreateCR("web", map[string]any{})
 	f.waitFinalizer("web", true)
 	if got := f.finalizers("web"); !slices.Contains(got, other) {
 		t.Fatalf("finalizers %v: ork's add dropped %s", got, other)
@@ -244,7 +213,7 @@ func TestFinalizeNeverDropsAnotherControllersFinalizer(t *testing.T) {
 
 	setFinalizers(func(fs []string) []string { return append(fs, third) })
 	deleted.Store(true)
-	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.waitFinalizer("web", false)
@@ -258,13 +227,13 @@ func TestFinalizeNeverDropsAnotherControllersFinalizer(t *testing.T) {
 func TestTurningFinalizeOffRemovesTheFinalizer(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "ok"}) })
-	stop := f.startStoppable(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), nil)
+	ep := runtest.NewEndpoint(t, func(c call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
+	_, stop := f.StartStoppable(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn}), nil)
 	f.liftFinalizersAtCleanup("web")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	f.waitFinalizer("web", true)
 	stop()
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
 	f.waitFinalizer("web", false)
 }
 
@@ -274,31 +243,31 @@ func TestFinalizersReleaseFreesEveryCR(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		if deleting(c) {
-			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if runtest.Deleting(c) {
+			return runtest.JSONResponse(map[string]any{"result": "requeue", "requeueAfter": "10m"})
 		}
-		return jsonResponse(map[string]any{"result": "ok"})
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
 	})
-	stop := f.startStoppable(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, extra: finalizeOn}), nil)
+	_, stop := f.StartStoppable(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn}), nil)
 	for _, name := range []string{"a", "b", "held"} {
 		f.liftFinalizersAtCleanup(name)
-		f.createCR(name, map[string]any{})
+		f.CreateCR(name, map[string]any{})
 		f.waitFinalizer(name, true)
 	}
-	f.patchSpec("held", `{"metadata":{"finalizers":["example.com/other","`+finalizer.Name+`"]}}`)
-	if err := f.crs().Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
+	f.PatchSpec("held", `{"metadata":{"finalizers":["example.com/other","`+finalizer.Name+`"]}}`)
+	if err := f.CRs().Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "deleting a", func(c call) bool { return c.crName() == "a" && deleting(c) })
+	ep.NextMatching(t, "deleting a", func(c call) bool { return c.CRName() == "a" && runtest.Deleting(c) })
 	stop()
 
-	cmd := exec.CommandContext(t.Context(), bin, "finalizers", "release", "-f", f.katalog, "--kubeconfig", f.kubeconfig(func(*clientcmdapi.Config) {}))
+	cmd := exec.CommandContext(t.Context(), bin, "finalizers", "release", "-f", f.Katalog, "--kubeconfig", f.kubeconfig(func(*clientcmdapi.Config) {}))
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("ork finalizers release: %v\n%s", err, out)
 	}
-	for _, want := range []string{"released app " + f.ns + "/a (being deleted", "released app " + f.ns + "/b\n", "released app " + f.ns + "/held\n",
+	for _, want := range []string{"released app " + f.NS + "/a (being deleted", "released app " + f.NS + "/b\n", "released app " + f.NS + "/held\n",
 		finalizer.Name + " removed from 3 custom resources"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -13,20 +13,21 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
 // kubeconfig writes a copy of the admin kubeconfig, edited by edit, and returns its path.
 func (f *fixture) kubeconfig(edit func(*clientcmdapi.Config)) string {
-	f.t.Helper()
+	f.T.Helper()
 	cfg, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	edit(cfg)
-	path := filepath.Join(f.dir, "kubeconfig")
+	path := filepath.Join(f.Dir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return path
 }
@@ -76,13 +77,13 @@ func TestRunUnderAnIdentityWithoutPermissions(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	f.writeKatalog(remoteSpec{endpoint: "http://127.0.0.1:1/"})
-	kc := f.kubeconfig(impersonating(f.ns, "nobody"))
-	stderr, code := orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns)
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: "http://127.0.0.1:1/"})
+	kc := f.kubeconfig(impersonating(f.NS, "nobody"))
+	stderr, code := orkRun(t, bin, nil, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS)
 	if code != 1 || !strings.Contains(stderr, "preflight: the current identity lacks") || !strings.Contains(stderr, "verb=list group=apps resource=deployments") {
 		t.Errorf("exit %d, want 1 with the missing permissions listed:\n%s", code, stderr)
 	}
-	stderr, code = orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", kc, "--namespace", f.ns,
+	stderr, code = orkRun(t, bin, nil, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS,
 		"--preflight=false", "--cache-sync-timeout=3s")
 	if code != 1 || strings.Contains(stderr, "preflight") || !strings.Contains(stderr, "caches did not sync within 3s") {
 		t.Errorf("exit %d, want 1 naming the caches that did not sync, and no preflight:\n%s", code, stderr)
@@ -95,8 +96,8 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, secretNamespace: "-"})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), SecretNamespace: "-"})
 	kc := f.kubeconfig(func(cfg *clientcmdapi.Config) {
 		good := cfg.Contexts[cfg.CurrentContext]
 		cfg.Clusters["nowhere"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
@@ -104,16 +105,16 @@ func TestRunContextAndPodNamespace(t *testing.T) {
 		cfg.Contexts["broken"] = &clientcmdapi.Context{Cluster: "nowhere", AuthInfo: good.AuthInfo}
 		cfg.CurrentContext = "broken"
 	})
-	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", kc, "--context", "good", "--health-addr=", "--metrics-addr=")
-	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+f.ns)
-	cmd.Stderr = f.logs
+	cmd := exec.Command(bin, "run", "-f", f.Katalog, "--kubeconfig", kc, "--context", "good", "--health-addr=", "--metrics-addr=")
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+f.NS)
+	cmd.Stderr = f.Logs
 	testkit.Start(t, cmd)
-	f.createCR("web", map[string]any{})
-	c := ep.next(t)
-	if got := c.header.Get("Authorization"); got != "Bearer "+testToken {
+	f.CreateCR("web", map[string]any{})
+	c := ep.Next(t)
+	if got := c.Header.Get("Authorization"); got != "Bearer "+runtest.TestToken {
 		t.Errorf("Authorization = %q: the token was not read from POD_NAMESPACE's Secret", got)
 	}
-	f.waitReady("web", "True")
+	f.WaitReady("web", "True")
 }
 
 // --backoff-base sets the first retry delay of a failed reconcile, doubling after, and
@@ -123,14 +124,14 @@ func TestRunBackoffFlags(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response { return jsonResponse(map[string]any{"result": "error", "error": "no"}) })
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	ep := runtest.NewEndpoint(t, func(c call) response { return runtest.JSONResponse(map[string]any{"result": "error", "error": "no"}) })
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
 	p := startOrk(t, f, bin, "--backoff-base=300ms", "--backoff-max=1s")
 	p.waitLine(t, f, "ork is running")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	var calls []call
 	for range 6 {
-		calls = append(calls, ep.next(t))
+		calls = append(calls, ep.Next(t))
 	}
 	// 300 ms, 600 ms, then the cap three times (uncapped: 1.2 s, 2.4 s, 4.8 s). A retry cannot
 	// come before its delay (added when the pass ends, after the call arrived); it may come
@@ -138,7 +139,7 @@ func TestRunBackoffFlags(t *testing.T) {
 	// machine. Uncapped, the last two retries would come 0.9 s and 3.3 s past cap + slack.
 	const capDelay, slack = time.Second, 500 * time.Millisecond
 	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, capDelay, capDelay, capDelay} {
-		gap := calls[i+1].at.Sub(calls[i].at)
+		gap := calls[i+1].Start.Sub(calls[i].Start)
 		if gap < floor {
 			t.Errorf("retry %d came %v after the call before, want at least %v", i+1, gap, floor)
 		}
@@ -155,16 +156,16 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		started <- struct{}{}
-		<-c.ctx.Done() // never answers: only ork's cancellation ends it
+		<-c.Ctx.Done() // never answers: only ork's cancellation ends it
 		cancelled <- struct{}{}
-		return okWithChildren(c)
+		return runtest.OKWithChildren(c)
 	})
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "5m"})
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Timeout: "5m"})
 	p := startOrk(t, f, bin, "--shutdown-timeout=1s")
 	p.waitLine(t, f, "ork is running")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	<-started
 	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 	case <-p.Exited():
 		err := p.Err()
 		if err != nil {
-			t.Errorf("ork exited with %v after the shutdown timeout, want 0:\n%s", err, f.logs.String())
+			t.Errorf("ork exited with %v after the shutdown timeout, want 0:\n%s", err, f.Logs.String())
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("ork still runs a minute after SIGTERM with --shutdown-timeout=1s")
@@ -183,8 +184,8 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Error("the in-flight call was never cancelled")
 	}
-	if !strings.Contains(f.logs.String(), "shutdown timeout: cancelling in-flight reconciles") {
-		t.Errorf("no shutdown-timeout log line:\n%s", f.logs.String())
+	if !strings.Contains(f.Logs.String(), "shutdown timeout: cancelling in-flight reconciles") {
+		t.Errorf("no shutdown-timeout log line:\n%s", f.Logs.String())
 	}
 }
 
@@ -194,14 +195,14 @@ func TestRunWithAClientSideRateLimit(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
-	if stderr, code := orkRun(t, bin, nil, "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--kube-api-qps=-1"); code != 2 ||
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
+	if stderr, code := orkRun(t, bin, nil, "-f", f.Katalog, "--kubeconfig", env.Kubeconfig, "--kube-api-qps=-1"); code != 2 ||
 		!strings.Contains(stderr, "must not be negative") {
 		t.Errorf("--kube-api-qps=-1: exit %d, want 2 with a usage error:\n%s", code, stderr)
 	}
 	p := startOrk(t, f, bin, "--kube-api-qps=20", "--kube-api-burst=40")
 	p.waitLine(t, f, "ork is running")
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 }

@@ -8,6 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // ork adds no finalizer: deleting a CR removes its children through the ownerReferences ork
@@ -17,30 +19,30 @@ func TestChildrenAreGarbageCollectedWithTheirCR(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t) // installs the CRD first: the garbage collector learns types when it starts
 	env.StartControllerManager(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
 	for _, name := range []string{"web", "keep"} {
-		f.createCR(name, map[string]any{"replicas": 1})
-		f.waitReady(name, "True")
+		f.CreateCR(name, map[string]any{"replicas": 1})
+		f.WaitReady(name, "True")
 	}
 
-	if err := f.dyn.Resource(f.gvr).Namespace(f.ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.Dyn.Resource(f.GVR).Namespace(f.NS).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "with trigger delete", func(c call) bool { return c.trigger() == "delete" && c.crName() == "web" })
+	ep.NextMatching(t, "with trigger delete", func(c call) bool { return c.Trigger == "delete" && c.CRName() == "web" })
 	// The collector first syncs its informers on every resource type: allow it a minute.
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		_, depErr := f.get(deployments, "web")
-		_, svcErr := f.get(services, "web-svc")
+		_, depErr := f.Get(runtest.Deployments, "web")
+		_, svcErr := f.Get(runtest.Services, "web-svc")
 		return apierrors.IsNotFound(depErr) && apierrors.IsNotFound(svcErr), nil
 	})
 	if err != nil {
 		t.Fatalf("the children of the deleted CR were not garbage-collected: %v", err)
 	}
-	if _, err := f.get(deployments, "keep"); err != nil {
+	if _, err := f.Get(runtest.Deployments, "keep"); err != nil {
 		t.Errorf("the Deployment of the CR that still exists: %v, want it kept", err)
 	}
-	if _, err := f.get(services, "keep-svc"); err != nil {
+	if _, err := f.Get(runtest.Services, "keep-svc"); err != nil {
 		t.Errorf("the Service of the CR that still exists: %v, want it kept", err)
 	}
 }

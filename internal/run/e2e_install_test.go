@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // --install-crds: ork server-side applies the Katalog's crdFile, waits until the API
@@ -17,18 +18,18 @@ func TestInstallCRDsBeforeWatching(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	// A group nobody installed: only ork can make it exist.
-	f.group = "installed-" + f.group
-	f.gvr.Group = f.group
-	crdFile := filepath.Base(f.writeCRD("App", "apps"))
-	if _, err := f.dyn.Resource(f.gvr).Namespace(f.ns).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("listing %s before ork ran: %v, want 404", f.gvr, err)
+	f.Group = "installed-" + f.Group
+	f.GVR.Group = f.Group
+	crdFile := filepath.Base(f.WriteCRD("App", "apps"))
+	if _, err := f.Dyn.Resource(f.GVR).Namespace(f.NS).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("listing %s before ork ran: %v, want 404", f.GVR, err)
 	}
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, crdFile: crdFile})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), CRDFile: crdFile})
 
-	f.start(set, nil, func(o *run.Options) { o.InstallCRDs = true })
+	f.Start(set, nil, func(o *run.Options) { o.InstallCRDs = true })
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd, err := f.dyn.Resource(crds).Get(t.Context(), "apps."+f.group, metav1.GetOptions{})
+	crd, err := f.Dyn.Resource(crds).Get(t.Context(), "apps."+f.Group, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the CRD ork should have installed: %v", err)
 	}
@@ -40,9 +41,9 @@ func TestInstallCRDsBeforeWatching(t *testing.T) {
 		t.Errorf("CRD managedFields %v, want a server-side apply by %s", crd.GetManagedFields(), run.FieldManager)
 	}
 
-	cr := f.createCR("web", map[string]any{"replicas": 2})
-	f.waitReady("web", "True")
-	dep, err := f.get(deployments, "web")
+	cr := f.CreateCR("web", map[string]any{"replicas": 2})
+	f.WaitReady("web", "True")
+	dep, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}

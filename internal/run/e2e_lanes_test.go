@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // slowReconciler is an endpoint that takes 50 ms a call and keeps, in arrival order, which
@@ -32,8 +33,8 @@ type slowReconciler struct {
 
 func newSlowReconciler(t *testing.T) *slowReconciler {
 	r := &slowReconciler{inFlight: map[string]bool{}}
-	r.ep = newEndpoint(t, func(c call) response {
-		o, _ := c.body["object"].(map[string]any)
+	r.ep = runtest.NewEndpoint(t, func(c call) response {
+		o, _ := c.Body["object"].(map[string]any)
 		md, _ := o["metadata"].(map[string]any)
 		spec, _ := o["spec"].(map[string]any)
 		key := fmt.Sprint(md["namespace"], "/", md["name"])
@@ -46,12 +47,12 @@ func newSlowReconciler(t *testing.T) *slowReconciler {
 		r.mu.Unlock()
 		select { // the work a real reconciler does
 		case <-time.After(50 * time.Millisecond):
-		case <-c.ctx.Done():
+		case <-c.Ctx.Done():
 		}
 		r.mu.Lock()
 		delete(r.inFlight, key)
 		r.mu.Unlock()
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
 	})
 	return r
 }
@@ -74,15 +75,15 @@ func (r *slowReconciler) checkNoOverlap(t *testing.T) {
 
 // createBacklog creates n CRs named prefix-NNN in namespace ns.
 func (f *fixture) createBacklog(ns, prefix string, n int) {
-	f.t.Helper()
+	f.T.Helper()
 	for i := range n {
 		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": f.group + "/v1", "kind": "App",
+			"apiVersion": f.Group + "/v1", "kind": "App",
 			"metadata": map[string]any{"name": fmt.Sprintf("%s-%03d", prefix, i)},
 			"spec":     map[string]any{"replicas": 1},
 		}}
-		if _, err := f.dyn.Resource(f.gvr).Namespace(ns).Create(f.t.Context(), u, metav1.CreateOptions{}); err != nil {
-			f.t.Fatal(err)
+		if _, err := f.Dyn.Resource(f.GVR).Namespace(ns).Create(f.T.Context(), u, metav1.CreateOptions{}); err != nil {
+			f.T.Fatal(err)
 		}
 	}
 }
@@ -96,26 +97,26 @@ func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 	const backlog, workers = 300, 2
 	f := newFixture(t)
 	r := newSlowReconciler(t)
-	f.createBacklog(f.ns, "cr", backlog)
-	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
+	f.createBacklog(f.NS, "cr", backlog)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: r.ep.URL()}), nil)
 	// Let the start-up passes get going (bounded: 30s; 20 calls take about 0.5s).
-	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
+	f.Eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
 	edited := fmt.Sprintf("cr-%03d", backlog-1) // without lanes it waits for its turn in the backlog
-	seen := r.afterSeen(t, f, "update", func() { f.patchSpec(edited, `{"spec":{"replicas":5}}`) })
+	seen := r.afterSeen(t, f, "update", func() { f.PatchSpec(edited, `{"spec":{"replicas":5}}`) })
 	// The trigger is create: the start-up pass the edit overtook had not run yet, and a
 	// pending create is not downgraded. The spec sent is the edited one.
-	r.assertEarly(t, f, seen, f.ns+"/"+edited+" replicas=5", workers+1)
+	r.assertEarly(t, f, seen, f.NS+"/"+edited+" replicas=5", workers+1)
 	// A CR created now (a watch add, not the initial list) is fast too.
-	seen = r.afterSeen(t, f, "create", func() { f.createBacklog(f.ns, "new", 1) })
-	r.assertEarly(t, f, seen, f.ns+"/new-000 replicas=1", workers+1)
+	seen = r.afterSeen(t, f, "create", func() { f.createBacklog(f.NS, "new", 1) })
+	r.assertEarly(t, f, seen, f.NS+"/new-000 replicas=1", workers+1)
 	// And a delete (of a CR whose start-up pass has not run yet: its one call is the delete's).
 	doomed := fmt.Sprintf("cr-%03d", backlog-2)
 	seen = r.afterSeen(t, f, "delete", func() {
-		if err := f.crs().Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
+		if err := f.CRs().Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})
-	r.assertEarly(t, f, seen, f.ns+"/"+doomed+" replicas=1", workers+1)
+	r.assertEarly(t, f, seen, f.NS+"/"+doomed+" replicas=1", workers+1)
 	if n := len(r.calls()); n >= backlog {
 		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
 	}
@@ -127,7 +128,7 @@ func TestSpecEditOvertakesTheStartupBacklog(t *testing.T) {
 // every millisecond: a call arriving within that millisecond counts as after.
 func (r *slowReconciler) afterSeen(t *testing.T, f *fixture, trigger string, cause func()) int {
 	t.Helper()
-	counter := f.metrics.TriggersTotal.WithLabelValues("app", trigger)
+	counter := f.Metrics.TriggersTotal.WithLabelValues("app", trigger)
 	before := testutil.ToFloat64(counter)
 	cause()
 	tick := time.NewTicker(time.Millisecond)
@@ -148,7 +149,7 @@ func (r *slowReconciler) afterSeen(t *testing.T, f *fixture, trigger string, cau
 func (r *slowReconciler) assertEarly(t *testing.T, f *fixture, seen int, want string, n int) {
 	t.Helper()
 	var at int
-	f.eventually(want, func() (bool, error) {
+	f.Eventually(want, func() (bool, error) {
 		at = slices.Index(r.calls(), want)
 		return at >= 0, nil
 	})
@@ -164,13 +165,13 @@ func TestSmallNamespaceIsNotQueuedBehindABigOne(t *testing.T) {
 	f := newFixture(t)
 	other := env.Namespace(t)
 	r := newSlowReconciler(t)
-	f.createBacklog(f.ns, "big", backlog)
+	f.createBacklog(f.NS, "big", backlog)
 	f.createBacklog(other, "small", small)
-	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: r.ep.URL()}), nil)
 	// Round robin over two namespaces: the small one's keys are every other take; workers
 	// calls may be in flight before it. Bound: 2*small + workers calls.
 	bound := 2*small + workers
-	f.eventually(fmt.Sprintf("%d calls", bound), func() (bool, error) { return len(r.calls()) >= bound, nil })
+	f.Eventually(fmt.Sprintf("%d calls", bound), func() (bool, error) { return len(r.calls()) >= bound, nil })
 	seen := 0
 	first := r.calls()[:bound]
 	for _, c := range first {
@@ -190,10 +191,10 @@ func TestSlowLaneMovesUnderASteadyStreamOfEdits(t *testing.T) {
 	const backlog, hot, editors = 300, 60, 4
 	f := newFixture(t)
 	r := newSlowReconciler(t)
-	f.createBacklog(f.ns, "cr", backlog)
-	f.createBacklog(f.ns, "hot", hot)
-	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL}), nil)
-	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 10, nil })
+	f.createBacklog(f.NS, "cr", backlog)
+	f.createBacklog(f.NS, "hot", hot)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: r.ep.URL()}), nil)
+	f.Eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 10, nil })
 	// Editors patch the hot CRs round and round, faster than 2 workers at 50 ms take them
 	// (40 a second), for 3 seconds: the fast lane stays full.
 	var wg sync.WaitGroup
@@ -205,7 +206,7 @@ func TestSlowLaneMovesUnderASteadyStreamOfEdits(t *testing.T) {
 			for i := e; time.Now().Before(stop); i += editors {
 				name := fmt.Sprintf("hot-%03d", i%hot)
 				patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, 2+i)
-				if _, err := f.crs().Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				if _, err := f.CRs().Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -241,21 +242,21 @@ func TestSpecEditOvertakesABacklogWithChildren(t *testing.T) {
 	const backlog, workers = 200, 2
 	f := newFixture(t)
 	r := newSlowReconciler(t)
-	f.createBacklog(f.ns, "cr", backlog)
-	list, err := f.dyn.Resource(f.gvr).Namespace(f.ns).List(t.Context(), metav1.ListOptions{})
+	f.createBacklog(f.NS, "cr", backlog)
+	list, err := f.Dyn.Resource(f.GVR).Namespace(f.NS).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cr := range list.Items {
-		owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: cr.GetName(), UID: cr.GetUID(),
+		owner := metav1.OwnerReference{APIVersion: f.Group + "/v1", Kind: "App", Name: cr.GetName(), UID: cr.GetUID(),
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 		f.createConfigMap(cr.GetName()+"-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "orkestra"}, owner)
 	}
-	f.start(f.writeKatalog(remoteSpec{endpoint: r.ep.srv.URL, managed: managedWithConfigMaps}), nil)
-	f.eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: r.ep.URL(), Managed: managedWithConfigMaps}), nil)
+	f.Eventually("start-up passes under way", func() (bool, error) { return len(r.calls()) >= 20, nil })
 	edited := fmt.Sprintf("cr-%03d", backlog-1)
-	seen := r.afterSeen(t, f, "update", func() { f.patchSpec(edited, `{"spec":{"replicas":5}}`) })
-	r.assertEarly(t, f, seen, f.ns+"/"+edited+" replicas=5", workers+1)
+	seen := r.afterSeen(t, f, "update", func() { f.PatchSpec(edited, `{"spec":{"replicas":5}}`) })
+	r.assertEarly(t, f, seen, f.NS+"/"+edited+" replicas=5", workers+1)
 	if n := len(r.calls()); n >= backlog {
 		t.Fatalf("the start-up backlog was done (%d calls) before the edit's call: the test proves nothing", n)
 	}

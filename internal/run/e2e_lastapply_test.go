@@ -9,6 +9,7 @@ import (
 
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // lastApply is the prepared.lastApply of a request; ok is false when it is absent.
@@ -19,7 +20,7 @@ func lastApply(t *testing.T, c call) (out []remote.AppliedResource, ok bool) {
 			LastApply *[]remote.AppliedResource `json:"lastApply"`
 		} `json:"prepared"`
 	}
-	if err := json.Unmarshal(c.raw, &body); err != nil {
+	if err := json.Unmarshal(c.Raw, &body); err != nil {
 		t.Fatal(err)
 	}
 	if body.Prepared.LastApply == nil {
@@ -44,34 +45,34 @@ func TestLastApplyReportsAConflictAndUnchanged(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	other, err := resources.BuildIntent("deployment", map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 3},
-		resources.OptionsFor(f.ns, "web"))
+		resources.OptionsFor(f.NS, "web"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.dyn.Resource(deployments).Namespace(f.ns).Apply(t.Context(), "web", other.Obj,
+	if _, err := f.Dyn.Resource(runtest.Deployments).Namespace(f.NS).Apply(t.Context(), "web", other.Obj,
 		metav1.ApplyOptions{FieldManager: "someone-else", Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			configMapEntry("cfg", nil),
 			map[string]any{"type": "deployment", "forceConflict": false,
 				"fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2}},
 		}})
 	})
 	payload := "              lastApply: true\n"
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, payload: payload}), nil)
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Payload: payload}), nil)
+	f.CreateCR("web", map[string]any{})
 
-	first := ep.next(t)
+	first := ep.Next(t)
 	if got, ok := lastApply(t, first); ok {
 		t.Errorf("the first request carries lastApply %+v, want none (nothing applied yet)", got)
 	}
 	// The conflict fails the pass, so ork asks again with what happened.
-	second := ep.nextMatching(t, "with a lastApply", func(c call) bool { _, ok := lastApply(t, c); return ok })
+	second := ep.NextMatching(t, "with a lastApply", func(c call) bool { _, ok := lastApply(t, c); return ok })
 	got, _ := lastApply(t, second)
-	if cfg := outcomeOf(got, "cfg"); cfg.Outcome != remote.OutcomeApplied || cfg.Type != "configmap" || cfg.Namespace != f.ns {
-		t.Errorf("cfg: %+v, want a configmap in %s, applied", cfg, f.ns)
+	if cfg := outcomeOf(got, "cfg"); cfg.Outcome != remote.OutcomeApplied || cfg.Type != "configmap" || cfg.Namespace != f.NS {
+		t.Errorf("cfg: %+v, want a configmap in %s, applied", cfg, f.NS)
 	}
 	web := outcomeOf(got, "web")
 	if web.Outcome != remote.OutcomeConflict || !slices.Equal(web.ConflictingManagers, []string{"someone-else"}) || web.Message == "" {
@@ -80,7 +81,7 @@ func TestLastApplyReportsAConflictAndUnchanged(t *testing.T) {
 	if len(got) != 2 || got[0].Name != "cfg" {
 		t.Errorf("lastApply %+v, want the two resources in the answer's order", got)
 	}
-	third := ep.nextMatching(t, "after a second apply", func(c call) bool {
+	third := ep.NextMatching(t, "after a second apply", func(c call) bool {
 		la, _ := lastApply(t, c)
 		return outcomeOf(la, "cfg").Outcome == remote.OutcomeUnchanged
 	})

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // With --leader-elect only the Lease holder reconciles; when it stops it releases the
@@ -16,18 +17,18 @@ import (
 func TestLeaderElectionHandsOver(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
 	elect := func(id string) func(*run.Options) {
 		return func(o *run.Options) { o.LeaderElect, o.Identity, o.LeaseName = true, id, "ork-e2e" }
 	}
-	a := newEngine(t, set, nil, f, elect("replica-a"))
-	b := newEngine(t, set, nil, f, elect("replica-b"))
+	a := f.NewEngine(set, nil, elect("replica-a"))
+	b := f.NewEngine(set, nil, elect("replica-b"))
 
 	ctxA, stopA := context.WithCancel(context.Background())
 	doneA := make(chan error, 1)
 	go func() { doneA <- a.Run(ctxA) }()
-	f.eventually("replica-a leading and ready", func() (bool, error) { return a.Ready(), nil })
+	f.Eventually("replica-a leading and ready", func() (bool, error) { return a.Ready(), nil })
 
 	ctxB, stopB := context.WithCancel(context.Background())
 	doneB := make(chan error, 1)
@@ -38,7 +39,7 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 			t.Errorf("replica-b: %v", err)
 		}
 	})
-	f.eventually("replica-b serving /readyz as a standby", func() (bool, error) {
+	f.Eventually("replica-b serving /readyz as a standby", func() (bool, error) {
 		if b.HealthAddr() == "" {
 			return false, nil
 		}
@@ -52,15 +53,15 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	if b.Ready() {
 		t.Fatal("replica-b runs its controllers while replica-a holds the Lease")
 	}
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 
 	stopA()
 	if err := <-doneA; err != nil {
 		t.Fatalf("replica-a stopped with %v", err)
 	}
-	f.eventually("replica-b taking over", func() (bool, error) { return b.Ready(), nil })
-	lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "ork-e2e", metav1.GetOptions{})
+	f.Eventually("replica-b taking over", func() (bool, error) { return b.Ready(), nil })
+	lease, err := env.Clientset.CoordinationV1().Leases(f.NS).Get(t.Context(), "ork-e2e", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

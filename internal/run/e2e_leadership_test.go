@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -25,14 +26,14 @@ import (
 func TestLeaseIsReleasedOnStopAndNamesAUniqueIdentity(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
-	eng := newEngine(t, set, nil, f, func(o *run.Options) { o.LeaderElect, o.LeaseName = true, "ork-release" })
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
+	eng := f.NewEngine(set, nil, func(o *run.Options) { o.LeaderElect, o.LeaseName = true, "ork-release" })
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	f.eventually("leading and ready", func() (bool, error) { return eng.Ready(), nil })
-	lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "ork-release", metav1.GetOptions{})
+	f.Eventually("leading and ready", func() (bool, error) { return eng.Ready(), nil })
+	lease, err := env.Clientset.CoordinationV1().Leases(f.NS).Get(t.Context(), "ork-release", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestLeaseIsReleasedOnStopAndNamesAUniqueIdentity(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("stopped with %v", err)
 	}
-	lease, err = env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "ork-release", metav1.GetOptions{})
+	lease, err = env.Clientset.CoordinationV1().Leases(f.NS).Get(t.Context(), "ork-release", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +63,9 @@ type orkProcess struct {
 
 func startOrk(t *testing.T, f *fixture, bin string, args ...string) *orkProcess {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
+	cmd := exec.Command(bin, append([]string{"run", "-f", f.Katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.NS,
 		"--health-addr=", "--metrics-addr="}, args...)...)
-	stderr := testkit.NewLineWriter(f.logs, 1000)
+	stderr := testkit.NewLineWriter(f.Logs, 1000)
 	cmd.Stderr = stderr
 	p := &orkProcess{Process: testkit.Start(t, cmd), lines: stderr.Lines}
 	// A test may end with the process stopped (SIGSTOP): SIGCONT before the kill, so that
@@ -84,7 +85,7 @@ func (p *orkProcess) waitLine(t *testing.T, f *fixture, substr string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("ork did not log %q:\n%s", substr, f.logs.String())
+			t.Fatalf("ork did not log %q:\n%s", substr, f.Logs.String())
 		}
 	}
 }
@@ -98,35 +99,35 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 	f := newFixture(t)
 	held, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		img := "fresh"
 		if first.CompareAndSwap(false, true) { // the leader's first call: freeze it while it waits
 			close(held)
 			select {
 			case <-release:
-			case <-c.ctx.Done():
+			case <-c.Ctx.Done():
 			}
 			img = "stale"
 		}
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"by": img}, "resources": []any{
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"by": img}, "resources": []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": img}},
 		}})
 	})
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "2m"})
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Timeout: "2m"})
 	lease := leaseFlags("frozen")
 	leader := startOrk(t, f, bin, lease...)
 	leader.waitLine(t, f, "ork is running")
 	standby := startOrk(t, f, bin, lease...)
 	standby.waitLine(t, f, "Attempting to acquire leader lease")
 
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	<-held
 	if err := leader.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	// The standby takes over once the Lease expires and reconciles the CR itself.
-	f.eventually("the standby's reconcile", func() (bool, error) {
-		by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by")
+	f.Eventually("the standby's reconcile", func() (bool, error) {
+		by, _, _ := unstructured.NestedString(f.GetCR("web").Object, "status", "by")
 		return by == "fresh", nil
 	})
 	f.crsWith(t, []string{"web"}, "fresh")
@@ -146,10 +147,10 @@ func TestFrozenLeaderWritesNothingAfterLosingTheLease(t *testing.T) {
 		t.Fatal("the old leader still runs a minute after losing its Lease")
 	}
 	f.unchangedSince(t, converged)
-	if by, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "by"); by != "fresh" {
+	if by, _, _ := unstructured.NestedString(f.GetCR("web").Object, "status", "by"); by != "fresh" {
 		t.Errorf("status.by = %q: the old leader wrote after losing the Lease", by)
 	}
-	dep, err := f.get(deployments, "web")
+	dep, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +183,8 @@ func (f *fixture) resourceVersions(t *testing.T, crs []string) map[string]string
 	t.Helper()
 	out := map[string]string{}
 	for _, name := range crs {
-		out["cr "+name] = f.getCR(name).GetResourceVersion()
-		d, err := f.get(deployments, name)
+		out["cr "+name] = f.GetCR(name).GetResourceVersion()
+		d, err := f.Get(runtest.Deployments, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // An engine that has run and stopped leaves no goroutine behind, apart from these, each
@@ -24,18 +26,18 @@ var leakAllowlist = []goleak.Option{
 // 12 Leaks: not parallel, because goleak sees every goroutine of the process.
 func TestEngineLeavesNoGoroutineBehind(t *testing.T) {
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, resync: "1s"})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Resync: "1s"})
 	baseline := goleak.IgnoreCurrent()
-	eng := newEngine(t, set, nil, f)
+	eng := f.NewEngine(set, nil)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	f.eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	f.patchSpec("web", `{"spec":{"v":2}}`)
-	ep.nextMatching(t, "the update", func(c call) bool { return c.trigger() == "update" })
+	f.Eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	f.PatchSpec("web", `{"spec":{"v":2}}`)
+	ep.NextMatching(t, "the update", func(c call) bool { return c.Trigger == "update" })
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // Declarative onDelete deletes only what the CR controls (or marks), and once: an object of
@@ -38,28 +40,28 @@ spec:
               data: {}
             - name: "{{ .metadata.name }}-foreign"
               data: {}
-`, f.group)
-	set := f.loadKatalog(doc)
-	cms := env.Clientset.CoreV1().ConfigMaps(f.ns)
+`, f.Group)
+	set := f.LoadKatalog(doc)
+	cms := env.Clientset.CoreV1().ConfigMaps(f.NS)
 	// Someone else's ConfigMap with the name onDelete lists.
 	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site-foreign"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, nil)
-	cr := f.createCR("site", map[string]any{})
+	f.Start(set, nil)
+	cr := f.CreateCR("site", map[string]any{})
 	// Another controller's finalizer keeps the CR terminating after its delete.
-	if _, err := f.crs().Patch(t.Context(), "site", types.MergePatchType, []byte(`{"metadata":{"finalizers":["test.ork/hold"]}}`), metav1.PatchOptions{}); err != nil {
+	if _, err := f.CRs().Patch(t.Context(), "site", types.MergePatchType, []byte(`{"metadata":{"finalizers":["test.ork/hold"]}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_, _ = f.crs().Patch(t.Context(), "site", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		_, _ = f.CRs().Patch(t.Context(), "site", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
-	f.waitReady("site", "True")
-	if err := f.crs().Delete(t.Context(), "site", metav1.DeleteOptions{}); err != nil {
+	f.WaitReady("site", "True")
+	if err := f.CRs().Delete(t.Context(), "site", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the controlled ConfigMap deleted", func() (bool, error) {
-		_, err := f.get(configmaps, "site-settings")
+	f.Eventually("the controlled ConfigMap deleted", func() (bool, error) {
+		_, err := f.Get(runtest.ConfigMaps, "site-settings")
 		return apierrors.IsNotFound(err), nil
 	})
 	// Made again, with ork's label, while the CR still terminates.
@@ -69,14 +71,14 @@ spec:
 	}
 	// Two more passes (the resync runs every second): each would delete it again.
 	passes := func() float64 {
-		return testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "success", "stable"))
+		return testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "success", "stable"))
 	}
 	from := passes()
-	f.eventually("two more passes", func() (bool, error) { return passes() >= from+2, nil })
-	if _, err := f.get(configmaps, "site-settings"); err != nil {
+	f.Eventually("two more passes", func() (bool, error) { return passes() >= from+2, nil })
+	if _, err := f.Get(runtest.ConfigMaps, "site-settings"); err != nil {
 		t.Errorf("site-settings made again while %s terminates was deleted on a later pass (%v): onDelete runs once", cr.GetName(), err)
 	}
-	if _, err := f.get(configmaps, "site-foreign"); err != nil {
+	if _, err := f.Get(runtest.ConfigMaps, "site-foreign"); err != nil {
 		t.Errorf("site-foreign, not made by ork, was deleted by onDelete: %v", err)
 	}
 }
@@ -107,11 +109,11 @@ spec:
             - name: "{{ .metadata.name }}-shared"
               namespace: %[2]s
               data: {}
-`, f.group, shared)
-	set := f.loadKatalog(doc)
-	f.start(set, nil)
-	cr := f.createCR("site", map[string]any{})
-	f.waitReady("site", "True")
+`, f.Group, shared)
+	set := f.LoadKatalog(doc)
+	f.Start(set, nil)
+	cr := f.CreateCR("site", map[string]any{})
+	f.WaitReady("site", "True")
 	cms := env.Clientset.CoreV1().ConfigMaps(shared)
 	cm, err := cms.Get(t.Context(), "site-shared", metav1.GetOptions{})
 	if err != nil {
@@ -123,10 +125,10 @@ spec:
 	if len(cm.OwnerReferences) != 0 {
 		t.Errorf("child in another namespace has ownerReferences %v, want none (they cannot cross namespaces)", cm.OwnerReferences)
 	}
-	if err := f.crs().Delete(t.Context(), "site", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "site", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the marked child deleted", func() (bool, error) {
+	f.Eventually("the marked child deleted", func() (bool, error) {
 		_, err := cms.Get(t.Context(), "site-shared", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

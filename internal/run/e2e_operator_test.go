@@ -14,6 +14,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // Upgrading to an ork that labels children with its operator's name: a child an older ork
@@ -25,19 +26,19 @@ import (
 func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Extra: pruneOn})
 
 	// Before the new ork starts: the CR, and its child as an older ork applied it (field
 	// manager orkestra, managed-by, the controller reference, no operator label).
-	web := f.createCR("web", map[string]any{})
-	owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
+	web := f.CreateCR("web", map[string]any{})
+	owner := metav1.OwnerReference{APIVersion: f.Group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	old, err := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "web-cm", "namespace": f.ns,
+		"metadata": map[string]any{"name": "web-cm", "namespace": f.NS,
 			"labels":          map[string]any{run.ManagedByLabel: run.ManagedByValue},
 			"ownerReferences": []any{owner}},
 		"data": map[string]any{"written-by": "old-ork"},
@@ -45,7 +46,7 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Patch(t.Context(), "web-cm", types.ApplyPatchType, old,
+	if _, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Patch(t.Context(), "web-cm", types.ApplyPatchType, old,
 		metav1.PatchOptions{FieldManager: run.FieldManager, Force: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,16 +57,16 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	// only the label keeps it out of this operator's cache.
 	f.createConfigMap("team-b-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "team-b"}, owner)
 
-	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
-	f.waitReady("web", "True")
-	f.eventually("the old child labelled for team-a", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "web-cm", getOpts)
+	f.Start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	f.WaitReady("web", "True")
+	f.Eventually("the old child labelled for team-a", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "web-cm", getOpts)
 		if err != nil {
 			return false, err
 		}
 		return cm.Labels[run.OperatorLabel] == "team-a" && len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == web.GetUID(), nil
 	})
-	if lease, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(t.Context(), "team-a", getOpts); err == nil {
+	if lease, err := env.Clientset.CoordinationV1().Leases(f.NS).Get(t.Context(), "team-a", getOpts); err == nil {
 		t.Errorf("a Lease %s exists without --leader-elect", lease.Name)
 	}
 	f.waitPassesDone(ep)
@@ -74,17 +75,17 @@ func TestOperatorLabelUpgradeAndCacheSelector(t *testing.T) {
 	// The other operator's child changes first, then this one's. Events of one type arrive
 	// in order on one informer: once the second has triggered a call, the first would have
 	// been handled too, had the cache held it.
-	f.editChild(configmaps, "team-b-cm", `{"data":{"k":"edited"}}`)
-	f.editChild(configmaps, "web-cm", `{"metadata":{"labels":{"team":"a"}}}`)
-	ep.nextMatching(t, "a call after the edit of web-cm", func(c call) bool { return c.crName() == "web" && c.trigger() == "resync" })
+	f.editChild(runtest.ConfigMaps, "team-b-cm", `{"data":{"k":"edited"}}`)
+	f.editChild(runtest.ConfigMaps, "web-cm", `{"metadata":{"labels":{"team":"a"}}}`)
+	ep.NextMatching(t, "a call after the edit of web-cm", func(c call) bool { return c.CRName() == "web" && c.Trigger == "resync" })
 	f.waitPassesDone(ep)
 	if got := f.triggers("child") - before; got != 1 {
 		t.Errorf("%v child triggers, want 1: the edit of web-cm (team-b-cm is another operator's, never cached)", got)
 	}
-	f.eventually("the older ork's child the reconciler no longer returns pruned", func() (bool, error) {
+	f.Eventually("the older ork's child the reconciler no longer returns pruned", func() (bool, error) {
 		return !f.exists("web-stale"), nil
 	})
-	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "team-b-cm", getOpts)
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "team-b-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +106,12 @@ func TestLeaseNamedAfterTheOperator(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			ep := newEndpoint(t, okWithChildren)
-			f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) {
+			ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil, func(o *run.Options) {
 				o.Name, o.LeaseName, o.LeaderElect = "team-a", tt.lease, true
 			})
-			f.eventually("the Lease "+tt.want, func() (bool, error) {
-				_, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(context.Background(), tt.want, getOpts)
+			f.Eventually("the Lease "+tt.want, func() (bool, error) {
+				_, err := env.Clientset.CoordinationV1().Leases(f.NS).Get(context.Background(), tt.want, getOpts)
 				return err == nil, nil
 			})
 		})
@@ -123,25 +124,25 @@ func TestOnCreateChildOfAnOlderOrkGetsTheLabel(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	set := f.writeDeclarativeOnCreateConfigMap("seed")
-	web := f.createCR("web", map[string]any{})
+	web := f.CreateCR("web", map[string]any{})
 	f.createConfigMap("seed", map[string]string{run.ManagedByLabel: run.ManagedByValue}, metav1.OwnerReference{
-		APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(), Controller: ptr.To(true)})
-	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+		APIVersion: f.Group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(), Controller: ptr.To(true)})
+	f.Start(set, nil, func(o *run.Options) { o.Name = "team-a" })
 	var cm *corev1.ConfigMap
-	f.eventually("the onCreate child labelled", func() (bool, error) {
+	f.Eventually("the onCreate child labelled", func() (bool, error) {
 		var err error
-		cm, err = env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "seed", getOpts)
+		cm, err = env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "seed", getOpts)
 		return err == nil && cm.Labels[run.OperatorLabel] == "team-a", err
 	})
 	if cm.Data["k"] != "v" {
 		t.Errorf("the onCreate child was rewritten: %v", cm.Data)
 	}
 	// Now cached: deleting it is heard, and the child is created again.
-	if err := env.Clientset.CoreV1().ConfigMaps(f.ns).Delete(t.Context(), "seed", metav1.DeleteOptions{}); err != nil {
+	if err := env.Clientset.CoreV1().ConfigMaps(f.NS).Delete(t.Context(), "seed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the onCreate child created again", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "seed", getOpts)
+	f.Eventually("the onCreate child created again", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "seed", getOpts)
 		return err == nil && cm.UID != "" && cm.Data["k"] == "from-katalog", nil
 	})
 }
@@ -149,7 +150,7 @@ func TestOnCreateChildOfAnOlderOrkGetsTheLabel(t *testing.T) {
 // writeDeclarativeOnCreateConfigMap writes a declarative Katalog whose only child is the
 // onCreate ConfigMap name, data k: from-katalog.
 func (f *fixture) writeDeclarativeOnCreateConfigMap(name string) *katalog.Set {
-	f.t.Helper()
+	f.T.Helper()
 	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: operator-e2e}
@@ -164,8 +165,8 @@ spec:
           configMaps:
             - name: %s
               data: {k: from-katalog}
-`, f.group, name)
-	return f.loadKatalog(doc)
+`, f.Group, name)
+	return f.LoadKatalog(doc)
 }
 
 // A child labelled for another operator is never written over: writing this operator's
@@ -175,22 +176,22 @@ spec:
 func TestChildOfAnotherOperatorIsAConflict(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("shared-cm", nil)}})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("shared-cm", nil)}})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps})
 	f.createConfigMap("shared-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue, run.OperatorLabel: "team-b"})
-	before, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "shared-cm", getOpts)
+	before, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "shared-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
-	f.createCR("web", map[string]any{})
-	got := f.waitReady("web", "False")
-	if msg, _ := readyCondition(got)["message"].(string); !strings.HasPrefix(msg, "OperatorConflict") || !strings.Contains(msg, "team-b") {
+	f.Start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	f.CreateCR("web", map[string]any{})
+	got := f.WaitReady("web", "False")
+	if msg, _ := runtest.ReadyCondition(got)["message"].(string); !strings.HasPrefix(msg, "OperatorConflict") || !strings.Contains(msg, "team-b") {
 		t.Errorf("Ready message = %q, want OperatorConflict naming team-b", msg)
 	}
-	after, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "shared-cm", getOpts)
+	after, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "shared-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,28 +208,28 @@ func TestChildOfAnotherOperatorIsAConflict(t *testing.T) {
 func TestOlderOrksChildrenAreInTheFirstCall(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("web-cm", nil)}})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps,
-		payload: "              children:\n                enabled: true\n"})
-	web := f.createCR("web", map[string]any{})
-	owner := metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps,
+		Payload: "              children:\n                enabled: true\n"})
+	web := f.CreateCR("web", map[string]any{})
+	owner := metav1.OwnerReference{APIVersion: f.Group + "/v1", Kind: "App", Name: "web", UID: web.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	f.createConfigMap("web-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue}, owner)
 	foreign := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other", UID: "0000-other",
 		Controller: ptr.To(true)}
 	f.createConfigMap("foreign-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue}, foreign)
 
-	f.start(set, nil, func(o *run.Options) { o.Name = "team-a" })
-	first := ep.nextMatching(t, "the first call for web", func(c call) bool { return c.crName() == "web" })
-	prepared, _ := first.body["prepared"].(map[string]any)
+	f.Start(set, nil, func(o *run.Options) { o.Name = "team-a" })
+	first := ep.NextMatching(t, "the first call for web", func(c call) bool { return c.CRName() == "web" })
+	prepared, _ := first.Body["prepared"].(map[string]any)
 	children, _ := prepared["children"].(map[string]any)
 	cms, _ := children["configmap"].(map[string]any)
 	if _, ok := cms["web-cm"]; !ok {
 		t.Errorf("the first call's prepared.children = %v, want the older ork's web-cm in it", children)
 	}
-	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "foreign-cm", getOpts)
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "foreign-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // sharedChild answers every CR with a Deployment named "shared", its image naming the CR.
 func sharedChild(c call) response {
-	return jsonResponse(map[string]any{"result": "ok", "resources": []any{
-		map[string]any{"type": "deployment", "fields": map[string]any{"name": "shared", "image": "img-" + c.crName()}},
+	return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
+		map[string]any{"type": "deployment", "fields": map[string]any{"name": "shared", "image": "img-" + c.CRName()}},
 	}})
 }
 
 func (f *fixture) controllerOf(gvr schema.GroupVersionResource, name string) (*metav1.OwnerReference, *unstructured.Unstructured) {
-	f.t.Helper()
-	u, err := f.get(gvr, name)
+	f.T.Helper()
+	u, err := f.Get(gvr, name)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return metav1.GetControllerOf(u), u
 }
@@ -42,24 +44,24 @@ func image(u *unstructured.Unstructured) string {
 func TestChildOfAnotherCRIsNotTakenOver(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, sharedChild)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	a := f.createCR("a", map[string]any{})
-	f.waitReady("a", "True")
-	f.createCR("b", map[string]any{})
-	got := f.waitReady("b", "False")
-	msg, _ := readyCondition(got)["message"].(string)
+	ep := runtest.NewEndpoint(t, sharedChild)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	a := f.CreateCR("a", map[string]any{})
+	f.WaitReady("a", "True")
+	f.CreateCR("b", map[string]any{})
+	got := f.WaitReady("b", "False")
+	msg, _ := runtest.ReadyCondition(got)["message"].(string)
 	if !strings.HasPrefix(msg, "AlreadyOwned") || !strings.Contains(msg, "App a") {
 		t.Errorf("Ready message of b = %q, want AlreadyOwned naming App a", msg)
 	}
-	ref, dep := f.controllerOf(deployments, "shared")
+	ref, dep := f.controllerOf(runtest.Deployments, "shared")
 	if ref == nil || ref.UID != a.GetUID() {
 		t.Errorf("deployment shared is controlled by %+v, want a (%s)", ref, a.GetUID())
 	}
 	if img := image(dep); img != "img-a" {
 		t.Errorf("deployment shared has image %q, want img-a: b's result was applied", img)
 	}
-	f.waitEvent("b", corev1.EventTypeWarning, "ReconcileError")
+	f.WaitEvent("b", corev1.EventTypeWarning, "ReconcileError")
 }
 
 // 10.4 Two CRs creating the same child at the same moment cannot both win: two caches that
@@ -71,9 +73,9 @@ func TestTwoCRsCreatingTheSameChildAtOnceOneWins(t *testing.T) {
 	var mu sync.Mutex
 	arrived := map[string]bool{}
 	both := make(chan struct{})
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		mu.Lock()
-		arrived[c.crName()] = true
+		arrived[c.CRName()] = true
 		if len(arrived) == 2 {
 			select {
 			case <-both:
@@ -84,16 +86,16 @@ func TestTwoCRsCreatingTheSameChildAtOnceOneWins(t *testing.T) {
 		mu.Unlock()
 		select { // hold each first call until both are in flight (workers: 2)
 		case <-both:
-		case <-c.ctx.Done():
+		case <-c.Ctx.Done():
 		}
 		return sharedChild(c)
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	crs := map[string]*unstructured.Unstructured{"a": f.createCR("a", map[string]any{}), "b": f.createCR("b", map[string]any{})}
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	crs := map[string]*unstructured.Unstructured{"a": f.CreateCR("a", map[string]any{}), "b": f.CreateCR("b", map[string]any{})}
 	var winners, losers []string
 	for name := range crs {
-		f.eventually("a Ready condition on "+name, func() (bool, error) { return readyCondition(f.getCR(name)) != nil, nil })
-		c := readyCondition(f.getCR(name))
+		f.Eventually("a Ready condition on "+name, func() (bool, error) { return runtest.ReadyCondition(f.GetCR(name)) != nil, nil })
+		c := runtest.ReadyCondition(f.GetCR(name))
 		if c["status"] == "True" {
 			winners = append(winners, name)
 		} else if msg, _ := c["message"].(string); strings.HasPrefix(msg, "AlreadyOwned") {
@@ -103,7 +105,7 @@ func TestTwoCRsCreatingTheSameChildAtOnceOneWins(t *testing.T) {
 	if len(winners) != 1 || len(losers) != 1 {
 		t.Fatalf("winners %v, AlreadyOwned %v: want exactly one of each", winners, losers)
 	}
-	ref, dep := f.controllerOf(deployments, "shared")
+	ref, dep := f.controllerOf(runtest.Deployments, "shared")
 	if ref == nil || ref.UID != crs[winners[0]].GetUID() {
 		t.Errorf("deployment shared is controlled by %+v, want the winner %s", ref, winners[0])
 	}
@@ -117,17 +119,17 @@ func TestTwoCRsCreatingTheSameChildAtOnceOneWins(t *testing.T) {
 func TestChildOfAnEarlierIncarnationIsAdopted(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "the delete", func(c call) bool { return c.trigger() == "delete" })
-	again := f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	_, dep := f.controllerOf(deployments, "web")
+	ep.NextMatching(t, "the delete", func(c call) bool { return c.Trigger == "delete" })
+	again := f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	_, dep := f.controllerOf(runtest.Deployments, "web")
 	refs := dep.GetOwnerReferences()
 	if len(refs) != 1 || refs[0].UID != again.GetUID() {
 		t.Errorf("ownerReferences = %+v, want only the new incarnation %s", refs, again.GetUID())
@@ -138,22 +140,22 @@ func TestChildOfAnEarlierIncarnationIsAdopted(t *testing.T) {
 func TestReconcilerOwnerReferencesAreKept(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	anchor, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Create(t.Context(), &corev1.ConfigMap{
+	anchor, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Create(t.Context(), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "anchor"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config",
 				"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "anchor", "uid": string(anchor.UID)}}},
 				"data": map[string]any{"k": "v"}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps"}}), nil)
-	cr := f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
-	cm, err := f.get(configmaps, "web-config")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"}}), nil)
+	cr := f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	cm, err := f.Get(runtest.ConfigMaps, "web-config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,30 +173,30 @@ func TestReconcilerOwnerReferencesAreKept(t *testing.T) {
 // prepared.children.
 func TestClusterScopedCROwnsItsNamespacedChildren(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, crdOptions{cluster: true})
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
-			map[string]any{"type": "configmap", "fields": map[string]any{"name": c.crName() + "-config", "namespace": f.ns,
+	f := newFixtureWith(t, runtest.CRDOptions{Cluster: true})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
+			map[string]any{"type": "configmap", "fields": map[string]any{"name": c.CRName() + "-config", "namespace": f.NS,
 				"data": map[string]any{"k": "v"}}},
 		}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: []string{"/configmaps"},
-		payload: "              children:\n                enabled: true\n"}), nil)
-	cr := f.createCR("site", map[string]any{})
-	f.waitReady("site", "True")
-	cm, err := f.get(configmaps, "site-config")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"},
+		Payload: "              children:\n                enabled: true\n"}), nil)
+	cr := f.CreateCR("site", map[string]any{})
+	f.WaitReady("site", "True")
+	cm, err := f.Get(runtest.ConfigMaps, "site-config")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != cr.GetUID() {
 		t.Fatalf("configmap site-config controller = %+v, want the cluster-scoped CR %s", ref, cr.GetUID())
 	}
-	if _, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Patch(t.Context(), "site-config", types.MergePatchType,
+	if _, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Patch(t.Context(), "site-config", types.MergePatchType,
 		[]byte(`{"data":{"k":"edited"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	c := ep.nextMatching(t, "after the child's edit", func(c call) bool { return c.trigger() == "resync" })
-	if _, found, _ := unstructured.NestedMap(c.body, "prepared", "children", "configmap", "site-config"); !found {
-		t.Errorf("prepared.children = %v, want configmap site-config", c.body["prepared"])
+	c := ep.NextMatching(t, "after the child's edit", func(c call) bool { return c.Trigger == "resync" })
+	if _, found, _ := unstructured.NestedMap(c.Body, "prepared", "children", "configmap", "site-config"); !found {
+		t.Errorf("prepared.children = %v, want configmap site-config", c.Body["prepared"])
 	}
 }

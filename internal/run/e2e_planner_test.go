@@ -16,6 +16,7 @@ import (
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/remotecheck"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/simulate"
 )
 
@@ -31,7 +32,7 @@ func TestSimulateAndRemoteCheckPlanWhatTheEngineApplies(t *testing.T) {
 	t.Run("namespaced CR", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		role := clusterObject(t, f, clusterroles, "reader-"+f.ns)
+		role := clusterObject(t, f, clusterroles, "reader-"+f.NS)
 		planWhatTheEngineApplies(t, f, []string{"apps/deployments", "/services", "/configmaps", "rbac.authorization.k8s.io/clusterroles"}, []any{
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 2, "port": 8080}},
 			map[string]any{"type": "service", "fields": map[string]any{"name": "web-svc", "port": 80, "targetPort": 8080}},
@@ -41,17 +42,17 @@ func TestSimulateAndRemoteCheckPlanWhatTheEngineApplies(t *testing.T) {
 				"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "peer", "uid": "peer-uid"}},
 			}, "data": map[string]any{"a": "b"}},
 			role.entry,
-		}, []child{{deployments, f.ns, "web"}, {services, f.ns, "web-svc"}, {configmaps, f.ns, "web-config"}, role.child})
+		}, []child{{runtest.Deployments, f.NS, "web"}, {runtest.Services, f.NS, "web-svc"}, {runtest.ConfigMaps, f.NS, "web-config"}, role.child})
 	})
 	t.Run("cluster-scoped CR", func(t *testing.T) {
 		t.Parallel()
-		f := newFixtureWith(t, crdOptions{cluster: true})
-		role := clusterObject(t, f, clusterroles, "reader-"+f.ns)
-		team := clusterObject(t, f, namespaces, "team-"+f.ns)
+		f := newFixtureWith(t, runtest.CRDOptions{Cluster: true})
+		role := clusterObject(t, f, clusterroles, "reader-"+f.NS)
+		team := clusterObject(t, f, namespaces, "team-"+f.NS)
 		planWhatTheEngineApplies(t, f, []string{"/configmaps", "rbac.authorization.k8s.io/clusterroles", "/namespaces"}, []any{
-			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config", "namespace": f.ns}},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web-config", "namespace": f.NS}},
 			role.entry, team.entry,
-		}, []child{{configmaps, f.ns, "web-config"}, role.child, team.child})
+		}, []child{{runtest.ConfigMaps, f.NS, "web-config"}, role.child, team.child})
 	})
 }
 
@@ -75,7 +76,7 @@ type clusterChild struct {
 // a Namespace), deleted at cleanup: nothing collects cluster-scoped children of a test.
 func clusterObject(t *testing.T, f *fixture, gvr schema.GroupVersionResource, name string) clusterChild {
 	t.Cleanup(func() {
-		_ = f.dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = f.Dyn.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	kind := map[string]string{"clusterroles": "ClusterRole", "namespaces": "Namespace"}[gvr.Resource]
 	return clusterChild{
@@ -89,17 +90,17 @@ func clusterObject(t *testing.T, f *fixture, gvr schema.GroupVersionResource, na
 // digests of want as each planned them.
 func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entries []any, want []child) {
 	answer := func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": entries})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": entries})
 	}
-	ep := newEndpoint(t, answer)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managed,
-		payload: "              children:\n                enabled: true\n"})
-	f.start(set, nil)
-	f.createCR("web", map[string]any{})
-	cr := f.waitReady("web", "True")
+	ep := runtest.NewEndpoint(t, answer)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managed,
+		Payload: "              children:\n                enabled: true\n"})
+	f.Start(set, nil)
+	f.CreateCR("web", map[string]any{})
+	cr := f.WaitReady("web", "True")
 	applied := map[string]string{} // "ConfigMap/web-config" -> the digest ork run wrote
 	for _, c := range want {
-		u, err := f.dyn.Resource(c.gvr).Namespace(c.namespace).Get(t.Context(), c.name, metav1.GetOptions{})
+		u, err := f.Dyn.Resource(c.gvr).Namespace(c.namespace).Get(t.Context(), c.name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 	}
 
 	// The same CR, uid included, is what both offline tools start from.
-	crFile := filepath.Join(f.dir, "cr.yaml")
+	crFile := filepath.Join(f.Dir, "cr.yaml")
 	b, err := yaml.Marshal(cr.Object)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 		t.Fatal(err)
 	}
 	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: "reconciler-token", Namespace: f.ns}, StringData: map[string]string{"token": testToken}}
+		ObjectMeta: metav1.ObjectMeta{Name: "reconciler-token", Namespace: f.NS}, StringData: map[string]string{"token": runtest.TestToken}}
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(secret)
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +146,11 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 	// The second round of the check sends back, in prepared.children, the children as it
 	// planned them.
 	checked := map[string]string{}
-	for _, c := range ep.recorded() {
-		if dry, _, _ := unstructured.NestedBool(c.body, "prepared", "dryRun"); !dry {
+	for _, c := range ep.Recorded() {
+		if dry, _, _ := unstructured.NestedBool(c.Body, "prepared", "dryRun"); !dry {
 			continue
 		}
-		children, _, _ := unstructured.NestedMap(c.body, "prepared", "children")
+		children, _, _ := unstructured.NestedMap(c.Body, "prepared", "children")
 		for _, byName := range children {
 			for name, obj := range byName.(map[string]any) {
 				u := unstructured.Unstructured{Object: obj.(map[string]any)}

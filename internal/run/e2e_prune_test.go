@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 const pruneOn = "            prune: true\n"
@@ -30,26 +31,26 @@ func configMapEntry(name string, annotations map[string]any) map[string]any {
 
 // phase is the CR's spec.phase in a request (0 when unset).
 func phase(c call) int64 {
-	p, _, _ := unstructured.NestedFieldNoCopy(c.body, "object", "spec", "phase")
+	p, _, _ := unstructured.NestedFieldNoCopy(c.Body, "object", "spec", "phase")
 	n, _ := p.(float64) // the test decodes the request with encoding/json
 	return int64(n)
 }
 
 // createConfigMap creates a ConfigMap as someone other than ork would.
 func (f *fixture) createConfigMap(name string, labels map[string]string, owners ...metav1.OwnerReference) {
-	f.t.Helper()
-	_, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Create(f.t.Context(), &corev1.ConfigMap{
+	f.T.Helper()
+	_, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Create(f.T.Context(), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: owners},
 		Data:       map[string]string{"k": "v"},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 }
 
 func (f *fixture) exists(name string) bool {
-	f.t.Helper()
-	_, err := f.get(configmaps, name)
+	f.T.Helper()
+	_, err := f.Get(runtest.ConfigMaps, name)
 	return err == nil
 }
 
@@ -59,39 +60,39 @@ func (f *fixture) exists(name string) bool {
 func TestPruneRemovesExactlyTheDroppedChild(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		if c.crName() == "other" {
-			return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("other-cm", nil)}})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if c.CRName() == "other" {
+			return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("other-cm", nil)}})
 		}
 		res := []any{configMapEntry("keep", nil)}
 		if phase(c) < 2 {
 			res = append(res, configMapEntry("drop", nil),
 				configMapEntry("pinned", map[string]any{run.PruneAnnotation: "false"}))
 		}
-		return jsonResponse(map[string]any{"result": "ok", "resources": res})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": res})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
-	web := f.createCR("web", map[string]any{"phase": 1})
-	f.createCR("other", map[string]any{})
-	f.waitReady("web", "True")
-	f.waitReady("other", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Extra: pruneOn}), nil)
+	web := f.CreateCR("web", map[string]any{"phase": 1})
+	f.CreateCR("other", map[string]any{})
+	f.WaitReady("web", "True")
+	f.WaitReady("other", "True")
 	for _, name := range []string{"keep", "drop", "pinned", "other-cm"} {
-		f.eventually(name+" created", func() (bool, error) { return f.exists(name), nil })
+		f.Eventually(name+" created", func() (bool, error) { return f.exists(name), nil })
 	}
 	managedBy := map[string]string{run.ManagedByLabel: run.ManagedByValue}
 	f.createConfigMap("lookalike", managedBy)
-	f.createConfigMap("unlabelled", nil, metav1.OwnerReference{APIVersion: f.group + "/v1", Kind: "App",
+	f.createConfigMap("unlabelled", nil, metav1.OwnerReference{APIVersion: f.Group + "/v1", Kind: "App",
 		Name: "web", UID: web.GetUID(), Controller: ptr.To(true)})
 	f.waitPassesDone(ep)
 	before := f.triggers("child")
 
-	f.patchSpec("web", `{"spec":{"phase":2}}`)
-	f.eventually("drop pruned", func() (bool, error) { return !f.exists("drop"), nil })
+	f.PatchSpec("web", `{"spec":{"phase":2}}`)
+	f.Eventually("drop pruned", func() (bool, error) { return !f.exists("drop"), nil })
 	// Events of one type arrive in order: once a foreign edit of keep has triggered a call,
 	// the delete of drop has been handled too.
 	f.waitPassesDone(ep)
-	f.editChild(configmaps, "keep", `{"metadata":{"labels":{"team":"a"}}}`)
-	ep.nextMatching(t, "after the edit of keep", func(c call) bool { return c.crName() == "web" && c.trigger() == "resync" })
+	f.editChild(runtest.ConfigMaps, "keep", `{"metadata":{"labels":{"team":"a"}}}`)
+	ep.NextMatching(t, "after the edit of keep", func(c call) bool { return c.CRName() == "web" && c.Trigger == "resync" })
 	f.waitPassesDone(ep)
 
 	for _, name := range []string{"keep", "pinned", "lookalike", "unlabelled", "other-cm"} {
@@ -102,8 +103,8 @@ func TestPruneRemovesExactlyTheDroppedChild(t *testing.T) {
 	if got := f.triggers("child") - before; got != 1 {
 		t.Errorf("%v child triggers after the prune, want 1 (the edit of keep): ork's own delete costs no call", got)
 	}
-	f.eventually("a Reconciled Event that counts the pruned child", func() (bool, error) {
-		for _, e := range f.events("web") {
+	f.Eventually("a Reconciled Event that counts the pruned child", func() (bool, error) {
+		for _, e := range f.Events("web") {
 			if e.Reason == "Reconciled" && strings.Contains(e.Message, "1 pruned") {
 				return true, nil
 			}
@@ -117,33 +118,33 @@ func TestPruneRemovesExactlyTheDroppedChild(t *testing.T) {
 func TestPruneNothingOnErrorOrAbsentResources(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		switch phase(c) {
 		case 2:
-			return jsonResponse(map[string]any{"result": "error", "error": "backend down", "resources": []any{}})
+			return runtest.JSONResponse(map[string]any{"result": "error", "error": "backend down", "resources": []any{}})
 		case 3:
-			return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "3"}})
+			return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "3"}})
 		case 4:
-			return jsonResponse(map[string]any{"result": "ok", "resources": []any{}})
+			return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{}})
 		}
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("a", nil), configMapEntry("b", nil)}})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{configMapEntry("a", nil), configMapEntry("b", nil)}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
-	f.createCR("web", map[string]any{"phase": 1})
-	f.waitReady("web", "True")
-	f.eventually("a and b", func() (bool, error) { return f.exists("a") && f.exists("b"), nil })
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Extra: pruneOn}), nil)
+	f.CreateCR("web", map[string]any{"phase": 1})
+	f.WaitReady("web", "True")
+	f.Eventually("a and b", func() (bool, error) { return f.exists("a") && f.exists("b"), nil })
 
-	f.patchSpec("web", `{"spec":{"phase":2}}`)
-	f.waitReady("web", "False")
-	ep.nextMatching(t, "a retry of the error", func(c call) bool { return phase(c) == 2 && c.trigger() == "requeue" })
+	f.PatchSpec("web", `{"spec":{"phase":2}}`)
+	f.WaitReady("web", "False")
+	ep.NextMatching(t, "a retry of the error", func(c call) bool { return phase(c) == 2 && c.Trigger == "requeue" })
 	f.waitPassesDone(ep)
 	if !f.exists("a") || !f.exists("b") {
 		t.Fatal("an error result pruned children")
 	}
 
-	f.patchSpec("web", `{"spec":{"phase":3}}`)
-	f.eventually("phase 3 reconciled", func() (bool, error) {
-		s, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "phase")
+	f.PatchSpec("web", `{"spec":{"phase":3}}`)
+	f.Eventually("phase 3 reconciled", func() (bool, error) {
+		s, _, _ := unstructured.NestedString(f.GetCR("web").Object, "status", "phase")
 		return s == "3", nil
 	})
 	f.waitPassesDone(ep)
@@ -151,8 +152,8 @@ func TestPruneNothingOnErrorOrAbsentResources(t *testing.T) {
 		t.Fatal("a result without resources pruned children")
 	}
 
-	f.patchSpec("web", `{"spec":{"phase":4}}`)
-	f.eventually("a and b pruned by an empty list", func() (bool, error) { return !f.exists("a") && !f.exists("b"), nil })
+	f.PatchSpec("web", `{"spec":{"phase":4}}`)
+	f.Eventually("a and b pruned by an empty list", func() (bool, error) { return !f.exists("a") && !f.exists("b"), nil })
 }
 
 // A child the reconciler dropped (pruned) and then lists again, while its deletion is held
@@ -161,40 +162,40 @@ func TestPruneNothingOnErrorOrAbsentResources(t *testing.T) {
 func TestPrunedChildListedAgainIsCreatedAgain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		rs := []any{}      // present and empty in phase 1: prune (absent would mean "no opinion")
 		if phase(c) != 1 { // phase 1 drops it
 			rs = append(rs, configMapEntry("web-config", nil))
 		}
-		return jsonResponse(map[string]any{"result": "ok", "resources": rs})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": rs})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, managed: managedWithConfigMaps, extra: pruneOn}), nil)
-	f.createCR("web", map[string]any{"phase": 0})
-	f.waitReady("web", "True")
-	f.eventually("web-config", func() (bool, error) { return f.exists("web-config"), nil })
-	f.editChild(configmaps, "web-config", `{"metadata":{"finalizers":["test.ork/hold"]}}`)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: managedWithConfigMaps, Extra: pruneOn}), nil)
+	f.CreateCR("web", map[string]any{"phase": 0})
+	f.WaitReady("web", "True")
+	f.Eventually("web-config", func() (bool, error) { return f.exists("web-config"), nil })
+	f.editChild(runtest.ConfigMaps, "web-config", `{"metadata":{"finalizers":["test.ork/hold"]}}`)
 	t.Cleanup(func() { // on failure, let the namespace go
-		_, _ = f.dyn.Resource(configmaps).Namespace(f.ns).Patch(context.Background(), "web-config", types.MergePatchType,
+		_, _ = f.Dyn.Resource(runtest.ConfigMaps).Namespace(f.NS).Patch(context.Background(), "web-config", types.MergePatchType,
 			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
-	f.patchSpec("web", `{"spec":{"phase":1}}`)
-	f.eventually("the prune under way", func() (bool, error) {
-		cm, err := f.get(configmaps, "web-config")
+	f.PatchSpec("web", `{"spec":{"phase":1}}`)
+	f.Eventually("the prune under way", func() (bool, error) {
+		cm, err := f.Get(runtest.ConfigMaps, "web-config")
 		return err == nil && cm.GetDeletionTimestamp() != nil, nil
 	})
-	f.patchSpec("web", `{"spec":{"phase":2}}`) // listed again
-	f.eventually("Ready=False while it is being deleted", func() (bool, error) {
-		c := readyCondition(f.getCR("web"))
+	f.PatchSpec("web", `{"spec":{"phase":2}}`) // listed again
+	f.Eventually("Ready=False while it is being deleted", func() (bool, error) {
+		c := runtest.ReadyCondition(f.GetCR("web"))
 		msg, _ := c["message"].(string)
 		if c != nil && c["status"] == "False" && strings.Contains(msg, "being deleted") {
 			return true, nil
 		}
 		return false, fmt.Errorf("Ready %v", c)
 	})
-	f.editChild(configmaps, "web-config", `{"metadata":{"finalizers":null}}`)
-	f.eventually("web-config created again", func() (bool, error) {
-		cm, err := f.get(configmaps, "web-config")
-		c := readyCondition(f.getCR("web"))
+	f.editChild(runtest.ConfigMaps, "web-config", `{"metadata":{"finalizers":null}}`)
+	f.Eventually("web-config created again", func() (bool, error) {
+		cm, err := f.Get(runtest.ConfigMaps, "web-config")
+		c := runtest.ReadyCondition(f.GetCR("web"))
 		return err == nil && cm.GetDeletionTimestamp() == nil && c != nil && c["status"] == "True", nil
 	})
 }

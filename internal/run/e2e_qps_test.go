@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // requestClock records when each request of the engine left, below client-go's limiter.
@@ -64,18 +65,18 @@ func TestKubeAPIQPSBindsTheEngine(t *testing.T) {
 		t.Run(fmt.Sprintf("limited=%v", limited), func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			ep := newEndpoint(t, okWithChildren)
+			ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 			clock := &requestClock{}
 			cfg := clock.config(env.Config, qps, burst)
 			if !limited { // ork's default: no client-side limit
 				cfg = clock.config(env.Config, run.NoClientRateLimit, 0)
 			}
-			f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), cfg)
+			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), cfg)
 			for i := range 10 {
-				f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+				f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 			}
 			for i := range 10 {
-				f.waitReady(fmt.Sprintf("cr-%d", i), "True")
+				f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 			}
 			over, window := clock.worst(qps, burst, slack)
 			switch {

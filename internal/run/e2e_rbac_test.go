@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // 14. The happy path once more, with ork running as the ServiceAccount of `ork rbac gen`'s
@@ -15,12 +16,12 @@ import (
 func TestHappyPathUnderGeneratedRole(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, payload: `              children:
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: `              children:
                 enabled: true
 `})
-	name := "ork-" + f.ns
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.ns})
+	name := "ork-" + f.NS
+	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.NS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,29 +31,29 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 	}
 	env.Kubectl(t, manifest, "apply", "-f", "-")
 	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.ns}) {
+	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.NS}) {
 		attrs = append(attrs, p.Attributes())
 	}
-	env.WaitAllowed(t, f.ns, name, attrs...)
+	env.WaitAllowed(t, f.NS, name, attrs...)
 
-	f.start(set, env.ServiceAccountConfig(f.ns, name))
-	cr := f.createCR("web", map[string]any{"replicas": 2})
-	f.waitReady("web", "True")
+	f.Start(set, env.ServiceAccountConfig(f.NS, name))
+	cr := f.CreateCR("web", map[string]any{"replicas": 2})
+	f.WaitReady("web", "True")
 	for _, child := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{deployments, "web"}, {services, "web-svc"}} {
-		obj, err := f.get(child.gvr, child.name)
+	}{{runtest.Deployments, "web"}, {runtest.Services, "web-svc"}} {
+		obj, err := f.Get(child.gvr, child.name)
 		if err != nil {
 			t.Errorf("child not applied under the generated role: %v", err)
 			continue
 		}
 		assertOwnedByOrk(t, obj, cr)
 	}
-	f.waitEvent("web", "Normal", "Reconciled")
-	ep.nextMatching(t, "with children", func(c call) bool { return strings.Contains(string(c.raw), `"children"`) })
-	if logs := strings.ToLower(f.logs.String()); strings.Contains(logs, "forbidden") {
-		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
+	f.WaitEvent("web", "Normal", "Reconciled")
+	ep.NextMatching(t, "with children", func(c call) bool { return strings.Contains(string(c.Raw), `"children"`) })
+	if logs := strings.ToLower(f.Logs.String()); strings.Contains(logs, "forbidden") {
+		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.Logs.String())
 	}
 }
 
@@ -60,9 +61,9 @@ func TestHappyPathUnderGeneratedRole(t *testing.T) {
 func TestPreflightListsMissingPermissions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	set := f.writeKatalog(remoteSpec{endpoint: "http://127.0.0.1:1/"})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: "http://127.0.0.1:1/"})
 	// The namespace's default-less identity: a ServiceAccount with no bindings at all.
-	eng := newEngine(t, set, env.ServiceAccountConfig(f.ns, "nobody"), f)
+	eng := f.NewEngine(set, env.ServiceAccountConfig(f.NS, "nobody"))
 	err := eng.Run(t.Context())
 	if err == nil {
 		t.Fatal("engine started without any permission")

@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // A type whose only entry names a constant namespace other than the CR's is watched there
@@ -21,24 +20,14 @@ func TestRelatedConstantCrossNamespaceUnderGeneratedRole(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	shared := env.Namespace(t)
-	ep := newEndpoint(t, func(call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	ep := runtest.NewEndpoint(t, func(call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
 	payload := fmt.Sprintf(`              related:
                 - {as: settings, kind: ConfigMap, namespace: %s, name: settings, allowCrossNamespace: true, required: true}
 `, shared)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, payload: payload})
-	name := "ork-" + f.ns
-	opts := rbacgen.Options{Name: name, Namespace: f.ns}
-	rbac, err := rbacgen.Generate(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, opts) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.ns, name, attrs...)
-	if allowed(t, f.ns, name, "list", "configmaps") {
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
+	name := "ork-" + f.NS
+	f.GrantGeneratedRBAC(set, name)
+	if allowed(t, f.NS, name, "list", "configmaps") {
 		t.Fatal("the generated role lists configmaps in the CR's namespace: the test would not show the watch's scope")
 	}
 
@@ -46,20 +35,20 @@ func TestRelatedConstantCrossNamespaceUnderGeneratedRole(t *testing.T) {
 	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
+	f.Start(set, env.ServiceAccountConfig(f.NS, name), func(o *run.Options) {
 		o.ChildMinInterval = 100 * time.Millisecond
 		o.CacheSyncTimeout = 20 * time.Second
 	})
-	f.createCR("web", map[string]any{})
-	ep.nextMatching(t, "a call for web with the shared settings", func(c call) bool {
+	f.CreateCR("web", map[string]any{})
+	ep.NextMatching(t, "a call for web with the shared settings", func(c call) bool {
 		rel, _ := relatedOf(t, c)
-		return c.crName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["data"].(map[string]any)["v"] == "1"
+		return c.CRName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["data"].(map[string]any)["v"] == "1"
 	})
 	if _, err := cms.Patch(t.Context(), "settings", types.MergePatchType, []byte(`{"data":{"v":"2"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "web passed again for the edit of the shared settings", func(c call) bool {
+	ep.NextMatching(t, "web passed again for the edit of the shared settings", func(c call) bool {
 		rel, _ := relatedOf(t, c)
-		return c.crName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["data"].(map[string]any)["v"] == "2"
+		return c.CRName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["data"].(map[string]any)["v"] == "2"
 	})
 }

@@ -5,25 +5,27 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // The related watches (a type's metadata, a Secret by name) stop with the engine. Not
 // parallel: goleak sees every goroutine of the process.
 func TestRelatedWatchesLeaveNoGoroutineBehind(t *testing.T) {
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, payload: `              related:
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: `              related:
                 - {as: config, kind: ConfigMap, name: "{{ .metadata.name }}-config"}
                 - {as: creds, kind: Secret, name: reconciler-token, allowSecrets: true}
 `})
 	baseline := goleak.IgnoreCurrent()
-	eng := newEngine(t, set, nil, f)
+	eng := f.NewEngine(set, nil)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	f.eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.Eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

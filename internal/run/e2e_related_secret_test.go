@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/exchange"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -27,29 +26,20 @@ import (
 func TestRelatedSecretAndSelector(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	ep := runtest.NewEndpoint(t, func(call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
 	payload := `              related:
                 - {as: creds, kind: Secret, name: db-credentials, allowSecrets: true}
                 - {as: settings, kind: ConfigMap, selector: {matchLabels: {app: "{{ .metadata.name }}"}}}
 `
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, payload: payload})
-	name := "ork-" + f.ns
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.ns}) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.ns, name, attrs...)
-	if allowed(t, f.ns, name, "list", "secrets") {
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
+	name := "ork-" + f.NS
+	f.GrantGeneratedRBAC(set, name)
+	if allowed(t, f.NS, name, "list", "secrets") {
 		t.Error("the generated role lets ork list every Secret")
 	}
 
 	const password = "pw-8f3a1c9e"
-	secrets := env.Clientset.CoreV1().Secrets(f.ns)
+	secrets := env.Clientset.CoreV1().Secrets(f.NS)
 	// Created as kubectl apply creates it: the manifest, data in clear, in an annotation.
 	applied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db-credentials"},"stringData":{"pw":"` + password + `"}}`
 	if _, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
@@ -62,11 +52,11 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
+	eng := f.Start(set, env.ServiceAccountConfig(f.NS, name), func(o *run.Options) {
 		o.ChildMinInterval, o.DebugDecisions, o.Record = 100*time.Millisecond, true, rec.Record
 	})
-	f.createCR("web", map[string]any{})
-	first := ep.nextMatching(t, "a call for web", func(c call) bool { return c.crName() == "web" })
+	f.CreateCR("web", map[string]any{})
+	first := ep.NextMatching(t, "a call for web", func(c call) bool { return c.CRName() == "web" })
 	rel, _ := relatedOf(t, first)
 	if len(rel["creds"]) != 1 || rel["settings"] == nil || len(rel["settings"]) != 0 {
 		t.Fatalf("prepared.related = %v, want the Secret and no settings yet", rel)
@@ -74,63 +64,63 @@ func TestRelatedSecretAndSelector(t *testing.T) {
 	if data, _ := rel["creds"][0]["data"].(map[string]any); data["pw"] != base64.StdEncoding.EncodeToString([]byte(password)) {
 		t.Errorf("the Secret's data = %v, want pw", rel["creds"][0]["data"])
 	}
-	for _, c := range ep.recorded() {
-		if strings.Contains(string(c.raw), corev1.LastAppliedConfigAnnotation) {
-			t.Errorf("the endpoint got the Secret's last-applied annotation: %s", c.raw)
+	for _, c := range ep.Recorded() {
+		if strings.Contains(string(c.Raw), corev1.LastAppliedConfigAnnotation) {
+			t.Errorf("the endpoint got the Secret's last-applied annotation: %s", c.Raw)
 		}
 	}
-	f.waitReady("web", "True")
+	f.WaitReady("web", "True")
 
-	cms := env.Clientset.CoreV1().ConfigMaps(f.ns)
+	cms := env.Clientset.CoreV1().ConfigMaps(f.NS)
 	for _, cm := range []struct{ name, app string }{{"web-a", "web"}, {"db-a", "db"}} {
 		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.name, Labels: map[string]string{"app": cm.app}}},
 			metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ep.nextMatching(t, "web's pass with its selected ConfigMap", func(c call) bool {
+	ep.NextMatching(t, "web's pass with its selected ConfigMap", func(c call) bool {
 		rel, _ := relatedOf(t, c)
-		return c.crName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["metadata"].(map[string]any)["name"] == "web-a"
+		return c.CRName() == "web" && len(rel["settings"]) == 1 && rel["settings"][0]["metadata"].(map[string]any)["name"] == "web-a"
 	})
 	if _, err := secrets.Patch(t.Context(), "db-credentials", types.MergePatchType, []byte(`{"stringData":{"pw":"rotated"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep.nextMatching(t, "web's pass with the rotated Secret", func(c call) bool {
+	ep.NextMatching(t, "web's pass with the rotated Secret", func(c call) bool {
 		rel, _ := relatedOf(t, c)
 		data, _ := rel["creds"][0]["data"].(map[string]any)
-		return c.crName() == "web" && data["pw"] == base64.StdEncoding.EncodeToString([]byte("rotated"))
+		return c.CRName() == "web" && data["pw"] == base64.StdEncoding.EncodeToString([]byte("rotated"))
 	})
 	// db-a matches no CR's selector: after the rotation's pass, nothing more comes. Bound: the
 	// watch delivers in milliseconds here and ChildMinInterval is 100ms.
-	before := len(ep.recorded())
+	before := len(ep.Recorded())
 	if _, err := cms.Patch(t.Context(), "db-a", types.MergePatchType, []byte(`{"data":{"x":"1"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(2 * time.Second)
 	for done := false; !done; {
 		select {
-		case <-ep.arrived:
+		case <-ep.Arrived():
 		case <-deadline:
 			done = true
 		}
 	}
-	if n := len(ep.recorded()) - before; n != 0 {
+	if n := len(ep.Recorded()) - before; n != 0 {
 		t.Errorf("%d calls after a change to a ConfigMap no selector matches, want none", n)
 	}
 	// The decision trace names what each pass read, with resourceVersions, and never data.
-	got, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.ns, Name: "web"})
+	got, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.NS, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := got.Decisions[len(got.Decisions)-1]
 	reads := strings.Join(last.Related, "; ")
-	if !strings.Contains(reads, "creds: secrets "+f.ns+"/db-credentials@") || !strings.Contains(reads, "settings: configmaps "+f.ns+"/web-a@") {
+	if !strings.Contains(reads, "creds: secrets "+f.NS+"/db-credentials@") || !strings.Contains(reads, "settings: configmaps "+f.NS+"/web-a@") {
 		t.Errorf("the last decision read %q, want the Secret and web-a with their resourceVersions", reads)
 	}
 	if first := got.Decisions[0].Related; len(first) != 2 || !strings.HasSuffix(first[1], "(none)") {
 		t.Errorf("the first decision read %q, want the Secret and the selector's (none)", first)
 	}
-	logs := f.logs.String()
+	logs := f.Logs.String()
 	if strings.Contains(logs, password) || strings.Contains(logs, base64.StdEncoding.EncodeToString([]byte(password))) {
 		t.Error("the related Secret's data is in ork's log")
 	}

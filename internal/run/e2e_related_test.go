@@ -1,7 +1,6 @@
 package run_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // relatedOf is a request's prepared.related; ok is false when it is absent.
@@ -25,7 +24,7 @@ func relatedOf(t *testing.T, c call) (map[string][]map[string]any, bool) {
 			Related map[string][]map[string]any `json:"related"`
 		} `json:"prepared"`
 	}
-	if err := json.Unmarshal(c.raw, &body); err != nil {
+	if err := json.Unmarshal(c.Raw, &body); err != nil {
 		t.Fatal(err)
 	}
 	return body.Prepared.Related, body.Prepared.Related != nil
@@ -38,43 +37,34 @@ func relatedOf(t *testing.T, c call) (map[string][]map[string]any, bool) {
 func TestRelatedObjects(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(call) response { return jsonResponse(map[string]any{"result": "ok"}) })
+	ep := runtest.NewEndpoint(t, func(call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
 	payload := fmt.Sprintf(`              related:
                 - {as: config, kind: ConfigMap, name: "{{ .metadata.name }}-config", required: true}
                 - {as: peer, group: %s, kind: App, name: "{{ .spec.peer }}"}
-`, f.group)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, payload: payload})
-	name := "ork-" + f.ns
-	rbac, err := rbacgen.Generate(set, rbacgen.Options{Name: name, Namespace: f.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: name, Namespace: f.ns}) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.ns, name, attrs...)
+`, f.Group)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Payload: payload})
+	name := "ork-" + f.NS
+	f.GrantGeneratedRBAC(set, name)
 	for _, verb := range []string{"create", "update", "patch", "delete"} {
-		if allowed(t, f.ns, name, verb, "configmaps") {
+		if allowed(t, f.NS, name, verb, "configmaps") {
 			t.Errorf("the generated role allows %s on configmaps, a related type only read", verb)
 		}
 	}
 
-	cms := env.Clientset.CoreV1().ConfigMaps(f.ns)
+	cms := env.Clientset.CoreV1().ConfigMaps(f.NS)
 	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-config"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) { o.ChildMinInterval = 100 * time.Millisecond })
-	f.createCR("other", map[string]any{"peer": "web"})
-	f.createCR("web", map[string]any{"peer": "other"})
+	f.Start(set, env.ServiceAccountConfig(f.NS, name), func(o *run.Options) { o.ChildMinInterval = 100 * time.Millisecond })
+	f.CreateCR("other", map[string]any{"peer": "web"})
+	f.CreateCR("web", map[string]any{"peer": "other"})
 
 	// web's ConfigMap is missing: no call for web, the reason names it.
-	cr := f.waitReady("web", "False")
-	if c := readyCondition(cr); c["reason"] != run.ReasonRelatedObjectMissing || !strings.Contains(fmt.Sprint(c["message"]), "web-config") {
+	cr := f.WaitReady("web", "False")
+	if c := runtest.ReadyCondition(cr); c["reason"] != run.ReasonRelatedObjectMissing || !strings.Contains(fmt.Sprint(c["message"]), "web-config") {
 		t.Errorf("Ready of web: %v, want reason %s naming web-config", c, run.ReasonRelatedObjectMissing)
 	}
-	first := ep.nextMatching(t, "a call for other", func(c call) bool { return c.crName() == "other" })
+	first := ep.NextMatching(t, "a call for other", func(c call) bool { return c.CRName() == "other" })
 	rel, ok := relatedOf(t, first)
 	if !ok || len(rel["config"]) != 1 || rel["peer"] == nil {
 		t.Fatalf("other's prepared.related = %v, want its ConfigMap and the key peer", rel)
@@ -86,13 +76,13 @@ func TestRelatedObjects(t *testing.T) {
 		t.Error("a related object is sent with its managedFields")
 	}
 	// web's creation passes other again (it names web as its peer), now with web in it.
-	ep.nextMatching(t, "a call for other with its peer", func(c call) bool {
+	ep.NextMatching(t, "a call for other with its peer", func(c call) bool {
 		rel, _ := relatedOf(t, c)
-		return c.crName() == "other" && len(rel["peer"]) == 1
+		return c.CRName() == "other" && len(rel["peer"]) == 1
 	})
-	for _, c := range ep.recorded() {
-		if c.crName() == "web" {
-			t.Fatalf("web was called while its required ConfigMap is missing: %s", c.raw)
+	for _, c := range ep.Recorded() {
+		if c.CRName() == "web" {
+			t.Fatalf("web was called while its required ConfigMap is missing: %s", c.Raw)
 		}
 	}
 
@@ -100,43 +90,43 @@ func TestRelatedObjects(t *testing.T) {
 	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	webCall := ep.nextMatching(t, "a call for web", func(c call) bool { return c.crName() == "web" })
+	webCall := ep.NextMatching(t, "a call for web", func(c call) bool { return c.CRName() == "web" })
 	if rel, _ := relatedOf(t, webCall); len(rel["config"]) != 1 || rel["config"][0]["metadata"].(map[string]any)["name"] != "web-config" {
 		t.Errorf("web's prepared.related = %v, want web-config", rel)
 	}
-	f.waitReady("web", "True")
-	f.waitReady("other", "True")
+	f.WaitReady("web", "True")
+	f.WaitReady("other", "True")
 
 	// Editing web-config passes web again, once, and not other.
-	before := len(ep.recorded())
+	before := len(ep.Recorded())
 	if _, err := cms.Patch(t.Context(), "web-config", types.MergePatchType, []byte(`{"data":{"v":"2"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	edited := ep.nextMatching(t, "web's pass for the edit", func(c call) bool {
+	edited := ep.NextMatching(t, "web's pass for the edit", func(c call) bool {
 		rel, _ := relatedOf(t, c)
-		return c.crName() == "web" && len(rel["config"]) == 1 && rel["config"][0]["data"].(map[string]any)["v"] == "2"
+		return c.CRName() == "web" && len(rel["config"]) == 1 && rel["config"][0]["data"].(map[string]any)["v"] == "2"
 	})
-	if edited.trigger() != "resync" {
-		t.Errorf("the pass for the edit has trigger %q, want resync (ork's own log says related)", edited.trigger())
+	if edited.Trigger != "resync" {
+		t.Errorf("the pass for the edit has trigger %q, want resync (ork's own log says related)", edited.Trigger)
 	}
 	// A status-only change of web's peer passes nobody. Bound: the watch delivers in
 	// milliseconds here and ChildMinInterval is 100ms, so a pass it caused would arrive well
 	// within 2s.
-	if _, err := f.crs().Patch(t.Context(), "other", types.MergePatchType, []byte(`{"status":{"note":"x"}}`), metav1.PatchOptions{}, "status"); err != nil {
+	if _, err := f.CRs().Patch(t.Context(), "other", types.MergePatchType, []byte(`{"status":{"note":"x"}}`), metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
 	quiet := time.After(2 * time.Second)
 	for done := false; !done; {
 		select {
-		case c := <-ep.arrived:
+		case c := <-ep.Arrived():
 			_ = c
 		case <-quiet:
 			done = true
 		}
 	}
 	var web, other int
-	for _, c := range ep.recorded()[before:] {
-		switch c.crName() {
+	for _, c := range ep.Recorded()[before:] {
+		switch c.CRName() {
 		case "web":
 			web++
 		case "other":
@@ -146,8 +136,8 @@ func TestRelatedObjects(t *testing.T) {
 	if web != 1 || other != 0 {
 		t.Errorf("after the edit and a status-only change of the peer: %d calls for web, %d for other; want 1 and 0", web, other)
 	}
-	if strings.Contains(strings.ToLower(f.logs.String()), "forbidden") {
-		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
+	if strings.Contains(strings.ToLower(f.Logs.String()), "forbidden") {
+		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.Logs.String())
 	}
 }
 
@@ -165,36 +155,4 @@ func allowed(t *testing.T, namespace, sa, verb, resource string) bool {
 		t.Fatal(err)
 	}
 	return r.Status.Allowed
-}
-
-// applyRBAC creates the objects of rbac gen's output with the clientset (no kubectl needed).
-func applyRBAC(t *testing.T, r *rbacgen.Result) {
-	t.Helper()
-	ctx, cs := t.Context(), env.Clientset
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := cs.CoreV1().ServiceAccounts(r.ServiceAccount.Namespace).Create(ctx, r.ServiceAccount, metav1.CreateOptions{})
-	must(err)
-	_, err = cs.RbacV1().ClusterRoles().Create(ctx, r.ClusterRole, metav1.CreateOptions{})
-	must(err)
-	t.Cleanup(func() {
-		_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), r.ClusterRole.Name, metav1.DeleteOptions{})
-	})
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, r.ClusterRoleBinding, metav1.CreateOptions{})
-	must(err)
-	t.Cleanup(func() {
-		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), r.ClusterRoleBinding.Name, metav1.DeleteOptions{})
-	})
-	for _, role := range r.Roles {
-		_, err = cs.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
-		must(err)
-	}
-	for _, b := range r.RoleBindings {
-		_, err = cs.RbacV1().RoleBindings(b.Namespace).Create(ctx, b, metav1.CreateOptions{})
-		must(err)
-	}
 }

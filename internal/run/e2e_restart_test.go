@@ -11,13 +11,14 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // runEngine runs an engine for f and returns the func that stops it and waits until it
 // has (also run at the test's end).
 func (f *fixture) runEngine(set *katalog.Set, cfg *rest.Config) (stop func()) {
-	f.t.Helper()
-	eng := newEngine(f.t, set, cfg, f)
+	f.T.Helper()
+	eng := f.NewEngine(set, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
@@ -29,11 +30,11 @@ func (f *fixture) runEngine(set *katalog.Set, cfg *rest.Config) (stop func()) {
 		stopped = true
 		cancel()
 		if err := <-done; err != nil {
-			f.t.Errorf("engine stopped with error: %v", err)
+			f.T.Errorf("engine stopped with error: %v", err)
 		}
 	}
-	f.t.Cleanup(stop)
-	f.eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
+	f.T.Cleanup(stop)
+	f.Eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
 	return stop
 }
 
@@ -41,7 +42,7 @@ func (f *fixture) runEngine(set *katalog.Set, cfg *rest.Config) (stop func()) {
 func (f *fixture) finishedPasses() int {
 	var done float64
 	for _, r := range []string{"success", "error", "requeue"} {
-		done += testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
+		done += testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
 	}
 	return int(done)
 }
@@ -53,18 +54,18 @@ func TestRestartOverConvergedCRsWritesNothing(t *testing.T) {
 	t.Parallel()
 	const crs = 20
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
 	stop := f.runEngine(set, nil)
 	for i := range crs {
-		f.createCR(fmt.Sprintf("app-%02d", i), map[string]any{})
+		f.CreateCR(fmt.Sprintf("app-%02d", i), map[string]any{})
 	}
 	for i := range crs {
-		f.waitReady(fmt.Sprintf("app-%02d", i), "True")
+		f.WaitReady(fmt.Sprintf("app-%02d", i), "True")
 	}
 	f.waitPassesDone(ep)
 	stop()
-	d, err := f.get(deployments, "app-00")
+	d, err := f.Get(runtest.Deployments, "app-00")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,19 +73,19 @@ func TestRestartOverConvergedCRsWritesNothing(t *testing.T) {
 		t.Fatalf("deployment app-00 has no %s annotation: %v", resources.AppliedAnnotation, d.GetAnnotations())
 	}
 
-	before := len(ep.recorded())
+	before := len(ep.Recorded())
 	var rc requestCounter
 	stop = f.runEngine(set, rc.config(env.Config))
-	f.eventually("a pass of every CR after the restart", func() (bool, error) {
-		n := len(ep.recorded()) - before
+	f.Eventually("a pass of every CR after the restart", func() (bool, error) {
+		n := len(ep.Recorded()) - before
 		return n >= crs && f.finishedPasses() >= n, nil
 	})
 	stop()
 
 	for _, path := range []string{
-		"/apis/apps/v1/namespaces/" + f.ns + "/deployments",
-		"/api/v1/namespaces/" + f.ns + "/services",
-		"/apis/" + f.group + "/v1/namespaces/" + f.ns + "/apps",
+		"/apis/apps/v1/namespaces/" + f.NS + "/deployments",
+		"/api/v1/namespaces/" + f.NS + "/services",
+		"/apis/" + f.Group + "/v1/namespaces/" + f.NS + "/apps",
 	} {
 		if got := rc.matching(path, mutating...); len(got) != 0 {
 			t.Errorf("after the restart, %d writes under %s, want none: %v", len(got), path, got)
@@ -94,8 +95,8 @@ func TestRestartOverConvergedCRsWritesNothing(t *testing.T) {
 		}
 	}
 	perCR := map[string]int{}
-	for _, c := range ep.recorded()[before:] {
-		perCR[c.crName()]++
+	for _, c := range ep.Recorded()[before:] {
+		perCR[c.CRName()]++
 	}
 	for i := range crs {
 		if name := fmt.Sprintf("app-%02d", i); perCR[name] != 1 {
@@ -109,15 +110,15 @@ func TestRestartOverConvergedCRsWritesNothing(t *testing.T) {
 func TestEditWhileDownIsRepairedAfterRestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: ep.srv.URL})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()})
 	stop := f.runEngine(set, nil)
-	f.createCR("web", map[string]any{})
-	f.waitReady("web", "True")
+	f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
 	f.waitPassesDone(ep)
 	stop()
-	f.editChild(deployments, "web", `{"spec":{"replicas":5}}`)
-	d, err := f.get(deployments, "web")
+	f.editChild(runtest.Deployments, "web", `{"spec":{"replicas":5}}`)
+	d, err := f.Get(runtest.Deployments, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +126,8 @@ func TestEditWhileDownIsRepairedAfterRestart(t *testing.T) {
 		t.Fatalf("the edit dropped the %s annotation: the test would not test the writers' times", resources.AppliedAnnotation)
 	}
 	f.runEngine(set, nil)
-	f.eventually("replicas repaired to 2", func() (bool, error) {
-		d, err := f.get(deployments, "web")
+	f.Eventually("replicas repaired to 2", func() (bool, error) {
+		d, err := f.Get(runtest.Deployments, "web")
 		if err != nil {
 			return false, err
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // 12 Security: the auth token never shows in ork's logs (debug level), Events, the CR's
@@ -20,42 +21,42 @@ func TestTokenNeverLeaksAnywhere(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	const token = "tok/en<&>9f8e7d6c5b4a3210"
-	sec, err := env.Clientset.CoreV1().Secrets(f.ns).Get(t.Context(), "reconciler-token", metav1.GetOptions{})
+	sec, err := env.Clientset.CoreV1().Secrets(f.NS).Get(t.Context(), "reconciler-token", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sec.Data = map[string][]byte{"token": []byte(token)}
-	if _, err := env.Clientset.CoreV1().Secrets(f.ns).Update(t.Context(), sec, metav1.UpdateOptions{}); err != nil {
+	if _, err := env.Clientset.CoreV1().Secrets(f.NS).Update(t.Context(), sec, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ep := newEndpoint(t, func(c call) response {
-		got := strings.TrimPrefix(c.header.Get("Authorization"), "Bearer ")
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		got := strings.TrimPrefix(c.Header.Get("Authorization"), "Bearer ")
 		escaped, _ := json.Marshal(map[string]string{"message": "bad token " + got})
-		switch c.crName() {
+		switch c.CRName() {
 		case "echo-500":
-			return response{status: http.StatusInternalServerError, body: escaped}
+			return response{Status: http.StatusInternalServerError, Body: escaped}
 		case "echo-401":
-			return response{status: http.StatusUnauthorized, body: []byte("you sent " + got)}
+			return response{Status: http.StatusUnauthorized, Body: []byte("you sent " + got)}
 		case "echo-cut":
-			return jsonResponse(map[string]any{"result": "error", "error": strings.Repeat("x", 1018) + got})
+			return runtest.JSONResponse(map[string]any{"result": "error", "error": strings.Repeat("x", 1018) + got})
 		}
-		return jsonResponse(map[string]any{"result": "error", "error": "rejected " + got})
+		return runtest.JSONResponse(map[string]any{"result": "error", "error": "rejected " + got})
 	})
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) { o.DebugDecisions = true })
+	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil, func(o *run.Options) { o.DebugDecisions = true })
 	names := []string{"echo-500", "echo-401", "echo-cut", "echo-error"}
 	for _, name := range names {
-		f.createCR(name, map[string]any{})
+		f.CreateCR(name, map[string]any{})
 	}
 	for _, name := range names {
-		f.waitReady(name, "False")
-		f.waitEvent(name, "Warning", "ReconcileError")
+		f.WaitReady(name, "False")
+		f.WaitEvent(name, "Warning", "ReconcileError")
 	}
 	var seen strings.Builder
-	seen.WriteString(f.logs.String())
+	seen.WriteString(f.Logs.String())
 	for _, name := range names {
-		b, _ := json.Marshal(f.getCR(name).Object)
+		b, _ := json.Marshal(f.GetCR(name).Object)
 		seen.Write(b)
-		for _, e := range f.events(name) {
+		for _, e := range f.Events(name) {
 			fmt.Fprintln(&seen, e.Message)
 		}
 	}
@@ -69,7 +70,7 @@ func TestTokenNeverLeaksAnywhere(t *testing.T) {
 		seen.Write(b)
 	}
 	for _, name := range names {
-		res, err := http.Get(fmt.Sprintf("http://%s/debug/decisions/app/%s/%s", eng.HealthAddr(), f.ns, name))
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/decisions/app/%s/%s", eng.HealthAddr(), f.NS, name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -20,21 +21,21 @@ func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 	f := newFixture(t)
 
 	started, release := make(chan struct{}), make(chan struct{})
-	ep := newEndpoint(t, func(c call) response {
-		if c.trigger() == "create" {
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if c.Trigger == "create" {
 			close(started)
 			select { // the test may fail before it releases the call
 			case <-release:
-			case <-c.ctx.Done():
+			case <-c.Ctx.Done():
 			}
 		}
-		return okWithChildren(c)
+		return runtest.OKWithChildren(c)
 	})
-	f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "1m"})
+	f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Timeout: "1m"})
 
-	cmd := exec.Command(bin, "run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.ns,
+	cmd := exec.Command(bin, "run", "-f", f.Katalog, "--kubeconfig", env.Kubeconfig, "--namespace", f.NS,
 		"--health-addr=", "--metrics-addr=", "--shutdown-timeout=30s")
-	stderr := testkit.NewLineWriter(f.logs, 100)
+	stderr := testkit.NewLineWriter(f.Logs, 100)
 	cmd.Stderr = stderr
 	p := testkit.Start(t, cmd)
 	waitLine := func(substr string) {
@@ -57,15 +58,15 @@ func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 						continue
 					default:
 					}
-					t.Fatalf("ork exited before logging %q:\n%s", substr, f.logs.String())
+					t.Fatalf("ork exited before logging %q:\n%s", substr, f.Logs.String())
 				}
 			case <-deadline:
-				t.Fatalf("ork did not log %q within 30s:\n%s", substr, f.logs.String())
+				t.Fatalf("ork did not log %q within 30s:\n%s", substr, f.Logs.String())
 			}
 		}
 	}
 	waitLine("ork is running")
-	f.createCR("web", map[string]any{})
+	f.CreateCR("web", map[string]any{})
 	select {
 	case <-started:
 	case <-time.After(30 * time.Second):
@@ -78,13 +79,13 @@ func TestSIGTERMDrainsInFlightReconcile(t *testing.T) {
 	waitLine("shutting down")
 	close(release)
 	if err := p.Err(); err != nil {
-		t.Fatalf("ork exited with %v after SIGTERM, want exit 0:\n%s", err, f.logs.String())
+		t.Fatalf("ork exited with %v after SIGTERM, want exit 0:\n%s", err, f.Logs.String())
 	}
-	got := f.getCR("web")
-	if c := readyCondition(got); c == nil || c["status"] != "True" {
+	got := f.GetCR("web")
+	if c := runtest.ReadyCondition(got); c == nil || c["status"] != "True" {
 		t.Errorf("Ready condition after the drained reconcile = %v, want True", c)
 	}
-	if _, err := f.get(deployments, "web"); err != nil {
+	if _, err := f.Get(runtest.Deployments, "web"); err != nil {
 		t.Errorf("the in-flight reconcile's deployment was not applied: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 var soakCRs = flag.Int("soak-crs", 60, "custom resources of the soak test (the issue's soak: -soak-crs 1000)")
@@ -29,32 +31,32 @@ func TestSoakWithRandomFailures(t *testing.T) {
 	var mu sync.Mutex
 	rnd := rand.New(rand.NewPCG(1, 2))
 	failing := func() bool { mu.Lock(); defer mu.Unlock(); return rnd.IntN(10) == 0 }
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		if failing() {
-			return response{status: http.StatusInternalServerError, body: []byte("random failure")}
+			return response{Status: http.StatusInternalServerError, Body: []byte("random failure")}
 		}
-		return okWithChildren(c)
+		return runtest.OKWithChildren(c)
 	})
 	before := snapshot()
-	eng := newEngine(t, f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, f)
+	eng := f.NewEngine(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	f.eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
+	f.Eventually("engine ready", func() (bool, error) { return eng.Ready(), nil })
 	start := time.Now()
 	for i := range *soakCRs {
-		f.createCR(fmt.Sprintf("soak-%d", i), map[string]any{})
+		f.CreateCR(fmt.Sprintf("soak-%d", i), map[string]any{})
 	}
 	// A bound that grows with the number of CRs: 10% of calls fail and back off.
 	bound := max(30*time.Second, time.Duration(*soakCRs)*150*time.Millisecond)
-	f.eventuallyWithin(bound, fmt.Sprintf("all %d CRs Ready", *soakCRs), func() (bool, error) {
-		list, err := f.crs().List(t.Context(), metav1.ListOptions{})
+	f.EventuallyWithin(bound, fmt.Sprintf("all %d CRs Ready", *soakCRs), func() (bool, error) {
+		list, err := f.CRs().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
 		ready, notReady := 0, ""
 		for i := range list.Items {
-			if c := readyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
+			if c := runtest.ReadyCondition(&list.Items[i]); c != nil && c["status"] == "True" {
 				ready++
 			} else if notReady == "" {
 				notReady = fmt.Sprintf("%s: Ready %v", list.Items[i].GetName(), c)

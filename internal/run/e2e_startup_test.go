@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // 10.9 A managed type ork cannot list does not hang start-up for ever: the CRDs whose
@@ -19,9 +20,9 @@ import (
 func TestCacheSyncTimeoutNamesTheType(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.installCRD("Widget", "widgets")
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
+	f.InstallCRD("Widget", "widgets")
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
 	})
 	doc := fmt.Sprintf(`apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
@@ -40,8 +41,8 @@ spec:
         reconcile:
           default: false
           remote: {endpoint: %[2]q, managedResources: [{group: apps, plural: deployments}]}
-`, f.group, ep.srv.URL)
-	set := f.loadKatalog(doc)
+`, f.Group, ep.URL())
+	set := f.LoadKatalog(doc)
 	// Everything ork needs, except list and watch on services.
 	sa := "no-list-services"
 	env.Kubectl(t, []byte(fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
@@ -59,11 +60,11 @@ kind: ClusterRoleBinding
 metadata: {name: %[1]s-%[2]s}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[1]s-%[2]s}
 subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[2]s}]
-`, sa, f.ns, f.group)), "apply", "-f", "-")
-	env.WaitAllowed(t, f.ns, sa, authorizationv1.ResourceAttributes{Verb: "list", Group: f.group, Resource: "widgets"},
-		authorizationv1.ResourceAttributes{Verb: "patch", Group: f.group, Resource: "widgets", Subresource: "status"})
+`, sa, f.NS, f.Group)), "apply", "-f", "-")
+	env.WaitAllowed(t, f.NS, sa, authorizationv1.ResourceAttributes{Verb: "list", Group: f.Group, Resource: "widgets"},
+		authorizationv1.ResourceAttributes{Verb: "patch", Group: f.Group, Resource: "widgets", Subresource: "status"})
 
-	eng := newEngine(t, set, env.ServiceAccountConfig(f.ns, sa), f, func(o *run.Options) {
+	eng := f.NewEngine(set, env.ServiceAccountConfig(f.NS, sa), func(o *run.Options) {
 		o.SkipPreflight, o.CacheSyncTimeout = true, 8*time.Second
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -71,17 +72,17 @@ subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[2]s}]
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
 
-	widgets := schema.GroupVersionResource{Group: f.group, Version: "v1", Resource: "widgets"}
-	w := f.dyn.Resource(widgets).Namespace(f.ns)
-	if _, err := w.Create(t.Context(), objectOf(f.group+"/v1", "Widget", "gadget"), createOpts); err != nil {
+	widgets := schema.GroupVersionResource{Group: f.Group, Version: "v1", Resource: "widgets"}
+	w := f.Dyn.Resource(widgets).Namespace(f.NS)
+	if _, err := w.Create(t.Context(), runtest.ObjectOf(f.Group+"/v1", "Widget", "gadget"), createOpts); err != nil {
 		t.Fatal(err)
 	}
-	f.eventually("the widget reconciled while services still cannot be listed", func() (bool, error) {
+	f.Eventually("the widget reconciled while services still cannot be listed", func() (bool, error) {
 		u, err := w.Get(t.Context(), "gadget", getOpts)
 		if err != nil {
 			return false, err
 		}
-		c := readyCondition(u)
+		c := runtest.ReadyCondition(u)
 		return c != nil && c["status"] == "True", nil
 	})
 	select {

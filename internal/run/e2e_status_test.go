@@ -15,14 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // patchStatus merge-patches the CR's status as another controller would.
 func (f *fixture) patchStatus(name, patch string) {
-	f.t.Helper()
-	if _, err := f.crs().Patch(f.t.Context(), name, types.MergePatchType, []byte(patch),
+	f.T.Helper()
+	if _, err := f.CRs().Patch(f.T.Context(), name, types.MergePatchType, []byte(patch),
 		metav1.PatchOptions{FieldManager: "other-controller"}, "status"); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 }
 
@@ -42,27 +43,27 @@ func condition(u *unstructured.Unstructured, typ string) map[string]any {
 func TestStatusWriteKeepsWhatOthersWroteDuringTheCall(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, func(c call) response {
-		if c.trigger() == "update" {
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if c.Trigger == "update" {
 			// During the call: another controller adds its condition and moves status.stage on.
-			f.patchStatus(c.crName(), `{"status":{"stage":"new","conditions":[`+
+			f.patchStatus(c.CRName(), `{"status":{"stage":"new","conditions":[`+
 				`{"type":"Ready","status":"True","reason":"ReconcileSucceeded","message":"reconciled","lastTransitionTime":"2026-01-01T00:00:00Z"},`+
 				`{"type":"Backup","status":"True","reason":"Done","message":"nightly","lastProbeTime":"2026-01-02T03:04:05Z","lastUpdateTime":"2026-01-02T03:04:05Z","lastTransitionTime":"2026-01-02T03:04:05Z"}]}}`)
 		}
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready", "pass": c.trigger()}})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready", "pass": c.Trigger}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{"replicas": 1})
-	f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{"replicas": 1})
+	f.WaitReady("web", "True")
 	// The CR's events arrive in order: when the update pass reads its cache, stage=old is in it.
 	f.patchStatus("web", `{"status":{"stage":"old"}}`)
-	f.patchSpec("web", `{"spec":{"replicas":2}}`)
-	f.eventually("the update pass written", func() (bool, error) {
-		got := f.getCR("web")
+	f.PatchSpec("web", `{"spec":{"replicas":2}}`)
+	f.Eventually("the update pass written", func() (bool, error) {
+		got := f.GetCR("web")
 		pass, _, _ := unstructured.NestedString(got.Object, "status", "pass")
 		return pass == "update", nil
 	})
-	got := f.getCR("web")
+	got := f.GetCR("web")
 	if stage, _, _ := unstructured.NestedString(got.Object, "status", "stage"); stage != "new" {
 		t.Errorf("status.stage = %q, want new: ork wrote back a value read before its call", stage)
 	}
@@ -87,38 +88,38 @@ func TestRecreatedCRDoesNotInheritTheOldStatus(t *testing.T) {
 	f := newFixture(t)
 	release := make(chan struct{})
 	firstUID := make(chan string, 1)
-	ep := newEndpoint(t, func(c call) response {
-		uid, _, _ := unstructured.NestedString(c.body, "object", "metadata", "uid")
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		uid, _, _ := unstructured.NestedString(c.Body, "object", "metadata", "uid")
 		select {
 		case firstUID <- uid: // the first incarnation's call: hold it
 			select {
 			case <-release:
-			case <-c.ctx.Done():
+			case <-c.Ctx.Done():
 			}
 		default:
 		}
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"incarnation": uid}})
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"incarnation": uid}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL, timeout: "1m"}), nil)
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Timeout: "1m"}), nil)
+	f.CreateCR("web", map[string]any{})
 	old := <-firstUID
-	if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	fresh := f.createCR("web", map[string]any{})
+	fresh := f.CreateCR("web", map[string]any{})
 	close(release)
 	// One key is reconciled by one worker at a time: when the new incarnation's call
 	// arrives, the old one's pass, status write included, is over.
-	ep.nextMatching(t, "for the new incarnation", func(c call) bool {
-		uid, _, _ := unstructured.NestedString(c.body, "object", "metadata", "uid")
+	ep.NextMatching(t, "for the new incarnation", func(c call) bool {
+		uid, _, _ := unstructured.NestedString(c.Body, "object", "metadata", "uid")
 		return uid == string(fresh.GetUID())
 	})
-	got := f.getCR("web")
+	got := f.GetCR("web")
 	if inc, found, _ := unstructured.NestedString(got.Object, "status", "incarnation"); found && inc == old {
 		t.Errorf("the new CR got the old incarnation's status (incarnation %s)", inc)
 	}
-	f.eventually("the new incarnation's status", func() (bool, error) {
-		inc, _, _ := unstructured.NestedString(f.getCR("web").Object, "status", "incarnation")
+	f.Eventually("the new incarnation's status", func() (bool, error) {
+		inc, _, _ := unstructured.NestedString(f.GetCR("web").Object, "status", "incarnation")
 		return inc == string(fresh.GetUID()), nil
 	})
 }
@@ -130,48 +131,48 @@ func TestSuccessAfterFailureIsWrittenEvenWithALaggingCache(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	faults := newAPIFaults()
-	faults.watchPath, faults.watchLag = "/"+f.gvr.Resource, 5*time.Second
+	faults.watchPath, faults.watchLag = "/"+f.GVR.Resource, 5*time.Second
 	faults.lagAfter.Store(math.MaxUint64)
 	var n atomic.Int32
-	ep := newEndpoint(t, func(c call) response {
+	ep := runtest.NewEndpoint(t, func(c call) response {
 		switch n.Add(1) {
 		case 1: // Ready=True; ork's cache has it by the time the requeue comes
-			return jsonResponse(map[string]any{"result": "requeue", "requeueAfter": "1s"})
+			return runtest.JSONResponse(map[string]any{"result": "requeue", "requeueAfter": "1s"})
 		case 2: // Ready=False, whose echo ork's watch delivers only 5s later
-			rv, _ := strconv.ParseUint(f.getCR(c.crName()).GetResourceVersion(), 10, 64)
+			rv, _ := strconv.ParseUint(f.GetCR(c.CRName()).GetResourceVersion(), 10, 64)
 			faults.lagAfter.Store(rv)
-			return jsonResponse(map[string]any{"result": "error", "error": "flaky"})
+			return runtest.JSONResponse(map[string]any{"result": "error", "error": "flaky"})
 		}
-		return jsonResponse(map[string]any{"result": "ok"})
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config))
-	f.createCR("web", map[string]any{})
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), faults.config(env.Config))
+	f.CreateCR("web", map[string]any{})
 	for range 3 {
-		ep.next(t)
+		ep.Next(t)
 	}
-	f.waitReady("web", "True")
+	f.WaitReady("web", "True")
 }
 
 // 10.2 A status the CRD schema rejects fails the reconcile: Ready=False names the field,
 // a Warning Event says so, and the key is retried with backoff.
 func TestStatusRejectedBySchemaIsAFailure(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, crdOptions{statusProps: "                replicas: {type: integer}\n"})
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"replicas": "many"}})
+	f := newFixtureWith(t, runtest.CRDOptions{StatusProps: "                replicas: {type: integer}\n"})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"replicas": "many"}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{})
-	got := f.waitReady("web", "False")
-	msg, _ := readyCondition(got)["message"].(string)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{})
+	got := f.WaitReady("web", "False")
+	msg, _ := runtest.ReadyCondition(got)["message"].(string)
 	if !strings.Contains(msg, "status.replicas") {
 		t.Errorf("Ready message %q does not name the rejected field status.replicas", msg)
 	}
-	ev := f.waitEvent("web", corev1.EventTypeWarning, "ReconcileError")
+	ev := f.WaitEvent("web", corev1.EventTypeWarning, "ReconcileError")
 	if !strings.Contains(ev.Message, "status.replicas") {
 		t.Errorf("Warning Event %q does not name status.replicas", ev.Message)
 	}
-	ep.nextMatching(t, "retrying the rejected status", func(c call) bool { return c.trigger() == "requeue" })
+	ep.NextMatching(t, "retrying the rejected status", func(c call) bool { return c.Trigger == "requeue" })
 }
 
 // 10.2 A status write the apiserver fails (500) is a failed reconcile, retried until it
@@ -181,16 +182,16 @@ func TestFailedStatusWriteIsRetried(t *testing.T) {
 	f := newFixture(t)
 	faults := newAPIFaults()
 	faults.failStatusWrites = 1
-	ep := newEndpoint(t, func(c call) response {
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"phase": "Ready"}})
 	})
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), faults.config(env.Config))
-	f.createCR("web", map[string]any{})
-	got := f.waitReady("web", "True")
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), faults.config(env.Config))
+	f.CreateCR("web", map[string]any{})
+	got := f.WaitReady("web", "True")
 	if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != "Ready" {
 		t.Errorf("status.phase = %q, want Ready", phase)
 	}
-	if got := faults.count("PATCH " + fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web/status", f.group, f.ns)); got < 2 {
+	if got := faults.count("PATCH " + fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web/status", f.Group, f.NS)); got < 2 {
 		t.Errorf("%d status PATCHes, want the failed one and its retry", got)
 	}
 }
@@ -200,20 +201,20 @@ func TestFailedStatusWriteIsRetried(t *testing.T) {
 // says so once per CR with a Warning Event.
 func TestCRDWithoutStatusSubresourceGetsNoStatus(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, crdOptions{noStatus: true})
-	ep := newEndpoint(t, okWithChildren)
-	f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil)
-	f.createCR("web", map[string]any{"replicas": 1})
-	ev := f.waitEvent("web", corev1.EventTypeWarning, "NoStatusSubresource")
-	f.eventually("deployment web", func() (bool, error) {
-		_, err := f.get(deployments, "web")
+	f := newFixtureWith(t, runtest.CRDOptions{NoStatus: true})
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil)
+	f.CreateCR("web", map[string]any{"replicas": 1})
+	ev := f.WaitEvent("web", corev1.EventTypeWarning, "NoStatusSubresource")
+	f.Eventually("deployment web", func() (bool, error) {
+		_, err := f.Get(runtest.Deployments, "web")
 		return err == nil, nil
 	})
-	f.patchSpec("web", `{"spec":{"replicas":2}}`)
-	ep.nextMatching(t, "the update", func(c call) bool { return c.trigger() == "update" })
-	f.patchSpec("web", `{"spec":{"replicas":3}}`)
-	ep.nextMatching(t, "the second update", func(c call) bool { return c.trigger() == "update" })
-	got := f.getCR("web")
+	f.PatchSpec("web", `{"spec":{"replicas":2}}`)
+	ep.NextMatching(t, "the update", func(c call) bool { return c.Trigger == "update" })
+	f.PatchSpec("web", `{"spec":{"replicas":3}}`)
+	ep.NextMatching(t, "the second update", func(c call) bool { return c.Trigger == "update" })
+	got := f.GetCR("web")
 	if st, found := got.Object["status"]; found {
 		t.Errorf("status = %v written to a CRD without the status subresource", st)
 	}
@@ -221,7 +222,7 @@ func TestCRDWithoutStatusSubresourceGetsNoStatus(t *testing.T) {
 		t.Errorf("generation = %d after two spec changes, want 3 (a status write bumped it)", got.GetGeneration())
 	}
 	var warnings int32
-	for _, e := range f.events("web") {
+	for _, e := range f.Events("web") {
 		if e.Reason == "NoStatusSubresource" {
 			warnings += e.Count
 		}

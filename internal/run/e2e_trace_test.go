@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -20,25 +21,25 @@ import (
 func TestDecisionTraceAndRecordingOfARun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ep := newEndpoint(t, okWithChildren)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
 	dir := t.TempDir()
 	rec, err := exchange.NewRecorder(dir, exchange.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := f.start(f.writeKatalog(remoteSpec{endpoint: ep.srv.URL}), nil, func(o *run.Options) {
+	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), nil, func(o *run.Options) {
 		o.DebugDecisions, o.Record = true, rec.Record
 	})
-	f.createCR("web", map[string]any{"replicas": 1})
-	f.waitReady("web", "True")
-	f.patchSpec("web", `{"spec":{"replicas":2}}`)
-	f.eventually("observedGeneration 2", func() (bool, error) {
-		g, _, _ := unstructured.NestedInt64(f.getCR("web").Object, "status", "observedGeneration")
+	f.CreateCR("web", map[string]any{"replicas": 1})
+	f.WaitReady("web", "True")
+	f.PatchSpec("web", `{"spec":{"replicas":2}}`)
+	f.Eventually("observedGeneration 2", func() (bool, error) {
+		g, _, _ := unstructured.NestedInt64(f.GetCR("web").Object, "status", "observedGeneration")
 		return g == 2, nil
 	})
-	key := trace.Key{CRD: "app", Namespace: f.ns, Name: "web"}
+	key := trace.Key{CRD: "app", Namespace: f.NS, Name: "web"}
 	var got trace.ObjectTrace
-	f.eventually("two decisions", func() (bool, error) {
+	f.Eventually("two decisions", func() (bool, error) {
 		got, err = trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), key)
 		return err == nil && len(got.Decisions) >= 2, err
 	})
@@ -57,7 +58,7 @@ func TestDecisionTraceAndRecordingOfARun(t *testing.T) {
 		t.Errorf("second decision trigger = %q, want update", second.Trigger)
 	}
 	raw, _ := json.Marshal(got)
-	if strings.Contains(string(raw), testToken) {
+	if strings.Contains(string(raw), runtest.TestToken) {
 		t.Errorf("the decision trace holds the auth token: %s", raw)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -66,7 +67,7 @@ func TestDecisionTraceAndRecordingOfARun(t *testing.T) {
 	}
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), testToken) {
+		if strings.Contains(string(b), runtest.TestToken) {
 			t.Errorf("%s holds the auth token", p)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/orkspace/ork/internal/testkit"
 )
 
-// Only tests and test-only packages (named *test) import testkit: a binary ork ships must
-// not carry test helpers.
-func TestOnlyTestsImportTestkit(t *testing.T) {
+// Only tests and test-only packages (named *test) import testkit or internal/run's e2e
+// harness runtest: a binary ork ships must not carry test helpers.
+func TestOnlyTestsImportTestHelpers(t *testing.T) {
 	root, err := testkit.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -23,20 +23,21 @@ func TestOnlyTestsImportTestkit(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	const self = "github.com/orkspace/ork/internal/testkit"
-	seen := false
+	helpers := map[string]bool{self: true, "github.com/orkspace/ork/internal/run/runtest": true}
+	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := fields[0]
-		if pkg == self {
-			seen = true
-		}
+		seen[pkg] = true
 		for _, imp := range fields[1:] {
-			if imp == self && !strings.HasSuffix(pkg, "test") {
-				t.Errorf("%s imports testkit outside its tests", pkg)
+			if helpers[imp] && !strings.HasSuffix(pkg, "test") {
+				t.Errorf("%s imports the test helpers %s outside its tests", pkg, imp)
 			}
 		}
 	}
-	if !seen {
-		t.Fatalf("go list did not list %s: the check saw no packages", self)
+	for h := range helpers {
+		if !seen[h] {
+			t.Fatalf("go list did not list %s: the check saw no packages", h)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package run_test
+package rolloutrun_test
 
 import (
 	"context"
@@ -16,71 +16,72 @@ import (
 
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // sideAnswer answers ok with status.by naming the side, and no resources: the tests follow
 // which reconciler's answer a CR carries.
-func sideAnswer(side string) func(call) response {
-	return func(call) response {
-		return jsonResponse(map[string]any{"result": "ok", "status": map[string]any{"by": side}})
+func sideAnswer(side string) func(runtest.Call) runtest.Response {
+	return func(runtest.Call) runtest.Response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "status": map[string]any{"by": side}})
 	}
 }
 
 // canarySpec is a canary candidate for the fixture's Katalog.
-func (f *fixture) canarySpec(endpoint, steps, interval, gate string) string {
+func canarySpec(f *runtest.Fixture, endpoint, steps, interval, gate string) string {
 	return fmt.Sprintf(`            candidate:
               endpoint: %q
               mode: canary
               auth: {secretRef: {name: reconciler-token, namespace: %s, key: token}}
               canary: {steps: %s, interval: %s}
               gate: %s
-`, endpoint, f.ns, steps, interval, gate)
+`, endpoint, f.NS, steps, interval, gate)
 }
 
 // rolloutStateOf is the CRD "app"'s state in the ConfigMap orkestra-rollout; ok is false
 // when none was written yet.
-func (f *fixture) rolloutStateOf() (rollout.State, bool) {
-	f.t.Helper()
-	cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(f.t.Context(), "orkestra-rollout", getOpts)
+func rolloutStateOf(f *runtest.Fixture) (rollout.State, bool) {
+	f.T.Helper()
+	cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(f.T.Context(), "orkestra-rollout", metav1.GetOptions{})
 	if err != nil || cm.Data["app"] == "" {
 		return rollout.State{}, false
 	}
 	s, err := rollout.Decode(cm.Data["app"])
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return s, true
 }
 
 // bySide counts the CRs whose status says which side reconciled them last.
-func (f *fixture) bySide(names []string) map[string]int {
-	f.t.Helper()
+func bySide(f *runtest.Fixture, names []string) map[string]int {
+	f.T.Helper()
 	out := map[string]int{}
 	for _, n := range names {
-		by, _, _ := unstructured.NestedString(f.getCR(n).Object, "status", "by")
+		by, _, _ := unstructured.NestedString(f.GetCR(n).Object, "status", "by")
 		out[by]++
 	}
 	return out
 }
 
 // createAnnotated creates a CR with annotations.
-func (f *fixture) createAnnotated(name string, annotations map[string]any) {
-	f.t.Helper()
+func createAnnotated(f *runtest.Fixture, name string, annotations map[string]any) {
+	f.T.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": f.group + "/v1", "kind": "App",
+		"apiVersion": f.Group + "/v1", "kind": "App",
 		"metadata": map[string]any{"name": name, "annotations": annotations},
 		"spec":     map[string]any{"replicas": 1},
 	}}
-	if _, err := f.crs().Create(f.t.Context(), u, createOpts); err != nil {
-		f.t.Fatal(err)
+	if _, err := f.CRs().Create(f.T.Context(), u, metav1.CreateOptions{}); err != nil {
+		f.T.Fatal(err)
 	}
 }
 
-func (f *fixture) createCRs(n int) []string {
+func createCRs(f *runtest.Fixture, n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("cr-%02d", i)
-		f.createCR(names[i], map[string]any{"replicas": 1})
+		f.CreateCR(names[i], map[string]any{"replicas": 1})
 	}
 	return names
 }
@@ -89,32 +90,32 @@ func (f *fixture) createCRs(n int) []string {
 // with shadowRest, the stable slice is shadowed meanwhile.
 func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	stable := newEndpoint(t, sideAnswer("stable"))
-	cand := newEndpoint(t, sideAnswer("candidate"))
+	f := runtest.NewFixture(t, env)
+	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
+	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
 	// Every stable-slice pass is shadowed, and differs (status.by): maxDivergenceRatio 1.
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, resync: "1s",
-		extra: f.canarySpec(cand.srv.URL, "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
-	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(20)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Resync: "1s",
+		Extra: canarySpec(f, cand.URL(), "[25, 50, 100]", "1s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := createCRs(f, 20)
 	// Pinned to stable: stays there at 100%. A pin naming no side is ignored, with an Event.
-	f.createAnnotated("pinned", map[string]any{rollout.PinAnnotation: "stable"})
-	f.createAnnotated("badpin", map[string]any{rollout.PinAnnotation: "canary"})
+	createAnnotated(f, "pinned", map[string]any{rollout.PinAnnotation: "stable"})
+	createAnnotated(f, "badpin", map[string]any{rollout.PinAnnotation: "canary"})
 	names = append(names, "badpin")
 
 	// Bound: three steps of 1 s, each waiting for 2 samples that the 1 s resync of 20 CRs
 	// brings within a second or two.
-	f.eventually("every CR reconciled by the candidate, the rollout complete", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+	f.Eventually("every CR reconciled by the candidate, the rollout complete", func() (bool, error) {
+		s, ok := rolloutStateOf(f)
 		if ok && s.Phase == rollout.RolledBack {
 			return false, fmt.Errorf("rolled back: %s", s.Reason)
 		}
-		return ok && s.Phase == rollout.Complete && f.bySide(names)["candidate"] == len(names), nil
+		return ok && s.Phase == rollout.Complete && bySide(f, names)["candidate"] == len(names), nil
 	})
-	if by, _, _ := unstructured.NestedString(f.getCR("pinned").Object, "status", "by"); by != "stable" {
+	if by, _, _ := unstructured.NestedString(f.GetCR("pinned").Object, "status", "by"); by != "stable" {
 		t.Errorf("the CR pinned to stable was last reconciled by %q at 100%%", by)
 	}
-	evs, err := env.Clientset.CoreV1().Events(f.ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=badpin"})
+	evs, err := env.Clientset.CoreV1().Events(f.NS).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=badpin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 		t.Errorf("InvalidReconcilerPin events on badpin: %+v; want one Warning, once, naming the value", pinEvents)
 	}
 	var grew []string
-	for _, l := range strings.Split(f.logs.String(), "\n") {
+	for _, l := range strings.Split(f.Logs.String(), "\n") {
 		if strings.Contains(l, "the canary slice grew") {
 			i := strings.Index(l, "percent=")
 			grew = append(grew, strings.Fields(l[i:])[0])
@@ -138,7 +139,7 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 		t.Errorf("the slice grew %q; want from 25%% to 50%%, then 100%%", grew)
 	}
 	shadowed := 0
-	for _, c := range cand.recorded() {
+	for _, c := range cand.Recorded() {
 		if dryRunOf(c) {
 			shadowed++
 		}
@@ -147,7 +148,7 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 		t.Error("no stable-slice pass was shadowed (shadowRest defaults to true)")
 	}
 	// The issue's "metrics carry side": the candidate's passes are counted as its own.
-	if n := testutil.ToFloat64(f.metrics.ReconcileTotal.WithLabelValues("app", "success", "candidate")); n == 0 {
+	if n := testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "success", "candidate")); n == 0 {
 		t.Error(`ork_reconcile_total{result="success",side="candidate"} = 0 after the candidate reconciled every CR`)
 	}
 }
@@ -158,37 +159,39 @@ func TestRolloutCanaryStepsToEveryCR(t *testing.T) {
 // the candidate reconciled before it broke.
 func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	stable := newEndpoint(t, sideAnswer("stable"))
-	cand := newEndpoint(t, sideAnswer("candidate"))
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
-		extra: f.canarySpec(cand.srv.URL, "[30, 60, 100]", "3s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
-	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(20)
+	f := runtest.NewFixture(t, env)
+	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
+	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
+		Extra: canarySpec(f, cand.URL(), "[30, 60, 100]", "3s", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := createCRs(f, 20)
 
-	f.eventually("the second step", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+	f.Eventually("the second step", func() (bool, error) {
+		s, ok := rolloutStateOf(f)
 		return ok && s.Step >= 1, nil
 	})
 	var onCandidate, onStable []string
 	for _, n := range names {
-		if side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60); side == rollout.Candidate {
+		if side, _ := rollout.SideOf(f.GetCR(n).GetUID(), nil, 60); side == rollout.Candidate {
 			onCandidate = append(onCandidate, n)
 		} else {
 			onStable = append(onStable, n)
 		}
 	}
-	f.eventually("the candidate's slice reconciled by it", func() (bool, error) {
-		return f.bySide(onCandidate)["candidate"] == len(onCandidate), nil
+	f.Eventually("the candidate's slice reconciled by it", func() (bool, error) {
+		return bySide(f, onCandidate)["candidate"] == len(onCandidate), nil
 	})
-	cand.setRespond(func(call) response { return response{status: http.StatusInternalServerError, body: []byte("broken")} })
+	cand.SetRespond(func(runtest.Call) runtest.Response {
+		return runtest.Response{Status: http.StatusInternalServerError, Body: []byte("broken")}
+	})
 	// Passes of the stable slice, shadowed (shadowRest): the candidate's 500s are errors.
 	for _, n := range onStable {
-		f.patchSpec(n, `{"spec":{"replicas":2}}`)
+		f.PatchSpec(n, `{"spec":{"replicas":2}}`)
 	}
 	var state rollout.State
-	f.eventually("the rollback", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+	f.Eventually("the rollback", func() (bool, error) {
+		s, ok := rolloutStateOf(f)
 		state = s
 		return ok && s.Phase == rollout.RolledBack, nil
 	})
@@ -198,19 +201,19 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 	if state.FailedAtPercent != 60 || !strings.Contains(state.Reason, "error ratio") {
 		t.Errorf("rolled back at %d%% for %q; want at 60%%, for the error ratio", state.FailedAtPercent, state.Reason)
 	}
-	f.eventually("every CR back on stable and ready", func() (bool, error) {
+	f.Eventually("every CR back on stable and ready", func() (bool, error) {
 		for _, n := range names {
-			if c := readyCondition(f.getCR(n)); c["status"] != "True" {
+			if c := runtest.ReadyCondition(f.GetCR(n)); c["status"] != "True" {
 				return false, nil
 			}
 		}
-		return f.bySide(names)["stable"] == len(names), nil
+		return bySide(f, names)["stable"] == len(names), nil
 	})
-	if got := counterSum(t, f.metrics, "ork_candidate_rollbacks_total", "crd", "app"); got != 1 {
+	if got := runtest.CounterSum(t, f.Metrics, "ork_candidate_rollbacks_total", "crd", "app"); got != 1 {
 		t.Errorf("ork_candidate_rollbacks_total = %v, want 1", got)
 	}
-	f.eventually("the CandidateRolledBack Event on the ConfigMap", func() (bool, error) {
-		evs, err := env.Clientset.CoreV1().Events(f.ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=orkestra-rollout"})
+	f.Eventually("the CandidateRolledBack Event on the ConfigMap", func() (bool, error) {
+		evs, err := env.Clientset.CoreV1().Events(f.NS).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=orkestra-rollout"})
 		if err != nil {
 			return false, err
 		}
@@ -222,13 +225,13 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 		return false, nil
 	})
 	// After the rollback the candidate is asked nothing more.
-	seen := len(cand.recorded())
-	f.patchSpec(onCandidate[0], `{"spec":{"replicas":3}}`)
-	f.eventually("the edit reconciled by stable", func() (bool, error) {
-		cr := f.getCR(onCandidate[0])
+	seen := len(cand.Recorded())
+	f.PatchSpec(onCandidate[0], `{"spec":{"replicas":3}}`)
+	f.Eventually("the edit reconciled by stable", func() (bool, error) {
+		cr := f.GetCR(onCandidate[0])
 		return cr.GetGeneration() == readyGeneration(cr), nil
 	})
-	if n := len(cand.recorded()); n != seen {
+	if n := len(cand.Recorded()); n != seen {
 		t.Errorf("the candidate got %d calls after the rollback", n-seen)
 	}
 }
@@ -238,71 +241,71 @@ func TestRolloutCanaryRollsBackWhenTheGateFails(t *testing.T) {
 // and a second one goes on from what the first wrote.
 func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	stable := newEndpoint(t, sideAnswer("stable"))
-	cand := newEndpoint(t, sideAnswer("candidate"))
+	f := runtest.NewFixture(t, env)
+	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
+	cand := runtest.NewEndpoint(t, sideAnswer("candidate"))
 	// A long interval: the rollout stays at the step it resumed at.
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
-		extra: f.canarySpec(cand.srv.URL, "[10, 60, 100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
+		Extra: canarySpec(f, cand.URL(), "[10, 60, 100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
 	plan, err := rollout.PlanOf(set.CRDs[0].OperatorBox.Reconcile.Remote.Candidate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now().UTC().Truncate(time.Second)
 	v, _ := rollout.State{SpecHash: plan.SpecHash, Phase: rollout.Progressing, Step: 1, StepStarted: started}.Encode()
-	if _, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Create(t.Context(), &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, createOpts); err != nil {
+	if _, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "orkestra-rollout"}, Data: map[string]string{"app": v}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tune := func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond }
 
-	first := newEngine(t, set, nil, f, tune)
+	first := f.NewEngine(set, nil, tune)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- first.Run(ctx) }()
 	t.Cleanup(stop)
-	f.eventually("the first ork ready", func() (bool, error) { return first.Ready(), nil })
-	names := f.createCRs(20)
+	f.Eventually("the first ork ready", func() (bool, error) { return first.Ready(), nil })
+	names := createCRs(f, 20)
 	onCandidate := map[string]bool{}
 	for _, n := range names {
-		if side, _ := rollout.SideOf(f.getCR(n).GetUID(), nil, 60); side == rollout.Candidate {
+		if side, _ := rollout.SideOf(f.GetCR(n).GetUID(), nil, 60); side == rollout.Candidate {
 			onCandidate[n] = true
 		}
 	}
 	if len(onCandidate) == 0 || len(onCandidate) == len(names) {
 		t.Fatalf("the uids put every CR on one side (%d of %d on the candidate): the test proves nothing", len(onCandidate), len(names))
 	}
-	f.eventually("each CR on its side at 60%", func() (bool, error) {
-		return f.bySide(names)["candidate"] == len(onCandidate), nil
+	f.Eventually("each CR on its side at 60%", func() (bool, error) {
+		return bySide(f, names)["candidate"] == len(onCandidate), nil
 	})
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("the first ork stopped with %v", err)
 	}
 	// Its last write holds the window of its passes: the second ork resumes it.
-	before, _ := f.rolloutStateOf()
+	before, _ := rolloutStateOf(f)
 	if before.Step != 1 || !before.StepStarted.Equal(started) || before.Window.Samples < len(onCandidate) {
 		t.Fatalf("state the first ork left: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
 			before.Step, before.StepStarted, before.Window.Samples, started, len(onCandidate))
 	}
 
-	f.start(set, nil, tune)
-	seen := len(cand.recorded())
+	f.Start(set, nil, tune)
+	seen := len(cand.Recorded())
 	for _, n := range names {
-		f.patchSpec(n, `{"spec":{"replicas":2}}`)
+		f.PatchSpec(n, `{"spec":{"replicas":2}}`)
 	}
-	f.eventually("every edit reconciled", func() (bool, error) {
+	f.Eventually("every edit reconciled", func() (bool, error) {
 		for _, n := range names {
-			if cr := f.getCR(n); cr.GetGeneration() != readyGeneration(cr) {
+			if cr := f.GetCR(n); cr.GetGeneration() != readyGeneration(cr) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	served := map[string]bool{}
-	for _, c := range cand.recorded()[seen:] {
+	for _, c := range cand.Recorded()[seen:] {
 		if !dryRunOf(c) {
-			served[c.crName()] = true
+			served[c.CRName()] = true
 		}
 	}
 	for n := range onCandidate {
@@ -315,10 +318,10 @@ func TestRolloutCanaryResumesAfterARestart(t *testing.T) {
 			t.Errorf("%s, outside the 60%% slice, was reconciled by the candidate after the restart", n)
 		}
 	}
-	if got := f.bySide(names); got["candidate"] != len(onCandidate) || got["stable"] != len(names)-len(onCandidate) {
+	if got := bySide(f, names); got["candidate"] != len(onCandidate) || got["stable"] != len(names)-len(onCandidate) {
 		t.Errorf("sides after the restart: %v; want %d on the candidate", got, len(onCandidate))
 	}
-	after, _ := f.rolloutStateOf()
+	after, _ := rolloutStateOf(f)
 	if after.Step != 1 || !after.StepStarted.Equal(started) || after.Window.Samples < before.Window.Samples {
 		t.Errorf("state after the restart: step %d started %v, %d samples; want step 1 started %v, at least %d samples",
 			after.Step, after.StepStarted, after.Window.Samples, started, before.Window.Samples)
@@ -335,26 +338,26 @@ func readyGeneration(u *unstructured.Unstructured) int64 {
 // pass whose reason is not success, the apply included, not only its call.
 func TestRolloutCanaryCountsApplyFailures(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	stable := newEndpoint(t, sideAnswer("stable"))
-	cand := newEndpoint(t, func(call) response {
-		return jsonResponse(map[string]any{"result": "ok", "resources": []any{
+	f := runtest.NewFixture(t, env)
+	stable := runtest.NewEndpoint(t, sideAnswer("stable"))
+	cand := runtest.NewEndpoint(t, func(runtest.Call) runtest.Response {
+		return runtest.JSONResponse(map[string]any{"result": "ok", "resources": []any{
 			// A valid intent the apiserver refuses: a Deployment name is a DNS subdomain.
 			map[string]any{"type": "deployment", "fields": map[string]any{"name": "Not_A_Name", "image": "nginx:1.27"}},
 		}})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
-		extra: f.canarySpec(cand.srv.URL, "[100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
-	f.start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
-	names := f.createCRs(3)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
+		Extra: canarySpec(f, cand.URL(), "[100]", "1h", "{maxErrorRatio: 0, maxDivergenceRatio: 1, minSamples: 2}")})
+	f.Start(set, nil, func(o *run.Options) { o.RolloutInterval = 100 * time.Millisecond })
+	names := createCRs(f, 3)
 	var state rollout.State
-	f.eventually("the rollback", func() (bool, error) {
-		s, ok := f.rolloutStateOf()
+	f.Eventually("the rollback", func() (bool, error) {
+		s, ok := rolloutStateOf(f)
 		state = s
 		return ok && s.Phase == rollout.RolledBack, nil
 	})
 	if !strings.Contains(state.Reason, "error ratio") {
 		t.Errorf("rolled back for %q; want the error ratio", state.Reason)
 	}
-	f.eventually("every CR back on stable", func() (bool, error) { return f.bySide(names)["stable"] == len(names), nil })
+	f.Eventually("every CR back on stable", func() (bool, error) { return bySide(f, names)["stable"] == len(names), nil })
 }

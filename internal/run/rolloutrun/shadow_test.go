@@ -1,4 +1,4 @@
-package run_test
+package rolloutrun_test
 
 import (
 	"encoding/json"
@@ -9,37 +9,30 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/manifest"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/replaydiff"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run"
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/trace"
 )
 
-// candidateSpec is reconcile.remote.candidate for the fixture's Katalog (remoteSpec.extra),
+// candidateSpec is reconcile.remote.candidate for the fixture's Katalog (RemoteSpec.Extra),
 // authenticated like the stable endpoint.
-func (f *fixture) candidateSpec(endpoint, more string) string {
+func candidateSpec(f *runtest.Fixture, endpoint, more string) string {
 	return fmt.Sprintf(`            candidate:
               endpoint: %q
               mode: shadow
               auth: {secretRef: {name: reconciler-token, namespace: %s, key: token}}
-%s`, endpoint, f.ns, more)
+%s`, endpoint, f.NS, more)
 }
 
-// counterSum sums a counter's series whose label has value.
-func counterSum(t *testing.T, m *run.Metrics, name, label, value string) float64 {
-	t.Helper()
-	return seriesSum(t, m, name, label, value, false)
-}
-
-func dryRunOf(c call) bool {
-	v, _, _ := unstructured.NestedBool(c.body, "prepared", "dryRun")
+func dryRunOf(c runtest.Call) bool {
+	v, _, _ := unstructured.NestedBool(c.Body, "prepared", "dryRun")
 	return v
 }
 
@@ -48,48 +41,48 @@ func dryRunOf(c call) bool {
 // never its value, and nothing it answers reaches the cluster.
 func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := runtest.NewFixture(t, env)
 	const secretish = "registry.example/evil:value-7f3a"
-	stable := newEndpoint(t, okWithChildren)
-	cand := newEndpoint(t, func(c call) response {
-		if c.crName() != "b" {
-			return okWithChildren(c)
+	stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	cand := runtest.NewEndpoint(t, func(c runtest.Call) runtest.Response {
+		if c.CRName() != "b" {
+			return runtest.OKWithChildren(c)
 		}
-		name := c.crName()
-		return jsonResponse(map[string]any{
+		name := c.CRName()
+		return runtest.JSONResponse(map[string]any{
 			"result": "ok",
-			"status": map[string]any{"phase": "Ready", "seenTrigger": c.trigger()},
+			"status": map[string]any{"phase": "Ready", "seenTrigger": c.Trigger},
 			"resources": []any{
 				map[string]any{"type": "deployment", "fields": map[string]any{"name": name, "image": secretish, "replicas": 2, "port": 8080}},
 				map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
 			},
 		})
 	})
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), "")})
 	recDir := t.TempDir()
 	rec, err := exchange.NewRecorder(recDir, exchange.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := f.start(set, nil, func(o *run.Options) {
+	eng := f.Start(set, nil, func(o *run.Options) {
 		o.RolloutInterval = 100 * time.Millisecond
 		o.Record = rec.Record
 		o.DebugDecisions = true
 	})
-	f.createCR("a", map[string]any{"replicas": 2})
-	f.createCR("b", map[string]any{"replicas": 2})
-	f.waitReady("a", "True")
-	f.waitReady("b", "True")
+	f.CreateCR("a", map[string]any{"replicas": 2})
+	f.CreateCR("b", map[string]any{"replicas": 2})
+	f.WaitReady("a", "True")
+	f.WaitReady("b", "True")
 
 	// Every candidate call is counted once it is judged; the count of divergences is exactly
 	// the calls for b.
 	settled := func() (bool, error) {
-		calls := cand.recorded()
-		return len(calls) > 0 && counterSum(t, f.metrics, "ork_candidate_calls_total", "crd", "app") == float64(len(calls)), nil
+		calls := cand.Recorded()
+		return len(calls) > 0 && runtest.CounterSum(t, f.Metrics, "ork_candidate_calls_total", "crd", "app") == float64(len(calls)), nil
 	}
-	f.eventually("every candidate call judged", settled)
+	f.Eventually("every candidate call judged", settled)
 	rv := func() string {
-		d, err := f.get(deployments, "b")
+		d, err := f.Get(runtest.Deployments, "b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,33 +93,33 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	}
 	before := rv()
 	// One more pass of b: its shadow call diverges again, and is not applied.
-	seen := len(cand.recorded())
-	f.patchSpec("b", `{"spec":{"replicas":2,"touch":"1"}}`)
-	f.eventually("a new candidate call for b", func() (bool, error) { return len(cand.recorded()) > seen, nil })
-	f.eventually("every candidate call judged", settled)
+	seen := len(cand.Recorded())
+	f.PatchSpec("b", `{"spec":{"replicas":2,"touch":"1"}}`)
+	f.Eventually("a new candidate call for b", func() (bool, error) { return len(cand.Recorded()) > seen, nil })
+	f.Eventually("every candidate call judged", settled)
 	if after := rv(); after != before {
 		t.Errorf("deployment b changed (resourceVersion %s -> %s) although only the candidate answered differently", before, after)
 	}
 
 	var forB int
-	for _, c := range cand.recorded() {
+	for _, c := range cand.Recorded() {
 		if !dryRunOf(c) {
-			t.Errorf("a candidate request without prepared.dryRun: %s", c.raw)
+			t.Errorf("a candidate request without prepared.dryRun: %s", c.Raw)
 		}
-		if c.crName() == "b" {
+		if c.CRName() == "b" {
 			forB++
 		}
 	}
-	for _, c := range stable.recorded() {
+	for _, c := range stable.Recorded() {
 		if dryRunOf(c) {
-			t.Errorf("a stable request with prepared.dryRun: %s", c.raw)
+			t.Errorf("a stable request with prepared.dryRun: %s", c.Raw)
 		}
 	}
-	if got := counterSum(t, f.metrics, "ork_candidate_divergence_total", "crd", "app"); got != float64(forB) || forB < 2 {
+	if got := runtest.CounterSum(t, f.Metrics, "ork_candidate_divergence_total", "crd", "app"); got != float64(forB) || forB < 2 {
 		t.Errorf("ork_candidate_divergence_total = %v, want %d (the candidate calls for b, at least 2)", got, forB)
 	}
 	// ork trace keeps each shadow comparison of b, its paths and never the value.
-	tr, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.ns, Name: "b"})
+	tr, err := trace.Client{Base: eng.HealthAddr()}.Get(t.Context(), trace.Key{CRD: "app", Namespace: f.NS, Name: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,43 +135,43 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 	if raw, _ := json.Marshal(tr); shadows == 0 || strings.Contains(string(raw), secretish) {
 		t.Errorf("b's trace has %d shadow decisions (want at least 1) or the diverging value: %s", shadows, raw)
 	}
-	logs := f.logs.String()
+	logs := f.Logs.String()
 	if strings.Contains(logs, secretish) || strings.Contains(logs, "value-7f3a") {
 		t.Errorf("ork logged the candidate's value:\n%s", logs)
 	}
-	path := fmt.Sprintf("objects[apps/v1 Deployment %s/b].spec.template.spec.containers[0].image", f.ns)
+	path := fmt.Sprintf("objects[apps/v1 Deployment %s/b].spec.template.spec.containers[0].image", f.NS)
 	var lines []string
 	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, "the candidate's answer differs") {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 1 || !strings.Contains(lines[0], path) || !strings.Contains(lines[0], "key="+f.ns+"/b") {
-		t.Errorf("divergence log lines = %q; want one, for %s/b, naming %s", lines, f.ns, path)
+	if len(lines) != 1 || !strings.Contains(lines[0], path) || !strings.Contains(lines[0], "key="+f.NS+"/b") {
+		t.Errorf("divergence log lines = %q; want one, for %s/b, naming %s", lines, f.NS, path)
 	}
 
 	// The state ConfigMap carries the same count and the paths, for ork rollout status.
 	var state rollout.State
-	f.eventually("the rollout state written", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "orkestra-rollout", getOpts)
+	f.Eventually("the rollout state written", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "orkestra-rollout", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		if state, err = rollout.Decode(cm.Data["app"]); err != nil {
 			return false, err
 		}
-		return state.Window.Samples == len(cand.recorded()), nil
+		return state.Window.Samples == len(cand.Recorded()), nil
 	})
 	if state.Phase != rollout.Shadowing || state.Window.Divergences != forB || state.Window.Compared != state.Window.Samples {
 		t.Errorf("state %+v; want Shadowing with %d divergences over every sample compared", state, forB)
 	}
-	if n := len(state.Divergences); n != forB || state.Divergences[n-1].CR != f.ns+"/b" || len(state.Divergences[n-1].Paths) != 1 || state.Divergences[n-1].Paths[0] != path {
+	if n := len(state.Divergences); n != forB || state.Divergences[n-1].CR != f.NS+"/b" || len(state.Divergences[n-1].Paths) != 1 || state.Divergences[n-1].Paths[0] != path {
 		t.Errorf("recent divergences %+v; want %d, each for b at %s", state.Divergences, forB, path)
 	}
 
 	// Offline, over what ork recorded of the stable calls, the candidate diverges the same way.
 	token := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "reconciler-token", "namespace": f.ns}, "stringData": map[string]any{"token": testToken}}}
+		"metadata": map[string]any{"name": "reconciler-token", "namespace": f.NS}, "stringData": map[string]any{"token": runtest.TestToken}}}
 	rep, err := replaydiff.Run(t.Context(), set.CRDs[0], replaydiff.Options{Dir: recDir, Secrets: manifest.NewSecrets("test", token)})
 	if err != nil {
 		t.Fatal(err)
@@ -189,8 +182,8 @@ func TestRolloutShadowCountsDivergencesAndAppliesNothing(t *testing.T) {
 			diverged[r.Key] = r.Divergences
 		}
 	}
-	if rep.Exchanges != len(stable.recorded()) || len(diverged) != 1 || len(diverged[f.ns+"/b"]) != 1 || diverged[f.ns+"/b"][0] != path {
-		t.Errorf("offline: %d exchanges (%d stable calls), divergences %v; want b's alone, at %s", rep.Exchanges, len(stable.recorded()), diverged, path)
+	if rep.Exchanges != len(stable.Recorded()) || len(diverged) != 1 || len(diverged[f.NS+"/b"]) != 1 || diverged[f.NS+"/b"][0] != path {
+		t.Errorf("offline: %d exchanges (%d stable calls), divergences %v; want b's alone, at %s", rep.Exchanges, len(stable.Recorded()), diverged, path)
 	}
 }
 
@@ -201,57 +194,59 @@ func TestRolloutShadowSlowOrFailingCandidateNeverDelaysStable(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
-		respond func(call) response
+		respond func(runtest.Call) runtest.Response
 	}{
-		{"hangs", func(c call) response {
+		{"hangs", func(c runtest.Call) runtest.Response {
 			select {
-			case <-c.ctx.Done():
+			case <-c.Ctx.Done():
 			case <-time.After(10 * time.Second):
 			}
-			return okWithChildren(c)
+			return runtest.OKWithChildren(c)
 		}},
-		{"500", func(call) response { return response{status: http.StatusInternalServerError, body: []byte("boom")} }},
+		{"500", func(runtest.Call) runtest.Response {
+			return runtest.Response{Status: http.StatusInternalServerError, Body: []byte("boom")}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			stable := newEndpoint(t, okWithChildren)
-			cand := newEndpoint(t, tc.respond)
-			set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL,
-				extra: f.candidateSpec(cand.srv.URL, "              timeout: 10s\n              concurrency: 1\n")})
-			f.start(set, nil)
+			f := runtest.NewFixture(t, env)
+			stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
+			cand := runtest.NewEndpoint(t, tc.respond)
+			set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(),
+				Extra: candidateSpec(f, cand.URL(), "              timeout: 10s\n              concurrency: 1\n")})
+			f.Start(set, nil)
 			const n = 6
 			for i := range n {
-				f.createCR(fmt.Sprintf("cr-%d", i), map[string]any{"replicas": 2})
+				f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{"replicas": 2})
 			}
 			// Bound: 6 CRs on 2 workers against a reconciler that answers at once converge in
 			// well under a second; 10 s is far below what six hung calls in a row would take.
-			f.eventuallyWithin(10*time.Second, "every CR ready", func() (bool, error) {
+			f.EventuallyWithin(10*time.Second, "every CR ready", func() (bool, error) {
 				for i := range n {
-					if c := readyCondition(f.getCR(fmt.Sprintf("cr-%d", i))); c["status"] != "True" {
+					if c := runtest.ReadyCondition(f.GetCR(fmt.Sprintf("cr-%d", i))); c["status"] != "True" {
 						return false, nil
 					}
 				}
 				return true, nil
 			})
-			total := histogramCount(t, f.metrics, "ork_reconcile_duration_seconds", "crd", "app")
-			within := histogramWithin(t, f.metrics, "ork_reconcile_duration_seconds", 2.56)
+			total := runtest.HistogramCount(t, f.Metrics, "ork_reconcile_duration_seconds", "crd", "app")
+			within := histogramWithin(t, f.Metrics, "ork_reconcile_duration_seconds", 2.56)
 			if total == 0 || within != total {
 				t.Errorf("%d of %d stable passes ended within 2.56 s; want all", within, total)
 			}
 			switch tc.name {
 			case "hangs":
-				if got := counterSum(t, f.metrics, "ork_candidate_skipped_total", "crd", "app"); got < 1 {
+				if got := runtest.CounterSum(t, f.Metrics, "ork_candidate_skipped_total", "crd", "app"); got < 1 {
 					t.Errorf("ork_candidate_skipped_total = %v; with concurrency 1 and a hung call, later passes must be skipped", got)
 				}
 			case "500":
-				f.eventually("the candidate's errors counted", func() (bool, error) {
-					return counterSum(t, f.metrics, "ork_candidate_errors_total", "crd", "app") >= 1, nil
+				f.Eventually("the candidate's errors counted", func() (bool, error) {
+					return runtest.CounterSum(t, f.Metrics, "ork_candidate_errors_total", "crd", "app") >= 1, nil
 				})
 			}
 			// The stable calls are those of a run without a candidate: one per CR
 			// (TestOwnWritesCostNoCall), checked after the candidate's outcome was counted.
-			if got := len(stable.recorded()); got != n {
+			if got := len(stable.Recorded()); got != n {
 				t.Errorf("%d stable calls for %d CRs; want one each, as without a candidate", got, n)
 			}
 		})
@@ -286,38 +281,28 @@ func histogramWithin(t *testing.T, m *run.Metrics, name string, bound float64) u
 // state: the ConfigMap <name>-rollout is created and updated, and nothing is forbidden.
 func TestRolloutStateUnderGeneratedRBAC(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	stable := newEndpoint(t, okWithChildren)
-	cand := newEndpoint(t, okWithChildren)
-	set := f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, "")})
+	f := runtest.NewFixture(t, env)
+	stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	cand := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), "")})
 	name := "ork-rollout"
-	opts := rbacgen.Options{Name: name, Namespace: f.ns}
-	rbac, err := rbacgen.Generate(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, rbac)
-	var attrs []authorizationv1.ResourceAttributes
-	for _, p := range rbacgen.Permissions(set, opts) {
-		attrs = append(attrs, p.Attributes())
-	}
-	env.WaitAllowed(t, f.ns, name, attrs...)
-	f.start(set, env.ServiceAccountConfig(f.ns, name), func(o *run.Options) {
+	f.GrantGeneratedRBAC(set, name)
+	f.Start(set, env.ServiceAccountConfig(f.NS, name), func(o *run.Options) {
 		o.Name = name
 		o.RolloutInterval = 100 * time.Millisecond
 	})
-	f.createCR("a", map[string]any{"replicas": 2})
-	f.waitReady("a", "True")
-	f.eventually("the state with the candidate's sample", func() (bool, error) {
-		cm, err := env.Clientset.CoreV1().ConfigMaps(f.ns).Get(t.Context(), name+"-rollout", getOpts)
+	f.CreateCR("a", map[string]any{"replicas": 2})
+	f.WaitReady("a", "True")
+	f.Eventually("the state with the candidate's sample", func() (bool, error) {
+		cm, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), name+"-rollout", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		s, err := rollout.Decode(cm.Data["app"])
 		return err == nil && s.Window.Samples >= 1, err
 	})
-	if strings.Contains(strings.ToLower(f.logs.String()), "forbidden") {
-		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.logs.String())
+	if strings.Contains(strings.ToLower(f.Logs.String()), "forbidden") {
+		t.Errorf("ork logged a forbidden error under the generated role:\n%s", f.Logs.String())
 	}
 }
 
@@ -332,25 +317,25 @@ func TestRolloutShadowDeletesOnlyWhenAsked(t *testing.T) {
 	}{{"off", false}, {"on", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			stable := newEndpoint(t, okWithChildren)
-			cand := newEndpoint(t, okWithChildren)
+			f := runtest.NewFixture(t, env)
+			stable := runtest.NewEndpoint(t, runtest.OKWithChildren)
+			cand := runtest.NewEndpoint(t, runtest.OKWithChildren)
 			more := ""
 			if tc.shadowDeletes {
 				more = "              shadowDeletes: true\n"
 			}
-			f.start(f.writeKatalog(remoteSpec{endpoint: stable.srv.URL, extra: f.candidateSpec(cand.srv.URL, more)}), nil)
-			f.createCR("web", map[string]any{"replicas": 1})
-			f.waitReady("web", "True")
-			if err := f.crs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: stable.URL(), Extra: candidateSpec(f, cand.URL(), more)}), nil)
+			f.CreateCR("web", map[string]any{"replicas": 1})
+			f.WaitReady("web", "True")
+			if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			stable.nextMatching(t, "the stable delete", deleting)
+			stable.NextMatching(t, "the stable delete", runtest.Deleting)
 			shadowed := func() bool {
-				for _, c := range cand.recorded() {
-					if deleting(c) {
+				for _, c := range cand.Recorded() {
+					if runtest.Deleting(c) {
 						if !dryRunOf(c) {
-							t.Errorf("a shadowed delete without prepared.dryRun: %s", c.raw)
+							t.Errorf("a shadowed delete without prepared.dryRun: %s", c.Raw)
 						}
 						return true
 					}
@@ -358,7 +343,7 @@ func TestRolloutShadowDeletesOnlyWhenAsked(t *testing.T) {
 				return false
 			}
 			if tc.shadowDeletes {
-				f.eventually("the shadowed delete", func() (bool, error) { return shadowed(), nil })
+				f.Eventually("the shadowed delete", func() (bool, error) { return shadowed(), nil })
 				return
 			}
 			// Slack: the shadow call leaves within the stable pass and reaches this loopback
@@ -366,8 +351,8 @@ func TestRolloutShadowDeletesOnlyWhenAsked(t *testing.T) {
 			quiet := time.After(2 * time.Second)
 			for {
 				select {
-				case c := <-cand.arrived:
-					if deleting(c) {
+				case c := <-cand.Arrived():
+					if runtest.Deleting(c) {
 						t.Fatal("the delete was shadowed without shadowDeletes")
 					}
 				case <-quiet:
