@@ -136,6 +136,9 @@ type Manager struct {
 	fenced atomic.Bool
 	// offset spreads the first bucket each replica tries.
 	offset int
+	// holdOff is when this replica may take buckets again after its take collided with a
+	// ring of more buckets (modefence.go). Only Run's goroutine uses it.
+	holdOff time.Time
 }
 
 // New checks opts and returns a Manager; nothing runs before Run.

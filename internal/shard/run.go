@@ -133,16 +133,16 @@ func (m *Manager) round(ctx context.Context, r *runState, store cache.Store, sto
 		return nil
 	}
 	v := m.view(store, r)
-	if v.fenced != m.fenced.Swap(v.fenced) {
-		m.opts.Log.Info("mode fencing changed: no bucket is taken while a live Lease of the single-leader mode or of another B exists", "fenced", v.fenced)
+	// After a collision with a ring of more buckets, this one holds off (modefence.go).
+	fenced := v.fenced || m.clock.Now().Before(m.holdOff)
+	if fenced != m.fenced.Swap(fenced) {
+		m.opts.Log.Info("mode fencing changed: no bucket is taken while a live Lease of the single-leader mode or of another B exists", "fenced", fenced)
 	}
-	take, back := plan(v.mine, v.takeable, FairShare(m.opts.Buckets, v.live), v.fenced, m.offset)
+	take, back := plan(v.mine, v.takeable, FairShare(m.opts.Buckets, v.live), fenced, m.offset)
 	for _, b := range back {
 		m.handBack(r, b, fmt.Sprintf("above the fair share %d of %d live members", FairShare(m.opts.Buckets, v.live), v.live))
 	}
-	for _, b := range take {
-		m.takeBucket(ctx, r, b, v.leases[b])
-	}
+	m.takeBuckets(ctx, r, take, v.leases)
 	return nil
 }
 
