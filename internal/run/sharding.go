@@ -50,7 +50,11 @@ type shards struct {
 	// takenAt is when each bucket was last taken: a CR created before is backlog (the
 	// slow lane), not news.
 	takenAt []time.Time
-	log     *slog.Logger
+	// takes counts each bucket's takes, and passed is, for each CR in a CR cache, the
+	// count of its bucket's takes when it was last seen there (shardpass.go).
+	takes  []uint64
+	passed map[types.UID]uint64
+	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
 }
@@ -70,7 +74,8 @@ type bucketWork struct {
 func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
 	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
 		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
-		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets)}
+		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets),
+		takes: make([]uint64, buckets), passed: map[types.UID]uint64{}}
 }
 
 // mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
@@ -127,8 +132,9 @@ func (s *shards) enter(w *bucketWork) (ctx context.Context, done func(), ok bool
 	}, true
 }
 
-// take starts bucket b's work and queues each of its CRs once (the slow lane, as the
-// initial list does). Called on the Manager's goroutine: the queueing runs apart.
+// take starts bucket b's work; each of its CRs is then owed one pass (the slow lane, as
+// the initial list's), queued when the CR cache shows it (shardpass.go). Called on the
+// Manager's goroutine: the queueing runs apart.
 func (s *shards) take(base context.Context, b int) {
 	s.mu.Lock()
 	w := &s.work[b]
@@ -138,13 +144,14 @@ func (s *shards) take(base context.Context, b int) {
 	w.ctx, w.cancel = context.WithCancel(base)
 	w.draining = false
 	s.takenAt[b] = time.Now()
+	s.takes[b]++
 	s.mu.Unlock()
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
 	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
 
-// holdingChanged starts the next holding: the CR caches list again with its selector, and
-// their adds of the newly held buckets' CRs queue each of them once.
+// holdingChanged starts the next holding: the CR caches list again with its selector (the
+// newly held buckets' CRs are owed a pass each: shardpass.go).
 func (s *shards) holdingChanged(held []int) {
 	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()
@@ -167,8 +174,6 @@ func (s *shards) backlog(uid types.UID, created time.Time) bool {
 	defer s.mu.Unlock()
 	return created.Before(s.takenAt[shard.BucketOf(uid, s.buckets)].Truncate(time.Second).Add(time.Second))
 }
-
-// holds reports whether the bucket of uid is held here (the guard, without the error).
 
 // upToDate reports whether every CR cache has listed with the current holding: /readyz.
 func (s *shards) upToDate() bool {
