@@ -194,6 +194,9 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
+			if c.revealed(obj) {
+				return
+			}
 			if isInInitialList || c.takenBacklog(obj, true) {
 				// The cache's first list, at start or on a new leader: the owner's own
 				// initial add queues it (in the slow lane). Passing it for its children

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,11 @@ type shards struct {
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
+	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
+	// set with the controllers. slotted are the children it is labelling, by uid, until
+	// the child cache shows them.
+	slotChildren func(buckets []int)
+	slotted      sync.Map
 }
 
 // bucketWork is one bucket's work on this replica.
@@ -151,13 +157,19 @@ func (s *shards) take(base context.Context, b int) {
 }
 
 // holdingChanged starts the next holding: the CR caches list again with its selector (the
-// newly held buckets' CRs are owed a pass each: shardpass.go).
+// newly held buckets' CRs are owed a pass each: shardpass.go), and the newly held buckets'
+// children that lack the slot label get it, apart (shardslots.go).
 func (s *shards) holdingChanged(held []int) {
 	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	added := slices.DeleteFunc(slices.Clone(held), func(b int) bool { return slices.Contains(s.hold.held, b) })
 	close(s.hold.changed)
 	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
+	slot := s.slotChildren
+	s.mu.Unlock()
+	if len(added) > 0 && slot != nil {
+		go slot(added)
+	}
 }
 
 // current is the holding the CR caches select on now.
@@ -193,11 +205,12 @@ func (s *shards) upToDate() bool {
 	return true
 }
 
-// setControllers hands the built controllers and the Event recorder (nil in a dry run)
-// over; the Manager starts taking buckets after it (started).
-func (s *shards) setControllers(cs []*controller, rec record.EventRecorder) {
+// setControllers hands the built controllers, the Event recorder (nil in a dry run) and
+// the labelling of unslotted children over; the Manager starts taking buckets after it
+// (started).
+func (s *shards) setControllers(cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int)) {
 	s.mu.Lock()
-	s.controllers, s.recorder = cs, rec
+	s.controllers, s.recorder, s.slotChildren = cs, rec, slotChildren
 	s.mu.Unlock()
 	s.startOnce.Do(func() { close(s.started) })
 }
