@@ -71,7 +71,7 @@ func (m *Manager) takeBuckets(ctx context.Context, r *runState, take []int, leas
 	for _, b := range take {
 		name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
 		at := m.clock.Now()
-		l, ok, err := m.w.take(ctx, name, leases[b])
+		l, ok, err := m.w.take(ctx, name, leases[b], nil)
 		if err != nil {
 			m.opts.Log.Error("take a bucket", "lease", name, "err", err)
 			continue
