@@ -276,8 +276,14 @@ func TestDeploymentRunsOrkAsTheClusterNeeds(t *testing.T) {
 			if got := *pod.TerminationGracePeriodSeconds; got != tt.wantGrace {
 				t.Errorf("terminationGracePeriodSeconds %d, want %d", got, tt.wantGrace)
 			}
-			if len(c.Env) != 1 || c.Env[0].Name != "POD_NAMESPACE" || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
-				t.Errorf("POD_NAMESPACE does not come from the downward API: %+v", c.Env)
+			env := map[string]string{}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+					env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+				}
+			}
+			if d := cmp.Diff(map[string]string{"POD_NAMESPACE": "metadata.namespace", "POD_NAME": "metadata.name", "POD_UID": "metadata.uid"}, env); len(c.Env) != 3 || d != "" {
+				t.Errorf("env from the downward API (-want +got):\n%s\n%+v", d, c.Env)
 			}
 			for _, flag := range []string{"--kube-api-qps", "--kube-api-burst", "--namespace", "--install-crds"} {
 				if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, flag) }) {

@@ -175,9 +175,7 @@ func deployment(o Options, files podFiles) *appsv1.Deployment {
 			Image:           o.Image,
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            Args(o, files.katalogs),
-			Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
-				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
-			}}},
+			Env:             downwardEnv(),
 			Ports: []corev1.ContainerPort{
 				{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 				{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},
@@ -308,4 +306,14 @@ func clean(u *unstructured.Unstructured) {
 			unstructured.RemoveNestedField(u.Object, p...)
 		}
 	}
+}
+
+// downwardEnv is the pod's identity from the downward API: its namespace (ork's own), and
+// its name and uid, which name a sharded replica's member Lease and make the pod its owner
+// (the garbage collector deletes the Lease with the pod).
+func downwardEnv() []corev1.EnvVar {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return []corev1.EnvVar{field("POD_NAMESPACE", "metadata.namespace"), field("POD_NAME", "metadata.name"), field("POD_UID", "metadata.uid")}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -140,6 +141,7 @@ func completeRun(env *Env) (runOptions, error) {
 			CacheSyncTimeout:      cfg.Duration("cache-sync-timeout"),
 			ShardBuckets:          cfg.Int("shard-buckets"),
 			ShardMember:           memberName(env),
+			ShardMemberUID:        memberUID(env, ns),
 			ShardClientFilterOnly: cfg.Bool("shard-client-filter-only"),
 			SkipPreflight:         !cfg.Bool("preflight"),
 			Logger:                logger,
@@ -287,6 +289,18 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.floor}
+}
+
+// memberUID is this replica's pod uid ($POD_UID, from the downward API) when its member
+// Lease can name the pod as its owner: the pod is named by $POD_NAME (the member name) and
+// runs in ork's namespace. An owner is looked up in its dependent's namespace: a pod
+// elsewhere would look gone, and the garbage collector would delete the live Lease.
+func memberUID(env *Env, ns string) types.UID {
+	uid, pod, podNS := env.Getenv("POD_UID"), env.Getenv("POD_NAME"), env.Getenv("POD_NAMESPACE")
+	if uid == "" || pod == "" || podNS == "" || podNS != ns {
+		return ""
+	}
+	return types.UID(uid)
 }
 
 // memberName names this replica in a sharded ring: the pod name ($POD_NAME, from the

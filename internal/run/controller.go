@@ -151,7 +151,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// The initial list (start, a new leader) is the slow lane; a create seen later, fast.
-		AddFunc:    func(obj any, initial bool) { c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false)) },
+		AddFunc:    c.onAdd,
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
@@ -194,6 +194,9 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
+			if c.revealed(obj) {
+				return
+			}
 			if isInInitialList || c.takenBacklog(obj, true) {
 				// The cache's first list, at start or on a new leader: the owner's own
 				// initial add queues it (in the slow lane). Passing it for its children
@@ -272,6 +275,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// (the relist shows it as an update). The old one's delete is owed first.
 	if oldU.GetUID() != newU.GetUID() {
 		c.onDelete(oldU)
+		c.notePass(newU)
 		c.enqueue(newObj, TriggerCreate, true) // a real change: the fast lane
 		return
 	}
@@ -279,17 +283,21 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
 		if c.e.shards != nil {
 			// A sharded cache lists again whenever the held buckets change: the CRs it
-			// still holds are no news (a change comes with a new resourceVersion).
+			// still holds are no news (a change comes with a new resourceVersion), unless
+			// a take owes them a pass.
+			c.onSync(newU)
 			return
 		}
 		c.enqueue(newObj, TriggerResync, false)
 		return
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
-	// Its finalizer write too: it needs no call of its own.
+	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
+		c.onSync(newU)
 		return
 	}
+	c.notePass(newU) // this pass is the take's too: a later relist owes it none
 	c.enqueue(newObj, TriggerUpdate, true)
 }
 
@@ -297,6 +305,9 @@ func (c *controller) onDelete(obj any) {
 	u, ok := deletedObject(obj)
 	if !ok {
 		return
+	}
+	if c.e.shards != nil {
+		c.e.shards.forgetPass(u.GetUID())
 	}
 	if c.e.shards != nil && !c.e.shards.owns(u.GetUID()) {
 		return // its bucket went to another replica: it left this cache, not the cluster

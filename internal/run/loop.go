@@ -51,7 +51,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		e.shards.setControllers(controllers, e.recorder)
+		e.shards.setControllers(controllers, e.recorder, func(bs []int) { e.labelUnslotted(ctx, controllers, bs) })
 	}
 	e.labelOlderChildren(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.

@@ -28,8 +28,8 @@ const unlabelledChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + Operat
 // labels the rest.
 func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controller) {
 	if e.dry != nil || e.shards != nil {
-		// A sharded replica holds no bucket yet, so may write for no CR: the applies label
-		// what an older ork wrote.
+		// A sharded replica holds no bucket yet, so may write for no CR: each take labels
+		// its bucket's children (shardslots.go).
 		return
 	}
 	// owners are the Katalog's kinds, and whether each is namespaced (its key's form).
@@ -111,7 +111,13 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 // operatorLabelPatch is the merge patch that gives a child OperatorLabel=name, with its uid
 // (and resourceVersion, unless empty) as preconditions.
 func operatorLabelPatch(uid types.UID, resourceVersion, name string) ([]byte, error) {
-	md := map[string]any{"uid": string(uid), "labels": map[string]string{OperatorLabel: name}}
+	return labelPatch(uid, resourceVersion, map[string]string{OperatorLabel: name})
+}
+
+// labelPatch is the merge patch that sets labels on a child, with its uid (and
+// resourceVersion, unless empty) as preconditions.
+func labelPatch(uid types.UID, resourceVersion string, labels map[string]string) ([]byte, error) {
+	md := map[string]any{"uid": string(uid), "labels": labels}
 	if resourceVersion != "" {
 		md["resourceVersion"] = resourceVersion
 	}

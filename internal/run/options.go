@@ -9,6 +9,7 @@ import (
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/runplan"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
@@ -59,6 +60,10 @@ type Options struct {
 	// ShardMember names this replica's member Lease <Name>-member-<ShardMember>: the pod
 	// name. Default the hostname.
 	ShardMember string
+	// ShardMemberUID is the uid of the pod ShardMember names, in Namespace: the member
+	// Lease names it as its owner, so the garbage collector deletes the Lease with the pod.
+	// Default none.
+	ShardMemberUID types.UID
 	// ShardClientFilterOnly sends no shard selector to the apiserver, as a server without
 	// the ShardedListAndWatch gate ignores it: every CR is received and the client filter
 	// keeps the held buckets' (for tests of that path). Default false.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,9 +51,18 @@ type shards struct {
 	// takenAt is when each bucket was last taken: a CR created before is backlog (the
 	// slow lane), not news.
 	takenAt []time.Time
-	log     *slog.Logger
+	// takes counts each bucket's takes, and passed is, for each CR in a CR cache, the
+	// count of its bucket's takes when it was last seen there (shardpass.go).
+	takes  []uint64
+	passed map[types.UID]uint64
+	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
+	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
+	// set with the controllers. slotted are the children it is labelling, by uid, until
+	// the child cache shows them.
+	slotChildren func(buckets []int)
+	slotted      sync.Map
 }
 
 // bucketWork is one bucket's work on this replica.
@@ -70,7 +80,8 @@ type bucketWork struct {
 func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
 	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
 		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
-		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets)}
+		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets),
+		takes: make([]uint64, buckets), passed: map[types.UID]uint64{}}
 }
 
 // mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
@@ -127,8 +138,9 @@ func (s *shards) enter(w *bucketWork) (ctx context.Context, done func(), ok bool
 	}, true
 }
 
-// take starts bucket b's work and queues each of its CRs once (the slow lane, as the
-// initial list does). Called on the Manager's goroutine: the queueing runs apart.
+// take starts bucket b's work; each of its CRs is then owed one pass (the slow lane, as
+// the initial list's), queued when the CR cache shows it (shardpass.go). Called on the
+// Manager's goroutine: the queueing runs apart.
 func (s *shards) take(base context.Context, b int) {
 	s.mu.Lock()
 	w := &s.work[b]
@@ -138,19 +150,26 @@ func (s *shards) take(base context.Context, b int) {
 	w.ctx, w.cancel = context.WithCancel(base)
 	w.draining = false
 	s.takenAt[b] = time.Now()
+	s.takes[b]++
 	s.mu.Unlock()
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
 	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
 
-// holdingChanged starts the next holding: the CR caches list again with its selector, and
-// their adds of the newly held buckets' CRs queue each of them once.
+// holdingChanged starts the next holding: the CR caches list again with its selector (the
+// newly held buckets' CRs are owed a pass each: shardpass.go), and the newly held buckets'
+// children that lack the slot label get it, apart (shardslots.go).
 func (s *shards) holdingChanged(held []int) {
 	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	added := slices.DeleteFunc(slices.Clone(held), func(b int) bool { return slices.Contains(s.hold.held, b) })
 	close(s.hold.changed)
 	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
+	slot := s.slotChildren
+	s.mu.Unlock()
+	if len(added) > 0 && slot != nil {
+		go slot(added)
+	}
 }
 
 // current is the holding the CR caches select on now.
@@ -167,8 +186,6 @@ func (s *shards) backlog(uid types.UID, created time.Time) bool {
 	defer s.mu.Unlock()
 	return created.Before(s.takenAt[shard.BucketOf(uid, s.buckets)].Truncate(time.Second).Add(time.Second))
 }
-
-// holds reports whether the bucket of uid is held here (the guard, without the error).
 
 // upToDate reports whether every CR cache has listed with the current holding: /readyz.
 func (s *shards) upToDate() bool {
@@ -188,11 +205,12 @@ func (s *shards) upToDate() bool {
 	return true
 }
 
-// setControllers hands the built controllers and the Event recorder (nil in a dry run)
-// over; the Manager starts taking buckets after it (started).
-func (s *shards) setControllers(cs []*controller, rec record.EventRecorder) {
+// setControllers hands the built controllers, the Event recorder (nil in a dry run) and
+// the labelling of unslotted children over; the Manager starts taking buckets after it
+// (started).
+func (s *shards) setControllers(cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int)) {
 	s.mu.Lock()
-	s.controllers, s.recorder = cs, rec
+	s.controllers, s.recorder, s.slotChildren = cs, rec, slotChildren
 	s.mu.Unlock()
 	s.startOnce.Do(func() { close(s.started) })
 }

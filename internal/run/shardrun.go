@@ -47,7 +47,7 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 	base := context.Background()
 	m, err := shard.New(shard.Options{
 		Client: client.CoordinationV1(), Namespace: opts.Namespace, Name: opts.Name, LeaderLease: opts.LeaseName,
-		Member: opts.ShardMember, Identity: opts.Identity, Buckets: opts.ShardBuckets,
+		Member: opts.ShardMember, MemberUID: opts.ShardMemberUID, Identity: opts.Identity, Buckets: opts.ShardBuckets,
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
 		HandBackTimeout: handBackTimeout(set), Log: opts.Logger,
 		OnTake:       func(b int) { s.take(base, b) },

@@ -13,13 +13,18 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// FenceLeaderLock wraps the single-leader mode's Lease lock so that it never acquires the
-// leader Lease while a bucket Lease of the operator name (any B) is live: a rolling update
-// from sharded to single-leader mode waits until the last sharded replica is gone. Renewals
-// of a Lease already held pass unchecked. leaseDuration judges Leases that state none.
+// FenceLeaderLock wraps the single-leader mode's Lease lock so that it never leads while a
+// bucket Lease of the operator name (any B) is live: a rolling update from sharded to
+// single-leader mode waits until the last sharded replica is gone. An acquisition checks
+// for live bucket Leases, writes the leader Lease, then checks again (modefence.go): a
+// sharded replica that took a bucket between the first check and the write is seen by
+// the second, and the Lease just written is released. Renewals of a Lease this process
+// acquired pass unchecked. leaseDuration judges Leases that state none.
 //
 // A refused acquisition is an error from Create or Update: the elector logs it and retries
-// after its RetryPeriod, as for any failed write.
+// after its RetryPeriod, as for any failed write. After a collision (the second check
+// failed) acquisitions are refused without a write for collisionHoldOff, so that the
+// sharded replica that collided takes its buckets at its next round.
 func FenceLeaderLock(lock resourcelock.Interface, leases coordinationv1client.LeasesGetter, namespace, name string,
 	clk clock.PassiveClock, leaseDuration time.Duration) resourcelock.Interface {
 	if clk == nil {
@@ -35,52 +40,83 @@ type fencedLock struct {
 	clock    clock.PassiveClock
 	d        time.Duration
 	obs      *observer
-	// holding is whether the last Get or write showed this replica as the holder: an
-	// Update then is a renewal, otherwise an acquisition.
+	// holding is set once an acquisition of this process passed its check after the
+	// write, and cleared when a Get or a write shows another holder: an Update while it is
+	// set is a renewal, otherwise an acquisition. A Get showing this identity does not set
+	// it: that may be a Lease whose release after a collision failed.
 	holding atomic.Bool
+	// holdOff is when acquisitions may be tried again after a collision (nil: none yet).
+	holdOff atomic.Pointer[time.Time]
 }
 
 func (f *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	rec, raw, err := f.Interface.Get(ctx)
-	f.holding.Store(err == nil && rec != nil && rec.HolderIdentity == f.Identity())
+	if err != nil || rec == nil || rec.HolderIdentity != f.Identity() {
+		f.holding.Store(false)
+	}
 	return rec, raw, err
 }
 
 func (f *fencedLock) Create(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
-	if err := f.fence(ctx); err != nil {
-		return err
-	}
-	return f.wrote(rec, f.Interface.Create(ctx, rec))
+	return f.acquire(ctx, rec, func() error { return f.Interface.Create(ctx, rec) })
 }
 
 func (f *fencedLock) Update(ctx context.Context, rec resourcelock.LeaderElectionRecord) error {
 	if rec.HolderIdentity == f.Identity() && !f.holding.Load() {
-		if err := f.fence(ctx); err != nil {
-			return err
-		}
+		return f.acquire(ctx, rec, func() error { return f.Interface.Update(ctx, rec) })
 	}
-	return f.wrote(rec, f.Interface.Update(ctx, rec))
-}
-
-// wrote notes a successful acquisition: the elector's fast path renews with Update and no
-// Get before it, which must not count as another acquisition.
-func (f *fencedLock) wrote(rec resourcelock.LeaderElectionRecord, err error) error {
-	if err == nil {
-		f.holding.Store(rec.HolderIdentity == f.Identity())
+	// A renewal, or the elector's release.
+	err := f.Interface.Update(ctx, rec)
+	if err == nil && rec.HolderIdentity != f.Identity() {
+		f.holding.Store(false)
 	}
 	return err
 }
 
-func (f *fencedLock) fence(ctx context.Context) error {
-	live, err := liveBucketLeases(ctx, f.leases, f.ns, f.name, f.obs, f.clock.Now(), f.d)
-	if err != nil {
+// acquire is check, write, check: the first check keeps the Lease unwritten next to a live
+// ring; the second, after the write, is the one a racing sharded replica cannot slip past.
+func (f *fencedLock) acquire(ctx context.Context, rec resourcelock.LeaderElectionRecord, write func() error) error {
+	if until := f.holdOff.Load(); until != nil && f.clock.Now().Before(*until) {
+		return fmt.Errorf("an acquisition of %s collided with sharded replicas taking buckets: not trying again before %s",
+			f.name, until.Format(time.RFC3339))
+	}
+	if _, err := f.fence(ctx); err != nil {
 		return err
 	}
-	if len(live) > 0 {
-		return fmt.Errorf("sharded replicas of %s still hold bucket Leases (%s): not leading until they expire or are released",
-			f.name, strings.Join(live, ", "))
+	if err := write(); err != nil {
+		return err
 	}
-	return nil
+	collided, err := f.fence(ctx)
+	if err == nil {
+		f.holding.Store(true)
+		return nil
+	}
+	if collided {
+		until := f.clock.Now().Add(collisionHoldOff(f.d))
+		f.holdOff.Store(&until)
+	}
+	now := metav1.NewTime(f.clock.Now())
+	// As the elector releases on a stop: no holder, a one-second Lease.
+	released := resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
+		LeaderTransitions: rec.LeaderTransitions}
+	if rerr := f.Interface.Update(ctx, released); rerr != nil {
+		return fmt.Errorf("checked after writing the Lease: %w (releasing it: %w; it expires instead)", err, rerr)
+	}
+	return fmt.Errorf("checked after writing the Lease, released it: %w", err)
+}
+
+// fence refuses (an error) while a bucket Lease is live, or when the Leases cannot be
+// read; live is true for the former.
+func (f *fencedLock) fence(ctx context.Context) (live bool, err error) {
+	names, err := liveBucketLeases(ctx, f.leases, f.ns, f.name, f.obs, f.clock.Now(), f.d)
+	if err != nil {
+		return false, err
+	}
+	if len(names) > 0 {
+		return true, fmt.Errorf("sharded replicas of %s still hold bucket Leases (%s): not leading until they expire or are released",
+			f.name, strings.Join(names, ", "))
+	}
+	return false, nil
 }
 
 // liveBucketLeases lists the names of the bucket Leases of the operator name, of any B,

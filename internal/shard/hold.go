@@ -55,26 +55,6 @@ func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
 	}
 }
 
-// takeBucket takes bucket b's Lease (cur as read; nil when it does not exist yet).
-func (m *Manager) takeBucket(ctx context.Context, r *runState, b int, cur *coordinationv1.Lease) {
-	name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
-	sent := m.clock.Now()
-	l, ok, err := m.w.take(ctx, name, cur)
-	if err != nil {
-		m.opts.Log.Error("take a bucket", "lease", name, "err", err)
-		return
-	}
-	if !ok {
-		return // another replica won the compare-and-swap
-	}
-	r.buckets[b] = &bucketLease{lease: l}
-	m.setHeld(b, sent)
-	m.opts.Log.Info("bucket taken", "bucket", b, "lease", name, "held", len(r.buckets))
-	if m.opts.OnTake != nil {
-		m.opts.OnTake(b)
-	}
-}
-
 // handBack starts draining bucket b; finishHandBack releases it once drained.
 func (m *Manager) handBack(r *runState, b int, why string) {
 	e := r.buckets[b]

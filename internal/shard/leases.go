@@ -20,8 +20,9 @@ type leaseWriter struct {
 }
 
 // take makes this replica the holder of the Lease named name: creating it when cur is nil,
-// else updating cur (free or expired, as read). ok is false when another replica won.
-func (w leaseWriter) take(ctx context.Context, name string, cur *coordinationv1.Lease) (*coordinationv1.Lease, bool, error) {
+// else updating cur (free or expired, as read). owners, unless nil, replace the Lease's
+// ownerReferences (the member Lease's pod). ok is false when another replica won.
+func (w leaseWriter) take(ctx context.Context, name string, cur *coordinationv1.Lease, owners []metav1.OwnerReference) (*coordinationv1.Lease, bool, error) {
 	now := metav1.NewMicroTime(w.m.clock.Now())
 	spec := coordinationv1.LeaseSpec{
 		HolderIdentity:       ptr.To(w.m.opts.Identity),
@@ -33,8 +34,9 @@ func (w leaseWriter) take(ctx context.Context, name string, cur *coordinationv1.
 	if cur == nil {
 		spec.LeaseTransitions = ptr.To(int32(0))
 		l := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.m.opts.Namespace, Annotations: w.annotations(nil)},
-			Spec:       spec,
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.m.opts.Namespace, Annotations: w.annotations(nil),
+				OwnerReferences: owners},
+			Spec: spec,
 		}
 		created, err := leases.Create(ctx, l, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -52,6 +54,9 @@ func (w leaseWriter) take(ctx context.Context, name string, cur *coordinationv1.
 	}
 	l.Spec = spec
 	l.Annotations = w.annotations(l.Annotations)
+	if owners != nil {
+		l.OwnerReferences = owners
+	}
 	updated, err := leases.Update(ctx, l, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil, false, nil

@@ -37,6 +37,12 @@ type Options struct {
 	LeaderLease string
 	// Member names this replica's member Lease: the pod name. Default the hostname.
 	Member string
+	// MemberUID is the uid of the pod Member names ($POD_UID from the downward API): the
+	// member Lease then names that pod as its owner, and the garbage collector deletes it
+	// once the pod is gone. The pod must be in Namespace (an owner is looked up in its
+	// dependent's namespace: one elsewhere would look gone, and the live Lease be
+	// deleted). Default none: the Lease stays after the pod (logged once).
+	MemberUID types.UID
 	// Identity is the holder identity written into the Leases. Default <Member>_<random>,
 	// so that a restarted pod of the same name never mistakes its predecessor's Leases for
 	// its own.
@@ -136,6 +142,9 @@ type Manager struct {
 	fenced atomic.Bool
 	// offset spreads the first bucket each replica tries.
 	offset int
+	// holdOff is when this replica may take buckets again after its take collided with a
+	// ring of more buckets (modefence.go). Only Run's goroutine uses it.
+	holdOff time.Time
 }
 
 // New checks opts and returns a Manager; nothing runs before Run.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // runState is what Run's goroutine keeps between rounds.
@@ -47,6 +48,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	// API calls outlive ctx: stopping still renews while the buckets drain, then releases.
 	apiCtx, stopAPI := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAPI()
+	if m.opts.MemberUID == "" {
+		m.opts.Log.Info("the member Lease names no pod as its owner ($POD_UID unset, or ork's namespace is not its pod's): it stays after the pod is gone",
+			"lease", MemberLeaseName(m.opts.Name, m.opts.Member))
+	}
 	inf := m.informer()
 	go inf.RunWithContext(apiCtx)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -133,16 +138,16 @@ func (m *Manager) round(ctx context.Context, r *runState, store cache.Store, sto
 		return nil
 	}
 	v := m.view(store, r)
-	if v.fenced != m.fenced.Swap(v.fenced) {
-		m.opts.Log.Info("mode fencing changed: no bucket is taken while a live Lease of the single-leader mode or of another B exists", "fenced", v.fenced)
+	// After a collision with a ring of more buckets, this one holds off (modefence.go).
+	fenced := v.fenced || m.clock.Now().Before(m.holdOff)
+	if fenced != m.fenced.Swap(fenced) {
+		m.opts.Log.Info("mode fencing changed: no bucket is taken while a live Lease of the single-leader mode or of another B exists", "fenced", fenced)
 	}
-	take, back := plan(v.mine, v.takeable, FairShare(m.opts.Buckets, v.live), v.fenced, m.offset)
+	take, back := plan(v.mine, v.takeable, FairShare(m.opts.Buckets, v.live), fenced, m.offset)
 	for _, b := range back {
 		m.handBack(r, b, fmt.Sprintf("above the fair share %d of %d live members", FairShare(m.opts.Buckets, v.live), v.live))
 	}
-	for _, b := range take {
-		m.takeBucket(ctx, r, b, v.leases[b])
-	}
+	m.takeBuckets(ctx, r, take, v.leases)
 	return nil
 }
 
@@ -156,7 +161,7 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 			m.opts.Log.Info("member Lease held by another process, waiting for it to expire", "lease", name, "holder", holder(cur))
 			return nil
 		}
-		l, ok, err := m.w.take(ctx, name, cur)
+		l, ok, err := m.w.take(ctx, name, cur, m.memberOwners())
 		if err != nil || !ok {
 			if err != nil {
 				m.opts.Log.Error("take the member Lease", "lease", name, "err", err)
@@ -185,6 +190,19 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 	r.member = l
 	m.member.Store(&sent)
 	return nil
+}
+
+// memberOwners are the member Lease's ownerReferences: its pod, so that the garbage
+// collector deletes the Lease once the pod is gone. blockOwnerDeletion stays false: setting
+// it would need the right to update the pod's finalizers. Without MemberUID, none: empty,
+// not nil, so that a Lease taken over from a predecessor drops the predecessor's pod
+// (whose deletion would otherwise delete this replica's live Lease).
+func (m *Manager) memberOwners() []metav1.OwnerReference {
+	if m.opts.MemberUID == "" {
+		return []metav1.OwnerReference{}
+	}
+	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: m.opts.Member, UID: m.opts.MemberUID,
+		BlockOwnerDeletion: ptr.To(false)}}
 }
 
 func stored(store cache.Store, ns, name string) *coordinationv1.Lease {

@@ -31,7 +31,7 @@ func (m *Manager) view(store cache.Store, r *runState) view {
 			v.fenced = v.fenced || live
 		case isBucket:
 			// B is in the name and in the annotation: either one differing is another ring.
-			if b != m.opts.Buckets || !sameBuckets(l, m.opts.Buckets) {
+			if _, other := m.otherMode(l); other {
 				v.fenced = v.fenced || live
 			}
 			if b == m.opts.Buckets {

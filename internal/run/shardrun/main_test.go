@@ -57,6 +57,8 @@ type fixture struct {
 	dyn     dynamic.ResourceInterface
 	// ep answers every call at once with status.seen = spec.v.
 	ep *reconcilertest.Endpoint
+	// env is added to each replica's environment (after POD_NAME).
+	env []string
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureTimeout(t, "5s") }
@@ -122,7 +124,7 @@ func (f *fixture) start(pod string, args ...string) *orkProcess {
 		"--leader-elect-lease-duration=" + leaseDuration.String(),
 		"--leader-elect-renew-deadline=" + renewDeadline.String(),
 		"--leader-elect-retry-period=" + retryPeriod.String()}, args...)...)
-	cmd.Env = append(os.Environ(), "POD_NAME="+pod)
+	cmd.Env = append(append(os.Environ(), "POD_NAME="+pod), f.env...)
 	p := &orkProcess{pod: pod, logs: &testkit.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	p.Process = testkit.Start(f.t, cmd)

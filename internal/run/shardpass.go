@@ -1,0 +1,69 @@
+package run
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// A sharded replica owes each CR of a bucket it takes one pass. The CR cache lists again
+// with every change of the held buckets, but what that relist shows is not the account: a
+// bucket handed back and taken back before the cache listed without it keeps its CRs in
+// the cache, and the relist shows them unchanged (a sync, no add). So the account is kept
+// here: each take of a bucket counts, each CR the cache shows (by an add, an update or a
+// relist's sync) notes the count of its bucket's takes, and a CR whose note is behind is
+// owed its pass. A CR's note goes when it leaves the cache.
+
+// takePass notes that the CR of uid is in this replica's CR cache and reports whether it
+// is owed its bucket's take pass: true the first time it is seen after each take of its
+// bucket, false after that, and false while its bucket is not this replica's.
+func (s *shards) takePass(uid types.UID) bool {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.work[b].ctx == nil {
+		return false
+	}
+	if s.passed[uid] == s.takes[b] {
+		return false
+	}
+	s.passed[uid] = s.takes[b]
+	return true
+}
+
+// forgetPass drops the note of a CR that left the CR cache (deleted, or its bucket
+// released): a later take owes it a pass anew.
+func (s *shards) forgetPass(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.passed, uid)
+}
+
+// onAdd queues a CR the cache added: the initial list's, and a taken bucket's backlog, in
+// the slow lane; a create seen later in the fast lane.
+func (c *controller) onAdd(obj any, initial bool) {
+	c.notePass(obj)
+	c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false))
+}
+
+// onSync is a relist's sight of a CR the cache already held, unchanged: in a sharded cache
+// it is no news, unless the CR is owed its bucket's take pass (slow lane, as the take's
+// backlog that arrives as adds).
+func (c *controller) onSync(obj any) {
+	if c.notePass(obj) {
+		c.enqueue(obj, TriggerCreate, false)
+	}
+}
+
+// notePass is shards.takePass for obj (false unsharded).
+func (c *controller) notePass(obj any) bool {
+	if c.e.shards == nil {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	return c.e.shards.takePass(m.GetUID())
+}

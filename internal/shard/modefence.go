@@ -1,0 +1,111 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Mode fencing is write, then check: each side first writes its own Lease (the single
+// leader its Lease, a sharded replica the bucket Leases it takes), then reads the Leases
+// from the apiserver and works only if no live Lease of another mode is there; otherwise
+// it releases what it just wrote and does no work. Reads of the apiserver are
+// linearizable, so of two racers that both found the other side's Leases expired, the one
+// that wrote second sees the first's Lease: they cannot both start. Both may see each
+// other and both yield; then the lower mode (the single leader below any ring, a ring of
+// fewer buckets below one of more) holds off for collisionHoldOff while the higher retries
+// at its next round, so two racers cannot collide round after round.
+
+// collisionHoldOff is how long the lower mode of a collision tries no acquisition: longer
+// than the higher one's next round (at most 1.2 RetryPeriod, RetryPeriod < LeaseDuration,
+// plus that round's requests).
+func collisionHoldOff(leaseDuration time.Duration) time.Duration { return 2 * leaseDuration }
+
+// leaderRank is the single-leader mode's rank: below every ring (whose rank is its B).
+const leaderRank = 1
+
+// otherMode reports whether l is a Lease of another mode of the operator, and that mode's
+// rank: the single-leader Lease, or a bucket Lease of another B (by its name or by the B it
+// records).
+func (m *Manager) otherMode(l *coordinationv1.Lease) (rank int, ok bool) {
+	if l.Name == m.opts.LeaderLease {
+		return leaderRank, true
+	}
+	_, b, isBucket := ParseBucketLeaseName(m.opts.Name, l.Name)
+	if isBucket && (b != m.opts.Buckets || !sameBuckets(l, m.opts.Buckets)) {
+		return b, true
+	}
+	return 0, false
+}
+
+// liveOtherMode reads the Leases from the apiserver (not the informer's cache, which may
+// lag a write another process just made) and names the live ones of another mode; above
+// is whether one of them ranks above this ring.
+func (m *Manager) liveOtherMode(ctx context.Context) (names []string, above bool, err error) {
+	list, err := m.opts.Client.Leases(m.opts.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, false, fmt.Errorf("list Leases in %s: %w", m.opts.Namespace, err)
+	}
+	now := m.clock.Now()
+	for i := range list.Items {
+		l := &list.Items[i]
+		if rank, other := m.otherMode(l); other && m.obs.live(l, now, m.opts.LeaseDuration) {
+			names = append(names, l.Name)
+			above = above || rank > m.opts.Buckets
+		}
+	}
+	return names, above, nil
+}
+
+// takeBuckets takes the Leases of the buckets take (each as read in leases; nil when it
+// does not exist yet), then checks for a live Lease of another mode before any of them
+// counts as held: no call and no write of this replica's happens for them before that
+// check passed. When it fails (or cannot be made), the Leases just taken are released.
+func (m *Manager) takeBuckets(ctx context.Context, r *runState, take []int, leases map[int]*coordinationv1.Lease) {
+	var got []*bucketLease
+	var sent []time.Time
+	var bs []int
+	for _, b := range take {
+		name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
+		at := m.clock.Now()
+		l, ok, err := m.w.take(ctx, name, leases[b], nil)
+		if err != nil {
+			m.opts.Log.Error("take a bucket", "lease", name, "err", err)
+			continue
+		}
+		if !ok {
+			continue // another replica won the compare-and-swap
+		}
+		got, sent, bs = append(got, &bucketLease{lease: l}), append(sent, at), append(bs, b)
+	}
+	if len(got) == 0 {
+		return
+	}
+	other, above, err := m.liveOtherMode(ctx)
+	if err != nil || len(other) > 0 {
+		for _, e := range got {
+			if rerr := m.w.release(ctx, e.lease); rerr != nil {
+				m.opts.Log.Error("release a bucket just taken (it expires instead)", "lease", e.lease.Name, "err", rerr)
+			}
+		}
+		m.fenced.Store(true)
+		if above {
+			m.holdOff = m.clock.Now().Add(collisionHoldOff(m.opts.LeaseDuration))
+		}
+		m.opts.Log.Info("mode fencing: a live Lease of another mode appeared while taking buckets; released them, no work done",
+			"buckets", bs, "other", other, "holdOff", above, "err", err)
+		return
+	}
+	for k, e := range got {
+		b := bs[k]
+		r.buckets[b] = e
+		m.setHeld(b, sent[k])
+		m.opts.Log.Info("bucket taken", "bucket", b, "lease", e.lease.Name, "held", len(r.buckets))
+		if m.opts.OnTake != nil {
+			m.opts.OnTake(b)
+		}
+	}
+}
