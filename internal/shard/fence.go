@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -51,7 +52,10 @@ type fencedLock struct {
 
 func (f *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	rec, raw, err := f.Interface.Get(ctx)
-	if err != nil || rec == nil || rec.HolderIdentity != f.Identity() {
+	// Only an answer that shows another holder, or no Lease, ends the holding: a failed
+	// read says nothing, and clearing on it would make the leader's next renewal an
+	// acquisition, checked as one.
+	if apierrors.IsNotFound(err) || (err == nil && (rec == nil || rec.HolderIdentity != f.Identity())) {
 		f.holding.Store(false)
 	}
 	return rec, raw, err
@@ -91,10 +95,13 @@ func (f *fencedLock) acquire(ctx context.Context, rec resourcelock.LeaderElectio
 		f.holding.Store(true)
 		return nil
 	}
-	if collided {
-		until := f.clock.Now().Add(collisionHoldOff(f.d))
-		f.holdOff.Store(&until)
+	if !collided {
+		// The check could not read the Leases: refuse to lead, but keep the Lease written,
+		// so that no other candidate takes it before it expires; the next try checks again.
+		return fmt.Errorf("checked after writing the Lease: %w (not leading; the Lease expires unless the next check passes)", err)
 	}
+	until := f.clock.Now().Add(collisionHoldOff(f.d))
+	f.holdOff.Store(&until)
 	now := metav1.NewTime(f.clock.Now())
 	// As the elector releases on a stop: no holder, a one-second Lease.
 	released := resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,5 +280,93 @@ func TestModeFenceCollisionYieldsThenTheRingTakes(t *testing.T) {
 	c.round() // renews the buckets: they are live to the leader
 	if err := c.acquire(); err == nil || c.lWrote.Load() != wrote {
 		t.Fatalf("leader after its hold-off: err %v, %d writes: want refused, no write, next to the live ring", err, c.lWrote.Load()-wrote)
+	}
+}
+
+// flakyLeases fails Gets while failGet is set, and each List after the first okLists.
+type flakyLeases struct {
+	coordinationv1client.LeasesGetter
+	failGet atomic.Bool
+	lists   atomic.Int32
+	okLists atomic.Int32 // negative: every List passes
+}
+
+func (f *flakyLeases) Leases(ns string) coordinationv1client.LeaseInterface {
+	return flakyLeaseInterface{LeaseInterface: f.LeasesGetter.Leases(ns), f: f}
+}
+
+type flakyLeaseInterface struct {
+	coordinationv1client.LeaseInterface
+	f *flakyLeases
+}
+
+func (l flakyLeaseInterface) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
+	if l.f.failGet.Load() {
+		return nil, errors.New("the apiserver is slow")
+	}
+	return l.LeaseInterface.Get(ctx, name, o)
+}
+
+func (l flakyLeaseInterface) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if ok := l.f.okLists.Load(); ok >= 0 && l.f.lists.Add(1) > ok {
+		return nil, errors.New("the apiserver is slow")
+	}
+	return l.LeaseInterface.List(ctx, o)
+}
+
+// A failed read never releases the leader Lease: a leader whose Get failed renews without
+// a check (it stays the holder), and a candidate whose check after its write could not list
+// the Leases refuses to lead but leaves its Lease to expire, so that no other candidate
+// takes it at once. Releasing it there let a standby lead beside the old leader.
+func TestAFailedCheckNeverReleasesTheLeaderLease(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+	leases := &flakyLeases{LeasesGetter: fake.NewClientset().CoordinationV1()}
+	leases.okLists.Store(-1)
+	lock := FenceLeaderLock(&resourcelock.LeaseLock{
+		LeaseMeta: metav1.ObjectMeta{Name: "ork", Namespace: "ns"}, Client: leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: "single"},
+	}, leases, "ns", "ork", clk, 15*time.Second)
+	now := metav1.NewTime(clk.Now())
+	rec := resourcelock.LeaderElectionRecord{HolderIdentity: "single", LeaseDurationSeconds: 15, AcquireTime: now, RenewTime: now}
+	holder := func() string {
+		l, err := leases.LeasesGetter.Leases("ns").Get(context.Background(), "ork", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return holder(l)
+	}
+	if err := lock.Create(context.Background(), rec); err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+
+	// The leader's renewal fails, then so does the elector's Get; the next renewal's
+	// second List would fail too.
+	leases.failGet.Store(true)
+	if _, _, err := lock.Get(context.Background()); err == nil {
+		t.Fatal("the Get did not fail")
+	}
+	leases.failGet.Store(false)
+	leases.lists.Store(0)
+	leases.okLists.Store(1)
+	if err := lock.Update(context.Background(), rec); err != nil {
+		t.Errorf("the renewal after a failed Get: %v", err)
+	}
+	if h := holder(); h != "single" {
+		t.Errorf("after a renewal with a failed read the Lease's holder is %q, want single", h)
+	}
+
+	// A candidate (another process of the same identity's lock, holding nothing) whose
+	// check after the write fails refuses, and the Lease stays written.
+	fresh := FenceLeaderLock(&resourcelock.LeaseLock{
+		LeaseMeta: metav1.ObjectMeta{Name: "ork", Namespace: "ns"}, Client: leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: "single"},
+	}, leases, "ns", "ork", clk, 15*time.Second)
+	leases.lists.Store(0)
+	leases.okLists.Store(1)
+	if err := fresh.Update(context.Background(), rec); err == nil {
+		t.Error("an acquisition whose check after the write failed was taken")
+	}
+	if h := holder(); h != "single" {
+		t.Errorf("after a failed check the Lease's holder is %q, want it left to expire as single's", h)
 	}
 }
