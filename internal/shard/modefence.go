@@ -86,8 +86,12 @@ func (m *Manager) takeBuckets(ctx context.Context, r *runState, take []int, leas
 	}
 	other, above, err := m.liveOtherMode(ctx)
 	if err != nil || len(other) > 0 {
+		// A fresh deadline: a slow check may have used up the round's, and a release that
+		// fails leaves the buckets to nobody until they expire.
+		rctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+		defer cancel()
 		for _, e := range got {
-			if rerr := m.w.release(ctx, e.lease); rerr != nil {
+			if rerr := m.w.release(rctx, e.lease); rerr != nil {
 				m.opts.Log.Error("release a bucket just taken (it expires instead)", "lease", e.lease.Name, "err", rerr)
 			}
 		}
