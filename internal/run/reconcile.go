@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/resources"
@@ -154,6 +156,24 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.queue.Forget(key)
 		c.endPass(key, true)
 		return
+	}
+	if in.gone && c.e.shards != nil {
+		exists, err := c.stillExists(ctx, in.cr)
+		if err != nil {
+			c.log.Warn("could not confirm the delete of a sharded custom resource; retrying", "key", key, "err", err)
+			c.retryLater(key, trigger)
+			return
+		}
+		if exists {
+			// Not deleted: a relist whose holding left its bucket out dropped it from the
+			// cache while the bucket was taken back. Its take pass comes with the next list.
+			more := c.ledger.dropTombstone(key, tomb)
+			c.endPass(key, false)
+			if more {
+				c.queue.Add(key)
+			}
+			return
+		}
 	}
 	// A deadline of its own, below /healthz's bound for a stuck pass: the apiserver requests
 	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
@@ -438,6 +458,22 @@ func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unst
 		in.trigger = TriggerCreate // a delete the informer saw, then the object again
 	}
 	return in, true
+}
+
+// stillExists asks the apiserver whether cr (that very object: its uid) exists. A sharded
+// replica's cache drops objects when its buckets change, so a tombstone there is not proof
+// of a delete: a delete is delivered only for an object the apiserver no longer has.
+func (c *controller) stillExists(ctx context.Context, cr *unstructured.Unstructured) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got, err := c.e.meta.Resource(c.gvr).Namespace(cr.GetNamespace()).Get(ctx, cr.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get %s: %w", cr.GetName(), err)
+	}
+	return got.GetUID() == cr.GetUID(), nil
 }
 
 // replaced reports whether the cache no longer holds in's object under its key: deleted,
