@@ -362,14 +362,17 @@ func hasCandidate(set *katalog.Set) bool {
 }
 
 // shardLeases are the Lease rights of a sharded replica (ork run --shard-buckets): each
-// bucket Lease by name; the member Leases, named after pods, not by name (get/update cannot
-// be narrowed further than the namespace, and create never can); list and watch for the
+// bucket Lease by name; the member Leases, named after pods, not by name (get/update/delete
+// cannot be narrowed further than the namespace, and create never can); list and watch for the
 // Manager's view of the ring and the single leader's Lease. The Events of its takes and
 // hand-backs go on the bucket Leases, in ork's namespace.
 func (c *collector) shardLeases(opts Options) {
 	for i := range opts.ShardBuckets {
 		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", shard.BucketLeaseName(opts.ShardName, i, opts.ShardBuckets), "get", "update")
 	}
-	c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "get", "update", "create", "list", "watch")
+	// delete: a member Lease names its pod as owner, and where the apiserver enforces
+	// owner-reference permissions (OwnerReferencesPermissionEnforcement, on by default in
+	// OpenShift) setting or changing ownerReferences takes the right to delete the object.
+	c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", "", "get", "update", "create", "delete", "list", "watch")
 	c.addIn(opts.Namespace, "", "events", "", "", eventVerbs...)
 }
