@@ -16,10 +16,10 @@ import (
 	"github.com/orkspace/ork/internal/shard"
 )
 
-// A bucket handed back and taken back before the CR cache listed without it keeps its CRs
-// in the cache: the relist shows them as syncs, not adds. Each still gets one pass per
-// take, in the slow lane, and a second relist of the same take passes nothing.
-func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
+// newShardedController is a controller of a replica of a ring of two buckets, none taken
+// yet, and a custom resource ns/w of bucket 1.
+func newShardedController(t *testing.T) (*controller, *shards, *laneQueue, *unstructured.Unstructured) {
+	t.Helper()
 	const buckets = 2
 	metrics := NewMetrics()
 	s := newShards("ns", "ork", buckets, metrics, slog.New(slog.DiscardHandler))
@@ -30,10 +30,9 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 	}
 	s.m = m
 	q := newLaneQueue("app", time.Millisecond, time.Second, metrics)
-	defer q.ShutDown()
+	t.Cleanup(q.ShutDown)
 	c := &controller{e: &Engine{shards: s, opts: Options{Metrics: metrics}}, crd: &katalog.CRD{Name: "app"},
 		ledger: newLedger(), lanes: q, queue: q, log: slog.New(slog.DiscardHandler)}
-
 	var uid types.UID
 	for uid = uuid.NewUUID(); shard.BucketOf(uid, buckets) != 1; uid = uuid.NewUUID() {
 	}
@@ -45,6 +44,14 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 	cr.SetUID(uid)
 	cr.SetResourceVersion("7")
 	cr.SetCreationTimestamp(metav1.NewTime(time.Now().Add(-time.Hour)))
+	return c, s, q, cr
+}
+
+// A bucket handed back and taken back before the CR cache listed without it keeps its CRs
+// in the cache: the relist shows them as syncs, not adds. Each still gets one pass per
+// take, in the slow lane, and a second relist of the same take passes nothing.
+func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
+	c, s, q, cr := newShardedController(t)
 
 	// passes takes what is queued, each in its lane, as a worker would, and counts them.
 	passes := func() (fast, slow int) {

@@ -1,21 +1,14 @@
 package run
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // A sharded replica's cache drops a bucket's objects when a relist's holding leaves the
@@ -23,38 +16,16 @@ import (
 // The object lives: no delete reaches the reconciler. A tombstone of an object the
 // apiserver no longer has is a delete, delivered.
 func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
-	const buckets = 2
-	metrics := NewMetrics()
-	s := newShards("ns", "ork", buckets, metrics, slog.New(slog.DiscardHandler))
-	m, err := shard.New(shard.Options{Client: fake.NewClientset().CoordinationV1(), Namespace: "ns", Name: "ork",
-		Member: "p", Buckets: buckets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.m = m
-	var uid types.UID
-	for uid = uuid.NewUUID(); shard.BucketOf(uid, buckets) != 1; uid = uuid.NewUUID() {
-	}
+	c, s, q, cr := newShardedController(t)
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	live := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
-		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", UID: uid, ResourceVersion: "7"}}
+		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", UID: cr.GetUID(), ResourceVersion: "7"}}
 	scheme := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(scheme)
 	meta := metadatafake.NewSimpleMetadataClient(scheme, live)
-	q := newLaneQueue("app", time.Millisecond, time.Second, metrics)
-	defer q.ShutDown()
 	calls := 0
-	rec := countingReconciler{calls: &calls}
-	c := &controller{e: &Engine{shards: s, meta: meta, opts: Options{Metrics: metrics}}, crd: &katalog.CRD{Name: "app"},
-		gvr: gvr, ledger: newLedger(), lanes: q, queue: q, rec: rec, log: slog.New(slog.DiscardHandler),
-		informer: allNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))}
-	cr := &unstructured.Unstructured{}
-	cr.SetAPIVersion("example.com/v1")
-	cr.SetKind("Widget")
-	cr.SetNamespace("ns")
-	cr.SetName("w")
-	cr.SetUID(uid)
-	cr.SetResourceVersion("7")
+	c.e.meta, c.gvr, c.rec = meta, gvr, countingReconciler{calls: &calls}
+	c.informer = allNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))
 	s.take(t.Context(), 1)
 
 	handleQueued := func() {
