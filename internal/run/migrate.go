@@ -37,8 +37,31 @@ func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controll
 	for _, c := range controllers {
 		owners[c.gvk.GroupKind()] = c.crd.IsNamespaced()
 	}
-	seen := map[string]bool{}
 	labelled := 0
+	for _, col := range childCollections(controllers) {
+		n, err := e.labelOlderChildrenOf(ctx, col.gvr, col.ns, owners)
+		labelled += n
+		if err != nil {
+			e.log.Warn("labelling children of an older ork: the applies will label the rest",
+				"resource", col.gvr.GroupResource().String(), "error", err.Error())
+		}
+	}
+	if labelled > 0 {
+		e.log.Info("labelled the children an older ork wrote", "label", OperatorLabel+"="+e.opts.Name, "children", labelled)
+	}
+}
+
+// childCollection is one child type in one watched namespace (all: NamespaceAll).
+type childCollection struct {
+	gvr schema.GroupVersionResource
+	ns  string
+}
+
+// childCollections are the child types of every controller in each namespace their
+// informers watch, each once: what the start-up and take-time labelling list.
+func childCollections(controllers []*controller) []childCollection {
+	seen := map[childCollection]bool{}
+	var out []childCollection
 	for _, c := range controllers {
 		for _, ch := range c.children {
 			namespaces := ch.informer.namespaces
@@ -46,22 +69,14 @@ func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controll
 				namespaces = []string{metav1.NamespaceAll}
 			}
 			for _, ns := range namespaces {
-				if seen[ch.gvr.String()+"/"+ns] {
-					continue
-				}
-				seen[ch.gvr.String()+"/"+ns] = true
-				n, err := e.labelOlderChildrenOf(ctx, ch.gvr, ns, owners)
-				labelled += n
-				if err != nil {
-					e.log.Warn("labelling children of an older ork: the applies will label the rest",
-						"resource", ch.gvr.GroupResource().String(), "error", err.Error())
+				if col := (childCollection{ch.gvr, ns}); !seen[col] {
+					seen[col] = true
+					out = append(out, col)
 				}
 			}
 		}
 	}
-	if labelled > 0 {
-		e.log.Info("labelled the children an older ork wrote", "label", OperatorLabel+"="+e.opts.Name, "children", labelled)
-	}
+	return out
 }
 
 func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersionResource, ns string, owners map[schema.GroupKind]bool) (int, error) {

@@ -40,26 +40,13 @@ func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, 
 	for _, b := range buckets {
 		want[b] = true
 	}
-	seen := map[string]bool{}
 	labelled := 0
-	for _, c := range controllers {
-		for _, ch := range c.children {
-			namespaces := ch.informer.namespaces
-			if len(namespaces) == 0 {
-				namespaces = []string{metav1.NamespaceAll}
-			}
-			for _, ns := range namespaces {
-				if seen[ch.gvr.String()+"/"+ns] {
-					continue
-				}
-				seen[ch.gvr.String()+"/"+ns] = true
-				n, err := e.labelUnslottedOf(ctx, ch.gvr, ns, owners, want)
-				labelled += n
-				if err != nil && ctx.Err() == nil {
-					e.log.Warn("labelling children written before sharding: their owners' applies will label the rest",
-						"resource", ch.gvr.GroupResource().String(), "buckets", buckets, "error", err.Error())
-				}
-			}
+	for _, col := range childCollections(controllers) {
+		n, err := e.labelUnslottedOf(ctx, col.gvr, col.ns, owners, want)
+		labelled += n
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("labelling children written before sharding: their owners' applies will label the rest",
+				"resource", col.gvr.GroupResource().String(), "buckets", buckets, "error", err.Error())
 		}
 	}
 	if labelled > 0 {
