@@ -180,8 +180,19 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// than refuses would hold the worker until the probe restarts ork.
 	passCtx := ctx
 	if c.e.shards != nil {
-		bucketCtx, done, ok := c.e.shards.begin(in.cr.GetUID())
-		if !ok {
+		bucketCtx, done, st := c.e.shards.begin(in.cr.GetUID())
+		if st == bucketNotReady {
+			// Taken here, its children not in the child caches yet: a pass now would send
+			// none. The key waits, its trigger kept, and is queued when the bucket is ready.
+			c.endPass(key, false)
+			c.ledger.note(key, trigger)
+			c.lanes.keepLane(key)
+			if !c.e.shards.waitReady(in.cr.GetUID(), c, key) {
+				c.queue.Add(key) // ready meanwhile, or gone: begin decides again
+			}
+			return
+		}
+		if st != bucketReady {
 			if c.e.shards.owns(in.cr.GetUID()) {
 				// Still this replica's bucket, its renewal late: the key waits for it.
 				c.retryLater(key, trigger)

@@ -179,6 +179,9 @@ type filteredWatch struct {
 	out   chan watch.Event
 	stop  chan struct{}
 	once  sync.Once
+	// initialDone, for a child cache's streamed list, is called when its initial events
+	// have ended (the reflector hands them to the store at that bookmark).
+	initialDone func()
 }
 
 func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -209,8 +212,13 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			if !ok {
 				return
 			}
+			initialEnd := false
 			switch {
 			case c == nil: // a child cache: the server's label selector is the whole filter
+				if m, err := meta.Accessor(ev.Object); ev.Type == watch.Bookmark && err == nil &&
+					m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					initialEnd = w.initialDone != nil
+				}
 			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
 				if !c.pass(h, ev.Object) {
 					continue
@@ -222,6 +230,10 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			}
 			if !send(ev) {
 				return
+			}
+			if initialEnd {
+				// After the send: the reflector has it and stores the streamed list.
+				w.initialDone()
 			}
 		}
 	}

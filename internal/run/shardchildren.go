@@ -48,10 +48,12 @@ func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, err
 
 func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
-	if o.SendInitialEvents == nil || !*o.SendInitialEvents {
+	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
+	listed := false
+	if !streamed {
 		// The holding of the list this watch continues (crCache.listedWith).
 		if l := c.s.listedWith(c.key).Load(); l != nil {
-			h = *l
+			h, listed = *l, true
 		}
 	}
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
@@ -59,8 +61,16 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	if err != nil {
 		return nil, err
 	}
+	if listed {
+		// The reflector watches only after it handed the list to the informer's store: the
+		// held buckets' children are in it (shardready.go).
+		c.s.childTookList(c.key, h)
+	}
 	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
-	go fw.run(nil, h, false)
+	if streamed {
+		fw.initialDone = func() { c.s.childTookList(c.key, h) }
+	}
+	go fw.run(nil, h, streamed)
 	return fw, nil
 }
 
@@ -95,7 +105,7 @@ type shardedDynamicResource struct {
 }
 
 func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList], ns string) slotSelected[*unstructured.UnstructuredList] {
-	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: "dynamic/" + r.gvr.String() + "/" + ns}
+	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: childListKey(true, r.gvr, ns)}
 }
 
 func (r shardedDynamicResource) Namespace(ns string) dynamic.ResourceInterface {
@@ -141,7 +151,7 @@ type shardedMetadataGetter struct {
 }
 
 func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList], ns string) slotSelected[*metav1.PartialObjectMetadataList] {
-	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: "metadata/" + g.gvr.String() + "/" + ns}
+	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: childListKey(false, g.gvr, ns)}
 }
 
 func (g shardedMetadataGetter) Namespace(ns string) metadata.ResourceInterface {

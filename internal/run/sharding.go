@@ -58,11 +58,20 @@ type shards struct {
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
+	// childKeys name every child informer (childListKey), set with the controllers, and
+	// childSynced is the holding of the list each one's store was last handed: a bucket
+	// is ready when all of them include it (shardready.go).
+	childKeys   []string
+	childSynced map[string]holding
 	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
 	// set with the controllers. slotted are the children it is labelling, by uid, until
-	// the child cache shows them.
+	// the child cache shows them, each with its owner's bucket (dropped when it goes).
 	slotChildren func(buckets []int)
 	slotted      sync.Map
+	// toLabel are the buckets taken whose labelling is owed, with the take it is for; one
+	// labeller works them off, coalescing the takes that arrive meanwhile (labelKick).
+	toLabel   map[int]uint64
+	labelKick chan struct{}
 }
 
 // bucketWork is one bucket's work on this replica.
@@ -75,13 +84,20 @@ type bucketWork struct {
 	// running counts the passes in flight; idle are closed when it drops to zero.
 	running int
 	idle    []chan struct{}
+	// sinceGen is the first holding generation whose child lists count for this take;
+	// labelled is set when the take's labelling ended, ready when the bucket's passes may
+	// run; waiting are the keys put back until then (shardready.go).
+	sinceGen        uint64
+	labelled, ready bool
+	waiting         []waitingKey
 }
 
 func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
 	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
 		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
 		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets),
-		takes: make([]uint64, buckets), passed: map[types.UID]uint64{}}
+		takes: make([]uint64, buckets), passed: map[types.UID]uint64{},
+		toLabel: map[int]uint64{}, labelKick: make(chan struct{}, 1)}
 }
 
 // mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
@@ -93,10 +109,29 @@ func (s *shards) mayWrite(uid types.UID) error {
 	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
 }
 
-// begin starts a pass for the CR of uid. ok is false when its bucket is not held here, or
-// is being handed back: the pass is left to the bucket's next holder, who passes every CR
-// of a bucket it takes. ctx ends when the bucket is lost; done ends the pass.
-func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), ok bool) {
+// begin starts a pass for the CR of uid. It is bucketNotOwned when its bucket is not held
+// here, or is being handed back: the pass is left to the bucket's next holder, who passes
+// every CR of a bucket it takes; bucketNotReady while the bucket's child caches have not
+// caught up with its take (shardready.go). ctx ends when the bucket is lost; done ends the
+// pass.
+func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), st bucketState) {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &s.work[b]
+	if w.ctx == nil || w.draining || !s.m.Holds(b) {
+		return nil, nil, bucketNotOwned
+	}
+	if !w.ready {
+		return nil, nil, bucketNotReady
+	}
+	ctx, done = s.enter(w)
+	return ctx, done, bucketReady
+}
+
+// beginLabel is begin for the take-time labelling, which is part of making the bucket
+// ready: it needs the bucket owned, not ready.
+func (s *shards) beginLabel(uid types.UID) (ctx context.Context, done func(), ok bool) {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,7 +139,8 @@ func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), ok bool
 	if w.ctx == nil || w.draining || !s.m.Holds(b) {
 		return nil, nil, false
 	}
-	return s.enter(w)
+	ctx, done = s.enter(w)
+	return ctx, done, true
 }
 
 // listedWith is the holding the last list of the child informer key used.
@@ -124,7 +160,7 @@ func (s *shards) owns(uid types.UID) bool {
 }
 
 // enter counts a pass of w's bucket, for its drain (s.mu held).
-func (s *shards) enter(w *bucketWork) (ctx context.Context, done func(), ok bool) {
+func (s *shards) enter(w *bucketWork) (ctx context.Context, done func()) {
 	w.running++
 	return w.ctx, func() {
 		s.mu.Lock()
@@ -135,7 +171,7 @@ func (s *shards) enter(w *bucketWork) (ctx context.Context, done func(), ok bool
 			}
 			w.idle = nil
 		}
-	}, true
+	}
 }
 
 // take starts bucket b's work; each of its CRs is then owed one pass (the slow lane, as
@@ -151,7 +187,19 @@ func (s *shards) take(base context.Context, b int) {
 	w.draining = false
 	s.takenAt[b] = time.Now()
 	s.takes[b]++
+	// Not ready until the child caches list with a holding that includes b: the next one
+	// (the Manager reports the held change after the take), or the current one if it has
+	// b already (lost and taken back within one round: the caches never left it).
+	w.sinceGen, w.labelled, w.ready, w.waiting = s.hold.gen+1, false, false, nil
+	if slices.Contains(s.hold.held, b) {
+		w.sinceGen = s.hold.gen
+	}
+	s.toLabel[b] = s.takes[b]
 	s.mu.Unlock()
+	select {
+	case s.labelKick <- struct{}{}:
+	default: // a kick is pending: the labeller takes b with it
+	}
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
 	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
@@ -162,14 +210,9 @@ func (s *shards) take(base context.Context, b int) {
 func (s *shards) holdingChanged(held []int) {
 	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()
-	added := slices.DeleteFunc(slices.Clone(held), func(b int) bool { return slices.Contains(s.hold.held, b) })
 	close(s.hold.changed)
 	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
-	slot := s.slotChildren
 	s.mu.Unlock()
-	if len(added) > 0 && slot != nil {
-		go slot(added)
-	}
 }
 
 // current is the holding the CR caches select on now.
@@ -208,11 +251,14 @@ func (s *shards) upToDate() bool {
 // setControllers hands the built controllers, the Event recorder (nil in a dry run) and
 // the labelling of unslotted children over; the Manager starts taking buckets after it
 // (started).
-func (s *shards) setControllers(cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int)) {
+func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int), childKeys []string) {
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren = cs, rec, slotChildren
+	s.controllers, s.recorder, s.slotChildren, s.childKeys = cs, rec, slotChildren, childKeys
 	s.mu.Unlock()
-	s.startOnce.Do(func() { close(s.started) })
+	s.startOnce.Do(func() {
+		go s.labeller(ctx)
+		close(s.started)
+	})
 }
 
 // event records an Event on bucket b's Lease, where `kubectl describe lease` shows the
@@ -264,7 +310,16 @@ func (s *shards) release(b int, lost bool) {
 		w.cancel()
 	}
 	w.ctx, w.cancel, w.draining = nil, nil, false
+	// Its waiting keys are the next holder's (it passes every CR of a bucket it takes).
+	w.ready, w.labelled, w.waiting = false, false, nil
+	delete(s.toLabel, b)
 	s.mu.Unlock()
+	s.slotted.Range(func(uid, owner any) bool {
+		if owner.(int) == b { // its child will not be shown here: no owner to queue
+			s.slotted.Delete(uid)
+		}
+		return true
+	})
 	s.metrics.ShardHandoffs.Inc()
 	if lost {
 		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)

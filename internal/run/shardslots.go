@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,7 +92,7 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 // false when the bucket is no longer this replica's (its next holder labels the child) or
 // the child changed or went meanwhile.
 func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID) (bool, error) {
-	bucketCtx, done, ok := e.shards.begin(owner)
+	bucketCtx, done, ok := e.shards.beginLabel(owner)
 	if !ok {
 		return false, nil
 	}
@@ -104,7 +106,7 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 		return false, err
 	}
 	// Before the write: the child cache may show the child before the answer comes.
-	e.shards.slotted.Store(obj.GetUID(), struct{}{})
+	e.shards.slotted.Store(obj.GetUID(), shard.BucketOf(owner, e.shards.buckets))
 	_, err = e.meta.Resource(gvr).Namespace(obj.GetNamespace()).Patch(wctx, obj.GetName(), types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
@@ -119,6 +121,36 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 		return false, nil
 	default:
 		return false, fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+}
+
+// labeller labels the unslotted children of the buckets taken (labelUnslotted), one run at
+// a time, and marks each bucket labelled after (shardready.go): the takes that arrive during
+// a run go together into the next, so that a ring moving many buckets lists each child type
+// once per run, not once per change of the held buckets, and no run outlives the process.
+func (s *shards) labeller(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.labelKick:
+		}
+		s.mu.Lock()
+		bs := slices.Sorted(maps.Keys(s.toLabel))
+		takes := make([]uint64, len(bs))
+		for i, b := range bs {
+			takes[i] = s.toLabel[b]
+		}
+		clear(s.toLabel)
+		slot := s.slotChildren
+		s.mu.Unlock()
+		if len(bs) == 0 {
+			continue
+		}
+		if slot != nil {
+			slot(bs)
+		}
+		s.labelled(bs, takes)
 	}
 }
 

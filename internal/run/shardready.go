@@ -1,0 +1,127 @@
+package run
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// A bucket just taken is owned at once (the guard passes) but its CRs' passes must wait:
+// they read their children from the child caches (prepared.children, the apply's view),
+// and each child cache lists the bucket's slots only after its own watch ended and its
+// reflector relisted, each on its own back-off. A pass before would send no children for a
+// CR that has some, and a reconciler that re-creates what it does not see could make a new
+// Secret and overwrite its data (migrate.go names the same hazard at an unsharded start).
+// So a bucket is ready once every child cache has taken in a list made with a holding that
+// includes it, since its take, and the take's labelling of unslotted children has ended
+// (the children it labels show in the caches only after). Until then its keys wait, noted
+// in the ledger, and are queued again the moment it becomes ready.
+
+// bucketState is what begin found for a CR's bucket.
+type bucketState int
+
+const (
+	// bucketNotOwned: another replica's, being handed back, or its renewal late.
+	bucketNotOwned bucketState = iota
+	// bucketNotReady: taken here, its child caches or its labelling not caught up yet.
+	bucketNotReady
+	bucketReady
+)
+
+// waitingKey is a key put back until its bucket is ready.
+type waitingKey struct {
+	c   *controller
+	key string
+}
+
+// childListKey names a child informer's list and watch: the same for the informer's
+// client (shardedDynamic, shardedMetadata) and for the engine counting them.
+func childListKey(full bool, gvr schema.GroupVersionResource, ns string) string {
+	kind := "metadata"
+	if full {
+		kind = "dynamic"
+	}
+	return kind + "/" + gvr.String() + "/" + ns
+}
+
+// childTookList records that the child informer key's store has been handed the list made
+// with h (the reflector watches only after it has), and wakes the buckets this made ready.
+func (s *shards) childTookList(key string, h holding) {
+	s.mu.Lock()
+	if s.childSynced == nil {
+		s.childSynced = map[string]holding{}
+	}
+	s.childSynced[key] = h
+	wake := s.readyNowLocked()
+	s.mu.Unlock()
+	wakeAll(wake)
+}
+
+// labelled records that the take-time labelling of buckets has ended, for the takes counted
+// in takes (a later take labels again), and wakes the buckets this made ready.
+func (s *shards) labelled(buckets []int, takes []uint64) {
+	s.mu.Lock()
+	for i, b := range buckets {
+		if s.takes[b] == takes[i] {
+			s.work[b].labelled = true
+		}
+	}
+	wake := s.readyNowLocked()
+	s.mu.Unlock()
+	wakeAll(wake)
+}
+
+// readyNowLocked marks ready each taken bucket that became so and returns its waiting keys
+// (s.mu held).
+func (s *shards) readyNowLocked() []waitingKey {
+	var wake []waitingKey
+	for b := range s.work {
+		w := &s.work[b]
+		if w.ctx == nil || w.ready || !s.caughtUpLocked(b) {
+			continue
+		}
+		w.ready = true
+		wake = append(wake, w.waiting...)
+		w.waiting = nil
+	}
+	return wake
+}
+
+// caughtUpLocked reports whether bucket b's labelling ended and every child cache took a
+// list of a holding that includes b, made since its take (s.mu held).
+func (s *shards) caughtUpLocked(b int) bool {
+	w := &s.work[b]
+	if !w.labelled {
+		return false
+	}
+	for _, key := range s.childKeys {
+		h, ok := s.childSynced[key]
+		if !ok || h.gen < w.sinceGen || !slices.Contains(h.held, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitReady puts key back until the bucket of uid is ready; false when it is ready by now
+// (the caller passes it at once) or no longer taken (its next holder passes it).
+func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &s.work[b]
+	if w.ctx == nil || w.ready {
+		return false
+	}
+	w.waiting = append(w.waiting, waitingKey{c: c, key: key})
+	return true
+}
+
+func wakeAll(keys []waitingKey) {
+	for _, k := range keys {
+		k.c.queue.Add(k.key)
+	}
+}
