@@ -316,3 +316,33 @@ func (l *ledger) removed(key string, uid types.UID) bool {
 	r := l.keys[key]
 	return r != nil && uid != "" && r.removedUID == uid
 }
+
+// forgetObjects drops what the ledger remembers of the objects for which gone is true (their
+// bucket moves between replicas, and another may write them meanwhile): what applying their
+// last answer did, the finalized and removed marks, ork's last status write. A record left
+// with nothing owed (no pending trigger, delete or pass) goes with them.
+func (l *ledger) forgetObjects(gone func(types.UID) bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key, r := range l.keys {
+		hit := false
+		forget := func(uid *types.UID) {
+			if *uid != "" && gone(*uid) {
+				*uid, hit = "", true
+			}
+		}
+		forget(&r.lastApplyUID)
+		if r.lastApplyUID == "" {
+			r.lastApply = nil
+		}
+		forget(&r.finalizedUID)
+		forget(&r.removedUID)
+		forget(&r.statusUID)
+		if r.statusUID == "" {
+			r.statusRV = ""
+		}
+		if hit && !r.processing && r.pending == "" && len(r.tombstones) == 0 && len(r.deferred) == 0 {
+			delete(l.keys, key)
+		}
+	}
+}

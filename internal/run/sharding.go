@@ -196,6 +196,10 @@ func (s *shards) take(base context.Context, b int) {
 	}
 	s.toLabel[b] = s.takes[b]
 	s.mu.Unlock()
+	// What this replica remembers of b's CRs from an earlier take is stale: another
+	// replica may have applied and written them since (prepared.lastApply is "what
+	// applying this object's last answer did").
+	s.forgetLedgers(b)
 	select {
 	case s.labelKick <- struct{}{}:
 	default: // a kick is pending: the labeller takes b with it
@@ -320,12 +324,24 @@ func (s *shards) release(b int, lost bool) {
 		}
 		return true
 	})
+	s.forgetLedgers(b) // their memory is the next holder's
 	s.metrics.ShardHandoffs.Inc()
 	if lost {
 		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)
 		return
 	}
 	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
+}
+
+// forgetLedgers drops the controllers' ledger memory of bucket b's CRs (ledger.forgetObjects);
+// their pending triggers stay, for a take back (the take pass owes each one anyway).
+func (s *shards) forgetLedgers(b int) {
+	s.mu.Lock()
+	cs := s.controllers
+	s.mu.Unlock()
+	for _, c := range cs {
+		c.ledger.forgetObjects(func(uid types.UID) bool { return shard.BucketOf(uid, s.buckets) == b })
+	}
 }
 
 // Transport refuses every request but a read while this replica holds no bucket: writes of

@@ -1,0 +1,64 @@
+package run
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// A bucket that moves to another replica and comes back carries nothing of its CRs' earlier
+// passes here: the other replica may have applied meanwhile, so prepared.lastApply (what
+// applying the object's last answer did) and the finalized, removed and status-write marks
+// are dropped with its take. Another bucket's memory stays, and so do pending triggers.
+func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
+	c, s, _, cr := newShardedController(t)
+	s.controllers = []*controller{c}
+	other := uuid.NewUUID()
+	for shard.BucketOf(other, s.buckets) != 0 {
+		other = uuid.NewUUID()
+	}
+	mine, theirs := cr.GetUID(), other
+	x := []remote.AppliedResource{{Kind: "ConfigMap", Name: "x", Outcome: "created"}}
+	remember := func(key string, uid types.UID) {
+		c.ledger.setLastApply(key, uid, x)
+		c.ledger.markFinalized(key, uid)
+		c.ledger.markRemoved(key, uid)
+		c.ledger.wroteStatus(key, uid, "9")
+	}
+
+	s.take(t.Context(), 1)
+	remember("ns/w", mine)
+	remember("ns/o", theirs)
+	c.ledger.note("ns/pending", TriggerUpdate)
+	c.ledger.setLastApply("ns/pending", mine, x)
+	s.release(1, true) // bucket 1 is lost to another replica, which applies Y
+	c.ledger.mu.Lock()
+	_, kept := c.ledger.keys["ns/w"]
+	c.ledger.mu.Unlock()
+	if kept {
+		t.Error("released: the record of a CR of the bucket, with nothing owed, is kept")
+	}
+	// A pass cancelled by the loss ends after it, and records its apply.
+	remember("ns/w", mine)
+	s.take(t.Context(), 1)
+
+	if got := c.ledger.lastApply("ns/w", mine); got != nil {
+		t.Errorf("taken back: prepared.lastApply %v, the answer applied before the bucket moved; want none", got)
+	}
+	if c.ledger.finalized("ns/w", mine) || c.ledger.removed("ns/w", mine) {
+		t.Error("taken back: the finalized or removed mark of before the move is kept")
+	}
+	if uid, rv := c.ledger.statusWrite("ns/w"); uid != "" || rv != "" {
+		t.Errorf("taken back: ork's status write of before the move is kept (%s, %s)", uid, rv)
+	}
+	if got := c.ledger.lastApply("ns/o", theirs); len(got) != 1 || !c.ledger.finalized("ns/o", theirs) {
+		t.Errorf("another bucket's memory went: lastApply %v", got)
+	}
+	if tr, _, ok := c.ledger.begin("ns/pending", s.takenAt[1]); !ok || tr != TriggerUpdate {
+		t.Errorf("a pending trigger went with the move: %q, %v", tr, ok)
+	}
+}
