@@ -51,11 +51,8 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		var childKeys []string
-		for _, col := range childCollections(controllers) {
-			childKeys = append(childKeys, childListKey(factories.needFull[col.gvr.GroupResource()], col.gvr, col.ns))
-		}
-		e.shards.setControllers(ctx, controllers, e.recorder, func(bs []int) { e.labelUnslotted(ctx, controllers, bs) }, childKeys)
+		e.shards.setControllers(ctx, controllers, e.recorder, func(bs []int) { e.labelUnslotted(ctx, controllers, bs) },
+			childStoresOf(controllers, factories.needFull))
 	}
 	e.labelOlderChildren(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.

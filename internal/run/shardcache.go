@@ -181,7 +181,7 @@ type filteredWatch struct {
 	once  sync.Once
 	// initialDone, for a child cache's streamed list, is called when its initial events
 	// have ended (the reflector hands them to the store at that bookmark).
-	initialDone func()
+	initialDone func(rv string)
 }
 
 func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -212,12 +212,12 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			if !ok {
 				return
 			}
-			initialEnd := false
+			initialEnd := ""
 			switch {
 			case c == nil: // a child cache: the server's label selector is the whole filter
 				if m, err := meta.Accessor(ev.Object); ev.Type == watch.Bookmark && err == nil &&
 					m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					initialEnd = w.initialDone != nil
+					initialEnd = m.GetResourceVersion()
 				}
 			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
 				if !c.pass(h, ev.Object) {
@@ -231,9 +231,9 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			if !send(ev) {
 				return
 			}
-			if initialEnd {
+			if initialEnd != "" && w.initialDone != nil {
 				// After the send: the reflector has it and stores the streamed list.
-				w.initialDone()
+				w.initialDone(initialEnd)
 			}
 		}
 	}

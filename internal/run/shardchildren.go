@@ -64,11 +64,11 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	if listed {
 		// The reflector watches only after it handed the list to the informer's store: the
 		// held buckets' children are in it (shardready.go).
-		c.s.childTookList(c.key, h)
+		c.s.childTookList(c.key, h, o.ResourceVersion)
 	}
 	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	if streamed {
-		fw.initialDone = func() { c.s.childTookList(c.key, h) }
+		fw.initialDone = func(rv string) { c.s.childTookList(c.key, h, rv) }
 	}
 	go fw.run(nil, h, streamed)
 	return fw, nil

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/orkspace/ork/internal/shard"
@@ -58,10 +59,10 @@ type shards struct {
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
-	// childKeys name every child informer (childListKey), set with the controllers, and
-	// childSynced is the holding of the list each one's store was last handed: a bucket
-	// is ready when all of them include it (shardready.go).
-	childKeys   []string
+	// childStores are every child informer's store by childListKey, set with the
+	// controllers, and childSynced is the holding of the list each one last took in: a
+	// bucket is ready when all of them include it (shardready.go).
+	childStores map[string]cache.Store
 	childSynced map[string]holding
 	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
 	// set with the controllers. slotted are the children it is labelling, by uid, until
@@ -255,9 +256,9 @@ func (s *shards) upToDate() bool {
 // setControllers hands the built controllers, the Event recorder (nil in a dry run) and
 // the labelling of unslotted children over; the Manager starts taking buckets after it
 // (started).
-func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int), childKeys []string) {
+func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int), childStores map[string]cache.Store) {
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren, s.childKeys = cs, rec, slotChildren, childKeys
+	s.controllers, s.recorder, s.slotChildren, s.childStores = cs, rec, slotChildren, childStores
 	s.mu.Unlock()
 	s.startOnce.Do(func() {
 		go s.labeller(ctx)

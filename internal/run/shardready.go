@@ -2,9 +2,13 @@ package run
 
 import (
 	"slices"
+	"strconv"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/shard"
 )
@@ -47,9 +51,47 @@ func childListKey(full bool, gvr schema.GroupVersionResource, ns string) string 
 	return kind + "/" + gvr.String() + "/" + ns
 }
 
-// childTookList records that the child informer key's store has been handed the list made
-// with h (the reflector watches only after it has), and wakes the buckets this made ready.
-func (s *shards) childTookList(key string, h holding) {
+// childStoresOf is each child informer's store, by childListKey.
+func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]bool) map[string]cache.Store {
+	out := map[string]cache.Store{}
+	for _, c := range controllers {
+		for _, ch := range c.children {
+			for i, inf := range ch.informer.informers {
+				ns := metav1.NamespaceAll
+				if ch.informer.namespaces != nil {
+					ns = ch.informer.namespaces[i]
+				}
+				out[childListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
+			}
+		}
+	}
+	return out
+}
+
+// childTookList records that the child informer key's reflector has handed its store the
+// list made with h at resourceVersion rv (it watches only after), once the store has taken
+// it in, and wakes the buckets this made ready. The store takes it in on the informer's own
+// goroutine, a moment later: until its resourceVersion reaches rv the list is waited for,
+// briefly, unless the holding changes meanwhile (then another list comes).
+func (s *shards) childTookList(key string, h holding, rv string) {
+	s.mu.Lock()
+	store := s.childStores[key]
+	s.mu.Unlock()
+	if !storeReached(store, rv) {
+		go func() {
+			tick := time.NewTicker(storeCatchUpPoll)
+			defer tick.Stop()
+			for !storeReached(store, rv) {
+				select {
+				case <-h.changed:
+					return
+				case <-tick.C:
+				}
+			}
+			s.childTookList(key, h, rv)
+		}()
+		return
+	}
 	s.mu.Lock()
 	if s.childSynced == nil {
 		s.childSynced = map[string]holding{}
@@ -58,6 +100,27 @@ func (s *shards) childTookList(key string, h holding) {
 	wake := s.readyNowLocked()
 	s.mu.Unlock()
 	wakeAll(wake)
+}
+
+// storeCatchUpPoll is how often a child store is checked for a list it has been handed:
+// it takes it in within the informer's next pop, well under this.
+const storeCatchUpPoll = 5 * time.Millisecond
+
+// storeReached reports whether store has taken in what it was handed at resourceVersion rv
+// (a list's replace sets its resourceVersion). A store that does not tell (client-go's
+// AtomicFIFO gate off), or a resourceVersion that is not a number, counts as reached: the
+// list was handed over, which is all that can be known then.
+func storeReached(store cache.Store, rv string) bool {
+	if store == nil || rv == "" {
+		return true
+	}
+	at := store.LastStoreSyncResourceVersion()
+	if at == "" {
+		return true
+	}
+	want, err1 := strconv.ParseUint(rv, 10, 64)
+	got, err2 := strconv.ParseUint(at, 10, 64)
+	return err1 != nil || err2 != nil || got >= want
 }
 
 // labelled records that the take-time labelling of buckets has ended, for the takes counted
@@ -97,7 +160,7 @@ func (s *shards) caughtUpLocked(b int) bool {
 	if !w.labelled {
 		return false
 	}
-	for _, key := range s.childKeys {
+	for key := range s.childStores {
 		h, ok := s.childSynced[key]
 		if !ok || h.gen < w.sinceGen || !slices.Contains(h.held, b) {
 			return false

@@ -1,0 +1,85 @@
+package shardrun_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/shard"
+	"github.com/orkspace/ork/internal/testkit"
+)
+
+// A replica that takes buckets passes their CRs only once its child caches show the
+// buckets' children: every call it makes for a CR that has a child sends that child in
+// prepared.children. Its CR cache and each child cache relist after a take on their own
+// back-off; a pass run on the CR cache's list alone would send none, and a reconciler that
+// re-creates what it does not see could make a new Secret and overwrite its data.
+func TestTakePassesSeeTheBucketsChildren(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	k, err := os.ReadFile(f.katalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withChildren := strings.Replace(string(k), "managedResources:", "payload: {children: {enabled: true}}\n            managedResources:", 1)
+	if err := os.WriteFile(f.katalog, []byte(withChildren), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const b, n = 8, 40
+	want, uids := map[string]string{}, map[string]types.UID{}
+	for _, cr := range f.create(n, "1") {
+		want[cr.GetName()], uids[cr.GetName()] = "1", cr.GetUID()
+	}
+	f.sharded("a", b, "--endpoint", f.via("a"))
+	f.waitConverged("every widget reconciled by a", leaseDuration+slack, want)
+	f.childrenConverged("every widget has its child", slack, want, uids)
+
+	// c joins: a hands half the buckets back, and c passes each of their CRs once.
+	before := len(f.ep.Calls())
+	f.sharded("c", b, "--endpoint", f.via("c"))
+	holders := f.settled(2*leaseDuration+slack, b, "a", "c")
+	owed := 0
+	for _, uid := range uids {
+		if holders[shard.BucketOf(uid, b)] == "c" {
+			owed++
+		}
+	}
+	testkit.Eventually(t, "c passed each CR of the buckets it took", 100*time.Millisecond, slack, func(context.Context) (bool, error) {
+		called := map[string]bool{}
+		for _, c := range f.ep.Calls()[before:] {
+			if c.Header.Get(replicaHeader) == "c" {
+				called[c.Key] = true
+			}
+		}
+		if len(called) < owed {
+			return false, fmt.Errorf("c called for %d CRs, its buckets have %d", len(called), owed)
+		}
+		return true, nil
+	})
+	taken := 0
+	for _, c := range f.ep.Calls()[before:] {
+		if c.Header.Get(replicaHeader) != "c" {
+			continue
+		}
+		taken++
+		prepared, _ := c.Body["prepared"].(map[string]any)
+		children, _ := prepared["children"].(map[string]any)
+		name, seen := c.Key[strings.Index(c.Key, "/")+1:], false
+		for _, byName := range children { // one entry per child type: the ConfigMaps'
+			objs, _ := byName.(map[string]any)
+			_, ok := objs[name]
+			seen = seen || ok
+		}
+		if !seen {
+			t.Errorf("c's call for %s (trigger %s) sent prepared.children %v: its ConfigMap %s is missing", c.Key, c.Trigger, children, name)
+		}
+	}
+	if taken == 0 {
+		t.Fatal("c made no call: it took no bucket's CRs")
+	}
+}
