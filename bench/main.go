@@ -10,7 +10,7 @@
 //	go run ./bench -workload fanout10,fanout20,multicrd  # children per CR, CRDs per Katalog
 //	go run ./bench -workload startup -ork-before /tmp/ork-base
 //	go run ./bench -memory 1000,5000,10000               # memory per cached object
-//	go run ./bench -shard 1,2,4 -n 5000                  # sharded rings (ork run --shard-buckets)
+//	go run ./bench -shard 1,2,4 -n 5000 -runs 3          # sharded rings (ork run --shard-buckets), medians
 //
 // It prints the tables, writes results.json and convergence-*.svg to -out.
 package main

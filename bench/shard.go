@@ -48,25 +48,42 @@ type shardResult struct {
 }
 
 func measureShards(ctx context.Context, bin string, replicas []int, n int, o options) error {
+	runs := max(o.runs, 1)
 	var all []shardResult
-	for _, k := range replicas {
-		fmt.Fprintf(os.Stderr, "bench: shard, %d replica(s), N=%d ...\n", k, n)
-		r, err := shardRing(ctx, bin, k, n, o)
-		if err != nil {
-			return fmt.Errorf("shard, %d replicas: %w", k, err)
+	// Rings of each size in turn, run after run, so that a disturbance of the machine
+	// spreads over the sizes instead of landing on one.
+	for run := range runs {
+		for _, k := range replicas {
+			fmt.Fprintf(os.Stderr, "bench: shard, run %d of %d, %d replica(s), N=%d ...\n", run+1, runs, k, n)
+			r, err := shardRing(ctx, bin, k, n, o)
+			if err != nil {
+				return fmt.Errorf("shard, %d replicas: %w", k, err)
+			}
+			all = append(all, r)
 		}
-		all = append(all, r)
 	}
-	fmt.Printf("`ork run --shard-buckets %d`, N = %d CRs existing before the ring starts (Leases 15 s / 10 s / 2 s):\n\n", shardBuckets, n)
-	fmt.Println("| replicas | catch-up, ready to every CR Ready | RSS at rest per replica | peak RSS per replica | Lease writes/s at rest | failover: kill -9, edits of its CRs Ready |")
+	fmt.Printf("`ork run --shard-buckets %d`, N = %d CRs existing before the ring starts (Leases 15 s / 10 s / 2 s), %d run(s): median (min–max)\n\n", shardBuckets, n, runs)
+	fmt.Println("| replicas | catch-up, ready to every CR Ready | RSS at rest, largest replica | peak RSS, largest replica | Lease writes/s at rest | failover: kill -9, edits of its CRs Ready |")
 	fmt.Println("|---|---|---|---|---|---|")
-	for _, r := range all {
-		fail := "—"
-		if r.FailoverCRs > 0 {
-			fail = fmt.Sprintf("%.1f s (%d CRs)", r.FailoverSeconds, r.FailoverCRs)
+	for _, k := range replicas {
+		var catchUp, rss, peak, writes, fail []float64
+		crs := 0
+		for _, r := range all {
+			if r.Replicas != k {
+				continue
+			}
+			catchUp, writes = append(catchUp, r.CatchUpSeconds), append(writes, r.LeaseWritesPerSecond)
+			rss, peak = append(rss, slices.Max(r.RSSMiB)), append(peak, slices.Max(r.PeakRSSMiB))
+			if r.FailoverCRs > 0 {
+				fail, crs = append(fail, r.FailoverSeconds), crs+r.FailoverCRs
+			}
 		}
-		fmt.Printf("| %d | %.1f s | %s MiB | %s MiB | %.2f | %s |\n", r.Replicas, r.CatchUpSeconds,
-			joinFloats(r.RSSMiB), joinFloats(r.PeakRSSMiB), r.LeaseWritesPerSecond, fail)
+		failCell := "—"
+		if len(fail) > 0 {
+			failCell = fmt.Sprintf("%s s (%d CRs a run)", spreadCell(fail, "%.1f"), crs/len(fail))
+		}
+		fmt.Printf("| %d | %s s | %s MiB | %s MiB | %s | %s |\n", k, spreadCell(catchUp, "%.1f"), spreadCell(rss, "%.0f"),
+			spreadCell(peak, "%.0f"), spreadCell(writes, "%.2f"), failCell)
 	}
 	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
@@ -75,12 +92,13 @@ func measureShards(ctx context.Context, bin string, replicas []int, n int, o opt
 	return os.WriteFile(filepath.Join(o.out, "shard.json"), b, 0o644)
 }
 
-func joinFloats(fs []float64) string {
-	var s []string
-	for _, f := range fs {
-		s = append(s, fmt.Sprintf("%.0f", f))
+// spreadCell is vs as "median (min–max)", or the one value of a single run, in format f.
+func spreadCell(vs []float64, f string) string {
+	s := spreadOf(vs)
+	if s.Runs == 1 {
+		return fmt.Sprintf(f, s.Median)
 	}
-	return strings.Join(s, " / ")
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", s.Median, s.Min, s.Max)
 }
 
 // shardRing measures one ring of k replicas.

@@ -2,7 +2,7 @@ package run
 
 import (
 	"context"
-	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/shard"
 )
 
 // holding is one generation of the held buckets, as the CR caches select on it.
@@ -44,18 +46,24 @@ type crCache struct {
 	// listed and synced are 1 + the generation whose list completed, and whose list
 	// completed and was followed by its watch (0: none yet).
 	listed, synced atomic.Uint64
-	// listedWith is the holding of the last completed list: its watch must use the same,
-	// so that a holding that changed during the list ends that watch at once (expired) and
-	// the reflector lists again, instead of watching the new buckets without their objects.
+	// listedWith is the holding of the last completed list (or catch-up): a watch that
+	// continues it under another holding catches up first (shardcatchup.go), instead of
+	// watching the new buckets without their objects.
 	listedWith atomic.Pointer[holding]
+	// told is what the informer has been told; store is the informer's own (the last copy
+	// of an object a catch-up deletes).
+	told  *told
+	store cache.Store
 }
 
 func newCRCache(s *shards, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *crCache {
 	// Both counters show from the start: a zero is the news that the server filtered.
 	s.metrics.ShardCRsReceived.WithLabelValues(crd)
 	s.metrics.ShardCRsDropped.WithLabelValues(crd)
-	return &crCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector}
+	return &crCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector, told: newTold()}
 }
+
+func blankUnstructured() runtime.Object { return &unstructured.Unstructured{} }
 
 // informer is the cache's informer, indexed by namespace as the unsharded one.
 func (c *crCache) informer() cache.SharedIndexInformer {
@@ -63,8 +71,10 @@ func (c *crCache) informer() cache.SharedIndexInformer {
 		ListWithContextFunc:  c.list,
 		WatchFuncWithContext: c.watch,
 	}
-	return cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0,
+	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	c.store = inf.GetStore()
+	return inf
 }
 
 // upToDate reports whether the cache has listed with the current holding.
@@ -87,6 +97,7 @@ func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Objec
 		}
 	}
 	list.Items = kept
+	c.told.listed(list, o.Continue == "")
 	c.listed.Store(h.gen + 1)
 	c.listedWith.Store(&h)
 	return list, nil
@@ -95,7 +106,13 @@ func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Objec
 func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
 	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
+	if streamed {
+		c.told.reset()
+	}
 	if l := c.listedWith.Load(); !streamed && l != nil {
+		if l.gen != h.gen {
+			return c.catchUp(ctx, o, *l, h)
+		}
 		h = *l
 	}
 	c.selectOn(h, &o)
@@ -112,8 +129,73 @@ func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interf
 	if !streamed && c.listed.Load() == h.gen+1 {
 		c.synced.Store(h.gen + 1)
 	}
-	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), told: c.told, blank: blankUnstructured}
 	go fw.run(c, h, streamed)
+	return fw, nil
+}
+
+// catchUp is the watch that continues a list made under the holding was, now that h is
+// current: it lists h's objects and sends first the events that turn what the informer
+// was told into them (a CR of a bucket h newly holds is sent even when unchanged: its
+// take pass is owed), then a bookmark at the list's resourceVersion, then the server's
+// events from there.
+func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, was, h holding) (watch.Interface, error) {
+	var items []runtime.Object
+	var rv string
+	if h.sel == nil {
+		list, err := c.nothing(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		rv = list.GetResourceVersion()
+	} else {
+		lo := metav1.ListOptions{}
+		c.selectOn(h, &lo)
+		list, err := c.res.List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if c.pass(h, &list.Items[i]) {
+				items = append(items, &list.Items[i])
+			}
+		}
+		rv = list.GetResourceVersion()
+	}
+	newly := map[int]bool{}
+	for _, b := range h.held {
+		newly[b] = !slices.Contains(was.held, b)
+	}
+	resend := func(obj runtime.Object) bool {
+		m, err := meta.Accessor(obj)
+		return err == nil && newly[shard.BucketOf(m.GetUID(), c.s.buckets)]
+	}
+	known := func(key string) (runtime.Object, bool) {
+		obj, ok, err := c.store.GetByKey(key)
+		if err != nil || !ok {
+			return nil, false
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		return u, ok
+	}
+	events, err := c.told.catchUpEvents(items, resend, known, blankUnstructured)
+	if err != nil {
+		return nil, err
+	}
+	c.listed.Store(h.gen + 1)
+	c.listedWith.Store(&h)
+	o.ResourceVersion = rv
+	c.selectOn(h, &o)
+	var w watch.Interface = watch.NewFake()
+	if h.sel != nil {
+		if w, err = c.res.Watch(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	c.synced.Store(h.gen + 1)
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), told: c.told, blank: blankUnstructured,
+		pre: append(events, bookmark(blankUnstructured, rv))}
+	go fw.run(c, h, false)
 	return fw, nil
 }
 
@@ -127,6 +209,7 @@ func (c *crCache) nothing(ctx context.Context, h holding) (*unstructured.Unstruc
 	list.Items = nil
 	list.SetContinue("")
 	list.SetRemainingItemCount(nil)
+	c.told.listed(list, true)
 	c.listed.Store(h.gen + 1)
 	c.listedWith.Store(&h)
 	return list, nil
@@ -172,13 +255,20 @@ func (c *crCache) pass(h holding, obj runtime.Object) bool {
 	return ok
 }
 
-// filteredWatch is a watch through the client filter (none for a nil crCache), ended as
-// expired when the holding changes.
+// filteredWatch is a watch through the client filter (none for a nil crCache), ended when
+// the holding changes: normally, so that the reflector watches again at once and that
+// watch catches up (shardcatchup.go); as expired (the reflector lists again) while the
+// initial events of a streamed list are still coming.
 type filteredWatch struct {
 	inner watch.Interface
 	out   chan watch.Event
 	stop  chan struct{}
 	once  sync.Once
+	// pre are a catch-up's events, sent before the inner watch's.
+	pre []watch.Event
+	// told records what the informer received; blank makes the bookmark's object.
+	told  *told
+	blank func() runtime.Object
 	// initialDone, for a child cache's streamed list, is called when its initial events
 	// have ended (the reflector hands them to the store at that bookmark).
 	initialDone func(rv string)
@@ -194,9 +284,15 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 	send := func(ev watch.Event) bool {
 		select {
 		case w.out <- ev:
+			w.told.sent(ev)
 			return true
 		case <-w.stop:
 			return false
+		}
+	}
+	for _, ev := range w.pre {
+		if !send(ev) {
+			return
 		}
 	}
 	for {
@@ -204,9 +300,13 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 		case <-w.stop:
 			return
 		case <-h.changed:
-			// Expired: the reflector lists again, with the next holding's selector.
-			send(watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure,
-				Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "the held shard buckets changed"}})
+			if streamed {
+				send(expired("the held shard buckets changed"))
+				return
+			}
+			// A bookmark first: a watch that ends with no event inside a second is a
+			// failure to the reflector, which would then wait its back-off and list.
+			send(bookmark(w.blank, w.told.lastRV()))
 			return
 		case ev, ok := <-w.inner.ResultChan():
 			if !ok {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -18,8 +20,8 @@ import (
 // label values of the held buckets (shard.SlotValues), so that each replica caches only its
 // own CRs' children. Their informers come from the shared factories, so the selection is
 // added one level down, in the clients the factories list and watch with: each list and
-// watch carries the current holding's slots, and a change of holding ends the watch as
-// expired (as for the CR caches), so that the informer lists again with the new slots.
+// watch carries the current holding's slots, and a change of holding ends the watch and
+// the next one catches up with the new slots (as for the CR caches: shardcatchup.go).
 
 // childLister is the part of a dynamic or metadata resource client the informers use.
 type childLister[L any] interface {
@@ -28,12 +30,15 @@ type childLister[L any] interface {
 }
 
 // slotSelected lists and watches through next with the held buckets' slots.
-type slotSelected[L any] struct {
+type slotSelected[L runtime.Object] struct {
 	next childLister[L]
 	s    *shards
 	// key names the informer's list and watch (client, resource, namespace): the informer
-	// gets a new wrapper for each call, so the holding its last list used is kept in s.
+	// gets a new wrapper for each call, so the holding its last list used, and what the
+	// informer was told, are kept in s.
 	key string
+	// blank is an empty object of the informer's type (a delete or bookmark to send).
+	blank func() runtime.Object
 }
 
 func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
@@ -41,6 +46,7 @@ func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, err
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
 	l, err := c.next.List(ctx, o)
 	if err == nil {
+		c.s.toldOf(c.key).listed(l, o.Continue == "")
 		c.s.listedWith(c.key).Store(&h)
 	}
 	return l, err
@@ -49,11 +55,41 @@ func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, err
 func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
 	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
+	told := c.s.toldOf(c.key)
+	if streamed {
+		told.reset()
+	}
+	// The holding of the list this watch continues (crCache.listedWith); under another
+	// holding, it catches up first (shardcatchup.go). Either way, the informer's store
+	// holds that list once it reaches its resourceVersion (shardready.go).
+	var pre []watch.Event
 	listed := false
-	if !streamed {
-		// The holding of the list this watch continues (crCache.listedWith).
-		if l := c.s.listedWith(c.key).Load(); l != nil {
-			h, listed = *l, true
+	if l := c.s.listedWith(c.key).Load(); !streamed && l != nil {
+		listed = true
+		if l.gen != h.gen {
+			base := o.LabelSelector
+			o.LabelSelector = c.s.slotSelector(base, h)
+			list, err := c.next.List(ctx, metav1.ListOptions{LabelSelector: o.LabelSelector})
+			if err != nil {
+				return nil, err
+			}
+			items, err := meta.ExtractList(list)
+			if err != nil {
+				return nil, err
+			}
+			if pre, err = told.catchUpEvents(items, nil, nil, c.blank); err != nil {
+				return nil, err
+			}
+			lm, err := meta.ListAccessor(list)
+			if err != nil {
+				return nil, err
+			}
+			o.ResourceVersion = lm.GetResourceVersion()
+			pre = append(pre, bookmark(c.blank, o.ResourceVersion))
+			c.s.listedWith(c.key).Store(&h)
+			o.LabelSelector = base
+		} else {
+			h = *l
 		}
 	}
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
@@ -62,11 +98,11 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 		return nil, err
 	}
 	if listed {
-		// The reflector watches only after it handed the list to the informer's store: the
-		// held buckets' children are in it (shardready.go).
+		// The list (or the catch-up's events, then its bookmark at the list's
+		// resourceVersion) is what the informer takes in before this watch's events.
 		c.s.childTookList(c.key, h, o.ResourceVersion)
 	}
-	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), pre: pre, told: told, blank: c.blank}
 	if streamed {
 		fw.initialDone = func(rv string) { c.s.childTookList(c.key, h, rv) }
 	}
@@ -105,7 +141,8 @@ type shardedDynamicResource struct {
 }
 
 func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList], ns string) slotSelected[*unstructured.UnstructuredList] {
-	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: childListKey(true, r.gvr, ns)}
+	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: childListKey(true, r.gvr, ns),
+		blank: blankUnstructured}
 }
 
 func (r shardedDynamicResource) Namespace(ns string) dynamic.ResourceInterface {
@@ -151,7 +188,8 @@ type shardedMetadataGetter struct {
 }
 
 func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList], ns string) slotSelected[*metav1.PartialObjectMetadataList] {
-	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: childListKey(false, g.gvr, ns)}
+	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: childListKey(false, g.gvr, ns),
+		blank: func() runtime.Object { return &metav1.PartialObjectMetadata{} }}
 }
 
 func (g shardedMetadataGetter) Namespace(ns string) metadata.ResourceInterface {

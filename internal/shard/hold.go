@@ -31,8 +31,22 @@ func (m *Manager) renewBuckets(ctx context.Context, r *runState) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			// A renewal that lands past the renew deadline would not make the bucket held
+			// again (the guard has gone false; client-go's elector gives up there too):
+			// it gets until the deadline, so that a hung apiserver loses the bucket on
+			// time.
+			left := time.Duration(0)
+			if last := m.held[b].Load(); last != nil {
+				left = m.opts.RenewDeadline - m.clock.Since(*last)
+			}
+			if left <= 0 {
+				results[k] = result{b: b, err: fmt.Errorf("past the renew deadline")}
+				return
+			}
+			rctx, cancel := context.WithTimeout(ctx, left)
+			defer cancel()
 			sent := m.clock.Now()
-			l, lost, err := m.w.renew(ctx, cur)
+			l, lost, err := m.w.renew(rctx, cur)
 			results[k] = result{b: b, sent: sent, l: l, lost: lost, err: err}
 		})
 	}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -60,31 +61,67 @@ func (m *Manager) liveOtherMode(ctx context.Context) (names []string, above bool
 	return names, above, nil
 }
 
+// maxTakesPerRound bounds the takes of one round (sent takeConcurrency at a time), so that
+// with a large B on a slow apiserver the takes and the check after them fit in the
+// round's deadline; the rest are taken in the next rounds.
+const (
+	maxTakesPerRound = 32
+	takeConcurrency  = 8
+)
+
 // takeBuckets takes the Leases of the buckets take (each as read in leases; nil when it
 // does not exist yet), then checks for a live Lease of another mode before any of them
 // counts as held: no call and no write of this replica's happens for them before that
 // check passed. When it fails (or cannot be made), the Leases just taken are released.
-func (m *Manager) takeBuckets(ctx context.Context, r *runState, take []int, leases map[int]*coordinationv1.Lease) {
+// It runs on deadlines of its own (the round's may be used up by the renewals), each
+// ending before the earliest renew deadline of the buckets already held, so that the
+// expiry timer is never held up by a slow take.
+func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinationv1.Lease) {
+	if len(take) > maxTakesPerRound {
+		take = take[:maxTakesPerRound]
+	}
+	if len(take) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, min(m.opts.RenewDeadline/2, m.untilExpiry(r)))
+	defer cancel()
+	type result struct {
+		l    *coordinationv1.Lease
+		sent time.Time
+	}
+	results := make([]result, len(take))
+	sem := make(chan struct{}, takeConcurrency)
+	var wg sync.WaitGroup
+	for k, b := range take {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
+			at := m.clock.Now()
+			l, ok, err := m.w.take(ctx, name, leases[b], nil)
+			if err != nil {
+				m.opts.Log.Error("take a bucket", "lease", name, "err", err)
+			}
+			if ok { // else another replica won the compare-and-swap
+				results[k] = result{l: l, sent: at}
+			}
+		})
+	}
+	wg.Wait()
 	var got []*bucketLease
 	var sent []time.Time
 	var bs []int
-	for _, b := range take {
-		name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
-		at := m.clock.Now()
-		l, ok, err := m.w.take(ctx, name, leases[b], nil)
-		if err != nil {
-			m.opts.Log.Error("take a bucket", "lease", name, "err", err)
-			continue
+	for k, res := range results {
+		if res.l != nil {
+			got, sent, bs = append(got, &bucketLease{lease: res.l}), append(sent, res.sent), append(bs, take[k])
 		}
-		if !ok {
-			continue // another replica won the compare-and-swap
-		}
-		got, sent, bs = append(got, &bucketLease{lease: l}), append(sent, at), append(bs, b)
 	}
 	if len(got) == 0 {
 		return
 	}
-	other, above, err := m.liveOtherMode(ctx)
+	cctx, ccancel := context.WithTimeout(r.ctx, min(m.opts.RenewDeadline/2, m.untilExpiry(r)))
+	defer ccancel()
+	other, above, err := m.liveOtherMode(cctx)
 	if err != nil || len(other) > 0 {
 		// A fresh deadline: a slow check may have used up the round's, and a release that
 		// fails leaves the buckets to nobody until they expire.

@@ -95,6 +95,13 @@ func newCollision(t *testing.T) *collision {
 	}
 	c.m = m
 	c.r = &runState{buckets: map[int]*bucketLease{}, drained: make(chan *bucketLease), done: make(chan struct{}), ctx: t.Context()}
+	// The replica has joined: its member Lease taken one RetryPeriod ago, so its next
+	// round may take buckets.
+	c.round()
+	if c.r.member == nil || c.m.HoldsAny() {
+		t.Fatalf("joining round: member Lease %v, buckets %v: want the member Lease and no bucket", c.r.member != nil, c.m.Held())
+	}
+	c.clk.Step(2 * time.Second)
 	leader := steppedLeases{raw, func(v, n string) {
 		if n == "ork" && (v == "create" || v == "update") {
 			c.lWrote.Add(1)
@@ -113,18 +120,7 @@ func newCollision(t *testing.T) *collision {
 func (c *collision) round() { c.roundOn(c.store()) }
 
 // store is the Manager's informer's store, as of now: the Manager's first check.
-func (c *collision) store() cache.Store {
-	st := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	list, err := c.raw.Leases("ns").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		c.t.Error(err)
-		return st
-	}
-	for i := range list.Items {
-		_ = st.Add(&list.Items[i])
-	}
-	return st
-}
+func (c *collision) store() cache.Store { return leaseStore(c.t, c.raw) }
 
 // roundOn is one round of the Manager on the store st.
 func (c *collision) roundOn(st cache.Store) {
@@ -195,11 +191,11 @@ func TestModeFenceLeaderWritingLastYields(t *testing.T) {
 func TestModeFenceShardedWritingLastYields(t *testing.T) {
 	c := newCollision(t)
 	var leaderErr error
-	ran := false
+	// The takes go out together: each waits until the leader's acquisition is done.
+	var once sync.Once
 	c.sAt = func(verb, name string) {
-		if verb == "create" && strings.Contains(name, "-bucket-") && !ran {
-			ran = true
-			leaderErr = c.acquire()
+		if verb == "create" && strings.Contains(name, "-bucket-") {
+			once.Do(func() { leaderErr = c.acquire() })
 		}
 	}
 	c.round()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,14 @@ type runState struct {
 	ctx context.Context
 	// reported is the last held set given to OnHeldChange.
 	reported []int
+	// left is set once the member Lease is released while stopping: it is not taken again.
+	left bool
+	// Before its first take, a replica waits for the count of live members to settle
+	// (settling): joined is when its member Lease was taken, lastLive the count its last
+	// round saw, settled set once it may take.
+	joined   time.Time
+	lastLive int
+	settled  bool
 }
 
 // reportHeld calls OnHeldChange when the held set moved since the last call.
@@ -62,25 +71,38 @@ func (m *Manager) Run(ctx context.Context) error {
 	ctxDone := ctx.Done()
 	timer := m.clock.NewTimer(0)
 	defer timer.Stop()
+	// expiry fires at the earliest renew deadline of the held buckets, so that a bucket
+	// whose renewals fail is lost (its work cancelled) at its deadline, not at the end of
+	// a round that may come seconds later, when its successor could already be calling.
+	expiry := m.clock.NewTimer(m.opts.RenewDeadline)
+	defer expiry.Stop()
 	for {
 		select {
 		case <-ctxDone:
 			ctxDone = nil // stopping: hand everything back, keep renewing meanwhile
+			m.leave(apiCtx, r)
 			for _, b := range slices.Sorted(maps.Keys(r.buckets)) {
 				m.handBack(r, b, "stopping")
 			}
 		case e := <-r.drained:
+			// The held set is reported at the next round, not here: drains end one by one,
+			// and each report restarts every informer (each restart a relist).
 			m.finishHandBack(r, e)
+		case <-expiry.C():
+			m.loseExpired(r)
+			m.reportHeld(r)
 		case <-timer.C():
 			if err := m.round(apiCtx, r, inf.GetStore(), ctxDone == nil); err != nil {
 				m.loseAll(r)
 				m.reportHeld(r)
 				return err
 			}
+			m.reportHeld(r)
 			timer.Reset(wait.Jitter(m.opts.RetryPeriod, 0.2))
 		}
-		m.reportHeld(r)
+		expiry.Reset(m.untilExpiry(r))
 		if ctxDone == nil && len(r.buckets) == 0 {
+			m.reportHeld(r)
 			if r.member != nil {
 				rctx, cancel := context.WithTimeout(apiCtx, m.opts.RenewDeadline/2)
 				defer cancel()
@@ -92,6 +114,43 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// untilExpiry is the time to the earliest renew deadline of the held buckets (a
+// RenewDeadline when none is held: the timer then finds nothing to do).
+func (m *Manager) untilExpiry(r *runState) time.Duration {
+	next := m.opts.RenewDeadline
+	for b := range r.buckets {
+		if last := m.held[b].Load(); last != nil {
+			next = min(next, max(0, m.opts.RenewDeadline-m.clock.Since(*last)))
+		}
+	}
+	return next + time.Millisecond // past the deadline, not on it: Holds is inclusive
+}
+
+// loseExpired loses the held buckets past their renew deadline.
+func (m *Manager) loseExpired(r *runState) {
+	for _, b := range slices.Sorted(maps.Keys(r.buckets)) {
+		if !m.Holds(b) {
+			m.loseBucket(r, b, fmt.Sprintf("not renewed within %s", m.opts.RenewDeadline))
+		}
+	}
+}
+
+// leave releases the member Lease as this replica starts stopping: the others stop
+// counting it at once, so their fair share grows and each bucket it hands back is taken
+// as soon as it is released (counted, they would leave those buckets free for a round or
+// more). The bucket Leases, still renewed while they drain, fence the work meanwhile.
+func (m *Manager) leave(ctx context.Context, r *runState) {
+	if r.member == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline/2)
+	defer cancel()
+	if err := m.w.release(rctx, r.member); err != nil {
+		m.opts.Log.Error("release the member Lease while stopping (it expires instead)", "err", err)
+	}
+	r.member, r.left = nil, true
 }
 
 // informer watches the Leases of ork's namespace; its events time the expiry of the
@@ -130,14 +189,19 @@ func (m *Manager) informer() cache.SharedIndexInformer {
 func (m *Manager) round(ctx context.Context, r *runState, store cache.Store, stopping bool) error {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline/2)
 	defer cancel()
-	if err := m.holdMember(ctx, r, store); err != nil || r.member == nil {
-		return err
+	if !r.left {
+		if err := m.holdMember(ctx, r, store); err != nil || r.member == nil {
+			return err
+		}
 	}
 	m.renewBuckets(ctx, r)
 	if stopping {
 		return nil
 	}
 	v := m.view(store, r)
+	if m.settling(r, v) {
+		return nil
+	}
 	// After a collision with a ring of more buckets, this one holds off (modefence.go).
 	fenced := v.fenced || m.clock.Now().Before(m.holdOff)
 	if fenced != m.fenced.Swap(fenced) {
@@ -147,8 +211,32 @@ func (m *Manager) round(ctx context.Context, r *runState, store cache.Store, sto
 	for _, b := range back {
 		m.handBack(r, b, fmt.Sprintf("above the fair share %d of %d live members", FairShare(m.opts.Buckets, v.live), v.live))
 	}
-	m.takeBuckets(ctx, r, take, v.leases)
+	m.takeBuckets(r, take, v.leases)
 	return nil
+}
+
+// settling reports whether this replica must still wait before its first take. Replicas
+// started together (a new Deployment, a rollout) write their member Leases within moments
+// of each other; one that took at once would count only itself, take every bucket, list
+// all their CRs and hand most of them back a round later (the shard bench's ring of 4:
+// the first ready took 15 of the 16 buckets and handed 11 back 3 s later). So in a cold
+// ring (no live bucket Lease of this B held by another replica) it waits until two rounds
+// in a row, at least one RetryPeriod apart, see the same count of live members, at most a
+// LeaseDuration. A replica joining a running ring does not wait: it takes only free
+// buckets, and the others hand back theirs over the next rounds. Nothing is written while
+// it waits: only the start is later.
+func (m *Manager) settling(r *runState, v view) bool {
+	if r.settled {
+		return false
+	}
+	since := m.clock.Since(r.joined)
+	steady := since >= m.opts.RetryPeriod && v.live == r.lastLive
+	r.lastLive = v.live
+	if !v.warm && !steady && since < m.opts.LeaseDuration {
+		return true
+	}
+	r.settled = true
+	return false
 }
 
 // holdMember takes the member Lease (waiting out a predecessor's) or renews it.
@@ -169,6 +257,7 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 			return nil
 		}
 		r.member = l
+		r.joined = sent
 		m.member.Store(&sent)
 		m.opts.Log.Info("member Lease taken", "lease", name, "identity", m.opts.Identity)
 		return nil

@@ -14,6 +14,7 @@ type view struct {
 	leases   map[int]*coordinationv1.Lease
 	live     int  // live members of this B, this replica included
 	fenced   bool // a live Lease of another mode or another B exists
+	warm     bool // another replica holds a live bucket Lease of this B: the ring runs
 }
 
 func (m *Manager) view(store cache.Store, r *runState) view {
@@ -50,8 +51,14 @@ func (m *Manager) view(store cache.Store, r *runState) view {
 			}
 			continue
 		}
-		if l := v.leases[i]; l == nil || !m.obs.live(l, now, m.opts.LeaseDuration) {
+		// A Lease held in this replica's name but not among its buckets is one whose take
+		// got no answer, or whose release failed: taking it back (its resourceVersion as
+		// the precondition) beats leaving it to nobody until it expires.
+		switch l := v.leases[i]; {
+		case l == nil || !m.obs.live(l, now, m.opts.LeaseDuration) || holder(l) == m.opts.Identity:
 			v.takeable = append(v.takeable, i)
+		default:
+			v.warm = true
 		}
 	}
 	return v

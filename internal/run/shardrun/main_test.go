@@ -46,6 +46,14 @@ const (
 	slack = 15 * time.Second
 )
 
+// leaseTimes are a ring's --leader-elect-* flags.
+type leaseTimes struct{ duration, renew, retry time.Duration }
+
+// jittered is the longest wait between two Manager rounds (wait.Jitter adds up to 20%).
+func (l leaseTimes) jittered() time.Duration { return l.retry * 12 / 10 }
+
+var shortLeases = leaseTimes{leaseDuration, renewDeadline, retryPeriod}
+
 var widgets = schema.GroupVersionResource{Group: "testenv.orkspace.io", Version: "v1", Resource: "widgets"}
 
 // fixture is one test's namespace, Katalog and reconciler.
@@ -59,6 +67,8 @@ type fixture struct {
 	ep *reconcilertest.Endpoint
 	// env is added to each replica's environment (after POD_NAME).
 	env []string
+	// leases are the replicas' Lease times (shortLeases unless a test sets them).
+	leases leaseTimes
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureTimeout(t, "5s") }
@@ -68,7 +78,7 @@ func newFixtureTimeout(t *testing.T, timeout string) *fixture {
 	e := env.Require(t)
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	e.InstallCRD(t, "../../testenv/testdata/widgets.crd.yaml")
-	f := &fixture{t: t, ns: e.Namespace(t), bin: bin}
+	f := &fixture{t: t, ns: e.Namespace(t), bin: bin, leases: shortLeases}
 	dyn, err := dynamic.NewForConfig(e.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -121,9 +131,9 @@ func (f *fixture) start(pod string, args ...string) *orkProcess {
 	f.t.Helper()
 	cmd := exec.Command(f.bin, append([]string{"run", "-f", f.katalog, "--kubeconfig", env.Kubeconfig,
 		"--namespace", f.ns, "--watch-namespace", f.ns, "--health-addr=", "--metrics-addr=", "--preflight=false",
-		"--leader-elect-lease-duration=" + leaseDuration.String(),
-		"--leader-elect-renew-deadline=" + renewDeadline.String(),
-		"--leader-elect-retry-period=" + retryPeriod.String()}, args...)...)
+		"--leader-elect-lease-duration=" + f.leases.duration.String(),
+		"--leader-elect-renew-deadline=" + f.leases.renew.String(),
+		"--leader-elect-retry-period=" + f.leases.retry.String()}, args...)...)
 	cmd.Env = append(append(os.Environ(), "POD_NAME="+pod), f.env...)
 	p := &orkProcess{pod: pod, logs: &testkit.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/reconcilertest"
@@ -88,15 +89,23 @@ func uidOf(c reconcilertest.Call) types.UID {
 	return types.UID(uid)
 }
 
-// A ring of three replicas shares the buckets fairly, every CR converges, each CR is called
-// only by the replica holding its bucket, and no two calls for one CR ever overlap; a
-// replica killed with SIGKILL has its buckets taken by the others within the Lease's
-// expiry, and the CRs of those buckets changed after the kill converge; a replica that
-// joins under load gets its share, still with no overlapping call.
+// issueLeases are the ring test's Lease times, those the issue names: client-go's default
+// ratios at about half their length.
+var issueLeases = leaseTimes{duration: 8 * time.Second, renew: 6 * time.Second, retry: time.Second}
+
+// One ring of three replicas (Lease 8 s, renew deadline 6 s, retry 1 s, B = 16, 300 CRs), in
+// sequence: it shares the buckets fairly, every CR converges, each CR is called only by the
+// replica holding its bucket, and no two calls for one CR ever overlap; a replica frozen
+// (SIGSTOP) past its Leases has its buckets taken, and thawed makes no call from its stale
+// cache and no write; a replica killed with SIGKILL has its buckets taken by the others
+// within the Lease's expiry, and the CRs of those buckets changed after the kill converge;
+// a replica that joins under load gets its share, still with no overlapping call.
 func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	const b, n = 8, 60
+	f.leases = issueLeases
+	lease, jittered := f.leases.duration, f.leases.jittered()
+	const b, n = 16, 300
 	want := map[string]string{}
 	crs := f.create(n, "1")
 	for _, cr := range crs {
@@ -107,17 +116,14 @@ func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 	for _, pod := range pods {
 		reps[pod] = f.sharded(pod, b, "--endpoint", f.via(pod))
 	}
-	// Start-up: three processes listing, then the fair share reached by hand-backs, each
-	// within a few retry periods; slack covers the loaded machine.
-	f.waitConverged("every widget reconciled by the ring", leaseDuration+slack, want)
-	holders := f.settled(leaseDuration+slack, b, pods...)
+	// Start-up: three processes listing, each waiting one retry period for its peers
+	// before its first take; slack covers the loaded machine.
+	f.waitConverged("every widget reconciled by the ring", 2*lease+slack, want)
+	holders := f.settled(lease+slack, b, pods...)
 	f.takeEvents(b)
 
 	// The settled ring: each CR's call comes from its bucket's holder, and only from it.
-	for _, cr := range crs {
-		f.setV(cr.GetName(), "2")
-		want[cr.GetName()] = "2"
-	}
+	f.setAll(want, "2")
 	f.waitConverged("every widget changed, reconciled again", slack, want)
 	if now := f.settled(time.Second, b, pods...); !maps.Equal(now, holders) {
 		t.Fatalf("the buckets moved while the ring was settled: %v, then %v", holders, now)
@@ -128,50 +134,86 @@ func TestRingSharesTheBucketsAndTakesOverAKilledReplica(t *testing.T) {
 		}
 	}
 
-	// SIGKILL one replica: nothing of it releases its Leases; the others wait them out.
-	var lost []int
-	for i, pod := range holders {
-		if pod == "r0" {
-			lost = append(lost, i)
+	// SIGSTOP r1 past its Leases; its CRs change meanwhile and r0 and r2 converge them.
+	frozen := reps["r1"]
+	if err := frozen.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	f.settled(lease+2*jittered*2+slack, b, "r0", "r2")
+	changed := f.setBuckets(crs, holdersOf(holders, "r1"), b, want, "3")
+	f.waitConverged("the frozen replica's widgets, by the others", slack, want)
+	rvs := map[string]string{}
+	for name := range want {
+		rvs[name] = f.rv(name)
+	}
+	thawed := len(f.ep.Calls())
+	if err := frozen.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	frozen.waitLog(t, "bucket lost")
+	// r1 rejoins the ring (its member Lease was never taken): the others hand buckets
+	// back to it, and it passes their CRs with a fresh cache.
+	f.settled(2*lease+slack, b, pods...)
+	for _, c := range f.ep.Calls()[thawed:] {
+		obj, _ := c.Body["object"].(map[string]any)
+		spec, _ := obj["spec"].(map[string]any)
+		if by := c.Header.Get(replicaHeader); by == "r1" && changed[c.Key] && spec["v"] != "3" {
+			t.Errorf("the thawed replica called for %s with spec.v %v from its stale cache (#%d)", c.Key, spec["v"], c.Seq)
 		}
 	}
+	if left, err := f.unconverged(t.Context(), want); err != nil || len(left) > 0 {
+		t.Fatalf("after r1 thawed, not as the others left them: %v (%v)", left, err)
+	}
+	for name, rv := range rvs {
+		if now := f.rv(name); now != rv {
+			t.Errorf("%s written after the others converged it (resourceVersion %s, then %s)", name, rv, now)
+		}
+	}
+
+	// SIGKILL r0: nothing of it releases its Leases; the others wait them out.
+	holders = f.settled(slack, b, pods...)
 	if err := reps["r0"].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-reps["r0"].Exited()
 	killed := time.Now()
-	changed := 0
-	for _, cr := range crs {
-		if slices.Contains(lost, shard.BucketOf(cr.GetUID(), b)) {
-			f.setV(cr.GetName(), "3")
-			want[cr.GetName()] = "3"
-			changed++
-		}
-	}
-	if changed == 0 {
-		t.Fatalf("r0's buckets %v hold none of the %d widgets: the sample proves nothing", lost, n)
-	}
+	changed = f.setBuckets(crs, holdersOf(holders, "r0"), b, want, "4")
 	// The Leases expire LeaseDuration after r0's last renewal; the next round of another
 	// replica (at most 2 jittered retry periods, as it may also need to see the member
-	// Lease expire) takes them and queues their CRs.
-	f.waitConverged("the killed replica's widgets changed after the kill", leaseDuration+2*jitteredRetry*2+slack, want)
-	t.Logf("r0's %d buckets taken and %d widgets converged %s after the kill", len(lost), changed, time.Since(killed).Round(time.Millisecond))
-	f.settled(leaseDuration+slack, b, "r1", "r2")
+	// Lease expire) takes them and queues their CRs; slack covers listing the bucket.
+	f.waitConverged("the killed replica's widgets changed after the kill", lease+2*jittered*2+slack, want)
+	t.Logf("r0's buckets %v taken and %d widgets converged %s after the kill", holdersOf(holders, "r0"), len(changed), time.Since(killed).Round(time.Millisecond))
+	f.settled(lease+slack, b, "r1", "r2")
 
 	// A new replica joins while every widget changes: it gets its share within two Lease
 	// periods (the others hand buckets back in their next rounds; it takes them as they
 	// are released), and every widget converges.
 	f.sharded("r3", b, "--endpoint", f.via("r3"))
-	for _, cr := range crs {
-		f.setV(cr.GetName(), "4")
-		want[cr.GetName()] = "4"
-	}
-	f.settled(2*leaseDuration+slack, b, "r1", "r2", "r3")
+	f.setAll(want, "5")
+	f.settled(2*lease+slack, b, "r1", "r2", "r3")
 	f.waitConverged("every widget changed while r3 joined", slack, want)
 	for _, o := range f.ep.Overlaps() {
 		t.Errorf("overlapping calls for %s: #%d by %s and #%d by %s", o.Key, o.First.Seq, o.First.Header.Get(replicaHeader),
 			o.Second.Seq, o.Second.Header.Get(replicaHeader))
 	}
+}
+
+// setBuckets writes spec.v = v on each of crs in one of buckets (of b), records it in want
+// and returns their keys; it fails the test when there are none.
+func (f *fixture) setBuckets(crs []*unstructured.Unstructured, buckets []int, b int, want map[string]string, v string) map[string]bool {
+	f.t.Helper()
+	out := map[string]bool{}
+	for _, cr := range crs {
+		if slices.Contains(buckets, shard.BucketOf(cr.GetUID(), b)) {
+			f.setV(cr.GetName(), v)
+			want[cr.GetName()] = v
+			out[cr.GetNamespace()+"/"+cr.GetName()] = true
+		}
+	}
+	if len(out) == 0 {
+		f.t.Fatalf("buckets %v hold none of the %d widgets: the sample proves nothing", buckets, len(crs))
+	}
+	return out
 }
 
 // takeEvents waits until each bucket Lease of b carries an Event of its take (the

@@ -1,0 +1,184 @@
+package run
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// A change of the held buckets must reach the sharded caches: the newly held buckets'
+// objects added, the released ones' removed. Ending the watch as expired does it (the
+// reflector lists again), but client-go's reflector waits its back-off before every list
+// after the first (0.8 s, doubling to 30 s, reset only after two quiet minutes, jittered up
+// to twice that): a ring that moves buckets a few times in a row (start-up, a rollout, a
+// failover and a join) left its caches down for tens of seconds. So the change is caught
+// up inside the watch stream instead: the watch ends normally (after a bookmark, so that
+// the reflector counts it as a watch and not a failure), the reflector watches again at
+// once, and that watch lists with the new holding and sends first the events that turn
+// what the informer was told into that list, then a bookmark at the list's
+// resourceVersion, then the server's events from there.
+//
+// What the informer was told is kept here (told), not read from its store: the store lags
+// the events still queued in the informer's FIFO, and a diff against it would send some
+// deletes twice.
+
+// told is what a sharded cache's informer has been told: the objects of its last list and
+// the events since, by key, with the metadata a delete event needs.
+type told struct {
+	mu   sync.Mutex
+	objs map[string]toldObject
+	// rv is the resourceVersion of the last list or event: the bookmark sent when a
+	// holding change ends the watch.
+	rv string
+}
+
+type toldObject struct {
+	rv   string
+	meta metav1.ObjectMeta // name, namespace, uid, labels, ownerReferences
+}
+
+func newTold() *told { return &told{objs: map[string]toldObject{}} }
+
+// toldOf is what the child informer of key was told.
+func (s *shards) toldOf(key string) *told {
+	t, _ := s.childTold.LoadOrStore(key, newTold())
+	return t.(*told)
+}
+
+// listed records a list (a page of it: the first page, Continue empty, starts afresh).
+func (t *told) listed(list runtime.Object, first bool) {
+	items, _ := meta.ExtractList(list)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if first {
+		clear(t.objs)
+	}
+	for _, obj := range items {
+		t.put(obj)
+	}
+	if m, err := meta.ListAccessor(list); err == nil {
+		t.rv = m.GetResourceVersion()
+	}
+}
+
+// reset forgets everything: a streamed list (watch with initial events) tells it anew.
+func (t *told) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.objs)
+}
+
+// sent records an event the informer received.
+func (t *told) sent(ev watch.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		t.put(ev.Object)
+	case watch.Deleted:
+		if key, err := cache.MetaNamespaceKeyFunc(ev.Object); err == nil {
+			delete(t.objs, key)
+		}
+	}
+	if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
+		t.rv = m.GetResourceVersion()
+	}
+}
+
+func (t *told) put(obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	t.objs[key] = toldObject{rv: m.GetResourceVersion(), meta: metav1.ObjectMeta{
+		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
+		Labels: m.GetLabels(), OwnerReferences: m.GetOwnerReferences(),
+	}}
+}
+
+func (t *told) lastRV() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rv
+}
+
+// catchUpEvents are the events that turn what t holds into the list items (already
+// through any client filter): an add for an object it lacks, a modify for one whose
+// resourceVersion moved or for which resend says so (a CR of a newly held bucket, owed
+// its take pass even when the informer holds it unchanged), a delete for one no longer
+// listed. known gives the informer's last copy of a deleted object when it has one (a
+// CR's delete pass needs the whole object); else the delete carries the metadata kept
+// here, in an object from blank.
+func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object) bool,
+	known func(key string) (runtime.Object, bool), blank func() runtime.Object) ([]watch.Event, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []watch.Event
+	listed := make(map[string]bool, len(items))
+	for _, obj := range items {
+		key, err := cache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return nil, fmt.Errorf("catch up: %w", err)
+		}
+		listed[key] = true
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, fmt.Errorf("catch up %s: %w", key, err)
+		}
+		switch prev, ok := t.objs[key]; {
+		case !ok:
+			out = append(out, watch.Event{Type: watch.Added, Object: obj})
+		case prev.rv != m.GetResourceVersion() || (resend != nil && resend(obj)):
+			out = append(out, watch.Event{Type: watch.Modified, Object: obj})
+		}
+	}
+	for key, prev := range t.objs {
+		if listed[key] {
+			continue
+		}
+		var obj runtime.Object
+		if known != nil {
+			obj, _ = known(key)
+		}
+		if obj == nil {
+			obj = blank()
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return nil, fmt.Errorf("catch up %s: %w", key, err)
+			}
+			m.SetName(prev.meta.Name)
+			m.SetNamespace(prev.meta.Namespace)
+			m.SetUID(prev.meta.UID)
+			m.SetResourceVersion(prev.meta.ResourceVersion)
+			m.SetLabels(prev.meta.Labels)
+			m.SetOwnerReferences(prev.meta.OwnerReferences)
+		}
+		out = append(out, watch.Event{Type: watch.Deleted, Object: obj})
+	}
+	return out, nil
+}
+
+// bookmark is a bookmark event at rv, in an object from blank.
+func bookmark(blank func() runtime.Object, rv string) watch.Event {
+	obj := blank()
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(rv)
+	}
+	return watch.Event{Type: watch.Bookmark, Object: obj}
+}
+
+// expired is the event that ends a watch so that the reflector lists again.
+func expired(why string) watch.Event {
+	return watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure,
+		Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: why}}
+}

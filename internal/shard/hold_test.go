@@ -1,0 +1,143 @@
+package shard
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// ring is one replica over a fake clientset, its Lease writes counted, driven round by
+// round on a fake clock.
+type ring struct {
+	t      *testing.T
+	raw    coordinationv1client.LeasesGetter
+	clk    *clocktesting.FakeClock
+	m      *Manager
+	r      *runState
+	writes atomic.Int32 // creates and updates of bucket Leases
+	lost   []int        // OnRelease(b, true)
+}
+
+func newRing(t *testing.T, b int) *ring {
+	t.Helper()
+	g := &ring{t: t, raw: fake.NewClientset().CoordinationV1(), clk: clocktesting.NewFakeClock(time.Unix(1e9, 0))}
+	m, err := New(Options{
+		Client: steppedLeases{g.raw, func(verb, name string) {
+			if (verb == "create" || verb == "update") && strings.Contains(name, "-bucket-") {
+				g.writes.Add(1)
+			}
+		}, &atomic.Int64{}},
+		Namespace: "ns", Name: "ork", Member: "p", Identity: "p_1", Buckets: b,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Clock: g.clk,
+		OnRelease: func(b int, lost bool) {
+			if lost {
+				g.lost = append(g.lost, b)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.m = m
+	g.r = &runState{buckets: map[int]*bucketLease{}, drained: make(chan *bucketLease), done: make(chan struct{}), ctx: t.Context()}
+	return g
+}
+
+func (g *ring) round(stopping bool) {
+	g.t.Helper()
+	if err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), stopping); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// join runs the rounds a lone replica needs to take every bucket.
+func (g *ring) join() {
+	g.t.Helper()
+	g.round(false)
+	g.clk.Step(2 * time.Second)
+	g.round(false)
+	if len(g.m.Held()) != g.m.opts.Buckets {
+		g.t.Fatalf("a lone replica holds %v after joining", g.m.Held())
+	}
+}
+
+// A bucket whose renewals have not landed within the renew deadline is lost at the
+// deadline (the expiry timer's loseExpired), not at the end of a later round; and a round
+// after the deadline sends no renewal for it: it would not make the bucket held again.
+func TestABucketPastItsRenewDeadlineIsLostAtTheDeadline(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	g.clk.Step(9 * time.Second)
+	if got := g.m.untilExpiry(g.r); got != time.Second+time.Millisecond {
+		t.Errorf("untilExpiry 9 s after the last renewal = %s, want 1.001s", got)
+	}
+	g.m.loseExpired(g.r)
+	if len(g.lost) != 0 {
+		t.Fatalf("lost %v inside the renew deadline", g.lost)
+	}
+	g.clk.Step(1500 * time.Millisecond)
+	g.m.loseExpired(g.r)
+	if !slices.Equal(g.lost, []int{0, 1}) || g.m.HoldsAny() {
+		t.Fatalf("past the renew deadline: lost %v, holds %v; want both lost", g.lost, g.m.Held())
+	}
+
+	// The same through a round: no renewal is sent past the deadline.
+	g = newRing(t, 2)
+	g.join()
+	g.clk.Step(11 * time.Second)
+	before := g.writes.Load()
+	g.m.renewBuckets(context.Background(), g.r)
+	if sent := g.writes.Load() - before; sent != 0 || !slices.Equal(g.lost, []int{0, 1}) {
+		t.Errorf("a round past the renew deadline sent %d renewals and lost %v: want none sent, both lost", sent, g.lost)
+	}
+}
+
+// A replica that starts stopping releases its member Lease first, so that the others
+// stop counting it at once, and keeps renewing the buckets it drains without taking the
+// member Lease back.
+func TestAStoppingReplicaLeavesBeforeItsBucketsAreHandedBack(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	g.m.leave(context.Background(), g.r)
+	member, err := g.raw.Leases("ns").Get(context.Background(), MemberLeaseName("ork", "p"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holder(member) != "" {
+		t.Fatalf("member Lease held by %q after leave: want released", holder(member))
+	}
+	g.clk.Step(2 * time.Second)
+	before := g.writes.Load()
+	g.round(true)
+	if g.r.member != nil || g.writes.Load()-before != 2 || len(g.m.Held()) != 2 {
+		t.Errorf("stopping round: member taken back %v, %d bucket writes, holds %v: want no member, both buckets renewed",
+			g.r.member != nil, g.writes.Load()-before, g.m.Held())
+	}
+	if member, _ = g.raw.Leases("ns").Get(context.Background(), MemberLeaseName("ork", "p"), metav1.GetOptions{}); holder(member) != "" {
+		t.Errorf("member Lease held by %q after a stopping round: want it left released", holder(member))
+	}
+}
+
+// A bucket Lease held in this replica's name that is not among its buckets (a take whose
+// answer was lost, a release that failed) is taken back at the next round, not left to
+// nobody until it expires.
+func TestALeaseInThisReplicasNameIsTakenBack(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	// Forget bucket 1 as a lost answer would: its Lease still names p_1.
+	delete(g.r.buckets, 1)
+	g.m.held[1].Store(nil)
+	g.clk.Step(2 * time.Second)
+	g.round(false)
+	if got := g.m.Held(); !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("holds %v after the round: want bucket 1 taken back", got)
+	}
+}
