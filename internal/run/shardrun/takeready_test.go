@@ -30,7 +30,7 @@ func TestTakePassesSeeTheBucketsChildren(t *testing.T) {
 	if err := os.WriteFile(f.katalog, []byte(withChildren), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	const b, n = 8, 40
+	const b, n = 16, 64
 	want, uids := map[string]string{}, map[string]types.UID{}
 	for _, cr := range f.create(n, "1") {
 		want[cr.GetName()], uids[cr.GetName()] = "1", cr.GetUID()
@@ -39,34 +39,50 @@ func TestTakePassesSeeTheBucketsChildren(t *testing.T) {
 	f.waitConverged("every widget reconciled by a", leaseDuration+slack, want)
 	f.childrenConverged("every widget has its child", slack, want, uids)
 
-	// c joins: a hands half the buckets back, and c passes each of their CRs once.
-	before := len(f.ep.Calls())
-	f.sharded("c", b, "--endpoint", f.via("c"))
-	holders := f.settled(2*leaseDuration+slack, b, "a", "c")
+	// c joins, then d: each time the others hand buckets back, and the newcomer passes
+	// each of their CRs once. Two joins: two takes whose caches may race.
+	var pods []string
+	for _, pod := range []string{"a", "c", "d"} {
+		pods = append(pods, pod)
+		if pod == "a" {
+			continue
+		}
+		before := len(f.ep.Calls())
+		f.sharded(pod, b, "--endpoint", f.via(pod))
+		f.tookWithChildren(pod, f.settled(2*leaseDuration+slack, b, pods...), before, b, uids)
+	}
+}
+
+// tookWithChildren waits until pod has called for each CR of the buckets it holds (holders)
+// since the calls[before:], and checks that each of those calls sent the CR's ConfigMap in
+// prepared.children.
+func (f *fixture) tookWithChildren(pod string, holders map[int]string, before, b int, uids map[string]types.UID) {
+	f.t.Helper()
 	owed := 0
 	for _, uid := range uids {
-		if holders[shard.BucketOf(uid, b)] == "c" {
+		if holders[shard.BucketOf(uid, b)] == pod {
 			owed++
 		}
 	}
-	testkit.Eventually(t, "c passed each CR of the buckets it took", 100*time.Millisecond, slack, func(context.Context) (bool, error) {
+	if owed == 0 {
+		f.t.Fatalf("%s holds no bucket with a CR: %v", pod, holders)
+	}
+	testkit.Eventually(f.t, pod+" passed each CR of the buckets it took", 100*time.Millisecond, slack, func(context.Context) (bool, error) {
 		called := map[string]bool{}
 		for _, c := range f.ep.Calls()[before:] {
-			if c.Header.Get(replicaHeader) == "c" {
+			if c.Header.Get(replicaHeader) == pod {
 				called[c.Key] = true
 			}
 		}
 		if len(called) < owed {
-			return false, fmt.Errorf("c called for %d CRs, its buckets have %d", len(called), owed)
+			return false, fmt.Errorf("%s called for %d CRs, its buckets have %d", pod, len(called), owed)
 		}
 		return true, nil
 	})
-	taken := 0
 	for _, c := range f.ep.Calls()[before:] {
-		if c.Header.Get(replicaHeader) != "c" {
+		if c.Header.Get(replicaHeader) != pod {
 			continue
 		}
-		taken++
 		prepared, _ := c.Body["prepared"].(map[string]any)
 		children, _ := prepared["children"].(map[string]any)
 		name, seen := c.Key[strings.Index(c.Key, "/")+1:], false
@@ -76,10 +92,7 @@ func TestTakePassesSeeTheBucketsChildren(t *testing.T) {
 			seen = seen || ok
 		}
 		if !seen {
-			t.Errorf("c's call for %s (trigger %s) sent prepared.children %v: its ConfigMap %s is missing", c.Key, c.Trigger, children, name)
+			f.t.Errorf("%s's call for %s (trigger %s) sent prepared.children %v: its ConfigMap %s is missing", pod, c.Key, c.Trigger, children, name)
 		}
-	}
-	if taken == 0 {
-		t.Fatal("c made no call: it took no bucket's CRs")
 	}
 }
