@@ -66,6 +66,8 @@ type shards struct {
 	// bucket is ready when all of them include it (shardready.go).
 	childStores map[string]cache.Store
 	childSynced map[string]holding
+	// stopped is closed when the controllers' run ends (nil, never closed, before).
+	stopped <-chan struct{}
 	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
 	// set with the controllers. slotted are the children it is labelling, by uid, until
 	// the child cache shows them, each with its owner's bucket (dropped when it goes).
@@ -260,7 +262,7 @@ func (s *shards) upToDate() bool {
 // (started).
 func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int), childStores map[string]cache.Store) {
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren, s.childStores = cs, rec, slotChildren, childStores
+	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = cs, rec, slotChildren, childStores, ctx.Done()
 	s.mu.Unlock()
 	s.startOnce.Do(func() {
 		go s.labeller(ctx)

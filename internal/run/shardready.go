@@ -72,10 +72,10 @@ func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]
 // list made with h at resourceVersion rv (it watches only after), once the store has taken
 // it in, and wakes the buckets this made ready. The store takes it in on the informer's own
 // goroutine, a moment later: until its resourceVersion reaches rv the list is waited for,
-// briefly, unless the holding changes meanwhile (then another list comes).
+// briefly, unless the holding changes meanwhile (then another list comes) or the run ends.
 func (s *shards) childTookList(key string, h holding, rv string) {
 	s.mu.Lock()
-	store := s.childStores[key]
+	store, stopped := s.childStores[key], s.stopped
 	s.mu.Unlock()
 	if !storeReached(store, rv) {
 		go func() {
@@ -84,6 +84,8 @@ func (s *shards) childTookList(key string, h holding, rv string) {
 			for !storeReached(store, rv) {
 				select {
 				case <-h.changed:
+					return
+				case <-stopped: // the informers stop with the run: the store stays behind
 					return
 				case <-tick.C:
 				}
