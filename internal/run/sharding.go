@@ -58,8 +58,9 @@ type shards struct {
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
-	// childTold is what each child informer was told, by slotSelected key (shardcatchup.go).
-	childTold sync.Map
+	// childTold is what each child informer was told, and childPaging the holding its
+	// paged list started with, by slotSelected key (shardcatchup.go).
+	childTold, childPaging sync.Map
 	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
 	// set with the controllers. slotted are the children it is labelling, by uid, until
 	// the child cache shows them.
