@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -15,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // holding is one generation of the held buckets, as the CR caches select on it.
@@ -54,6 +51,9 @@ type crCache struct {
 	// of an object a catch-up deletes).
 	told  *told
 	store cache.Store
+	// paging is the holding a paged list started with: its later pages use the same, so
+	// that one list never mixes two holdings.
+	paging atomic.Pointer[holding]
 }
 
 func newCRCache(s *shards, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *crCache {
@@ -71,7 +71,7 @@ func (c *crCache) informer() cache.SharedIndexInformer {
 		ListWithContextFunc:  c.list,
 		WatchFuncWithContext: c.watch,
 	}
-	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0,
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}), &unstructured.Unstructured{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	c.store = inf.GetStore()
 	return inf
@@ -82,6 +82,10 @@ func (c *crCache) upToDate() bool { return c.synced.Load() == c.s.current().gen+
 
 func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	h := c.s.current()
+	if p := c.paging.Load(); o.Continue != "" && p != nil {
+		h = *p
+	}
+	c.paging.Store(&h)
 	if h.sel == nil {
 		return c.nothing(ctx, h)
 	}
@@ -111,7 +115,7 @@ func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interf
 	}
 	if l := c.listedWith.Load(); !streamed && l != nil {
 		if l.gen != h.gen {
-			return c.catchUp(ctx, o, *l, h)
+			return c.catchUp(ctx, o, h)
 		}
 		h = *l
 	}
@@ -134,12 +138,11 @@ func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interf
 	return fw, nil
 }
 
-// catchUp is the watch that continues a list made under the holding was, now that h is
+// catchUp is the watch that continues a list made under another holding, now that h is
 // current: it lists h's objects and sends first the events that turn what the informer
-// was told into them (a CR of a bucket h newly holds is sent even when unchanged: its
-// take pass is owed), then a bookmark at the list's resourceVersion, then the server's
-// events from there.
-func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, was, h holding) (watch.Interface, error) {
+// was told into them (a CR owed its take pass is sent even when unchanged), then a
+// bookmark at the list's resourceVersion, then the server's events from there.
+func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, h holding) (watch.Interface, error) {
 	var items []runtime.Object
 	var rv string
 	if h.sel == nil {
@@ -162,13 +165,11 @@ func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, was, h hold
 		}
 		rv = list.GetResourceVersion()
 	}
-	newly := map[int]bool{}
-	for _, b := range h.held {
-		newly[b] = !slices.Contains(was.held, b)
-	}
+	// Owed by the take counts, not by which buckets the two holdings name: a bucket lost
+	// and taken back between them is in both, and owes its pass all the same.
 	resend := func(obj runtime.Object) bool {
 		m, err := meta.Accessor(obj)
-		return err == nil && newly[shard.BucketOf(m.GetUID(), c.s.buckets)]
+		return err == nil && c.s.owesPass(m.GetUID())
 	}
 	known := func(key string) (runtime.Object, bool) {
 		obj, ok, err := c.store.GetByKey(key)
@@ -176,14 +177,17 @@ func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, was, h hold
 			return nil, false
 		}
 		u, ok := obj.(*unstructured.Unstructured)
-		return u, ok
+		if !ok {
+			return nil, false
+		}
+		// A copy: the informer's transform edits what it is given, and readers share the
+		// cached object.
+		return u.DeepCopy(), true
 	}
 	events, err := c.told.catchUpEvents(items, resend, known, blankUnstructured)
 	if err != nil {
 		return nil, err
 	}
-	c.listed.Store(h.gen + 1)
-	c.listedWith.Store(&h)
 	o.ResourceVersion = rv
 	c.selectOn(h, &o)
 	var w watch.Interface = watch.NewFake()
@@ -192,12 +196,25 @@ func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, was, h hold
 			return nil, err
 		}
 	}
-	c.synced.Store(h.gen + 1)
+	// Caught up only once the informer has the events: a watch that fails or is stopped
+	// before leaves the next one to catch up again.
+	caughtUp := func() {
+		c.listed.Store(h.gen + 1)
+		c.listedWith.Store(&h)
+		c.synced.Store(h.gen + 1)
+	}
 	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), told: c.told, blank: blankUnstructured,
-		pre: append(events, bookmark(blankUnstructured, rv))}
+		pre: append(events, bookmark(blankUnstructured, rv)), caughtUp: caughtUp}
 	go fw.run(c, h, false)
 	return fw, nil
 }
+
+// noWatchList opts a sharded cache's informer out of client-go's streamed list (watch-list):
+// a holding change is caught up in a plain watch that continues a list (shardcatchup.go),
+// and a streamed list has no list to continue.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // nothing is the list while no bucket is held: no object, at the collection's current
 // resourceVersion (one item asked for, none kept), so that an idle replica caches nothing.
@@ -264,14 +281,13 @@ type filteredWatch struct {
 	out   chan watch.Event
 	stop  chan struct{}
 	once  sync.Once
-	// pre are a catch-up's events, sent before the inner watch's.
-	pre []watch.Event
+	// pre are a catch-up's events, sent before the inner watch's; caughtUp, if set, is
+	// called once the informer has received them all.
+	pre      []watch.Event
+	caughtUp func()
 	// told records what the informer received; blank makes the bookmark's object.
 	told  *told
 	blank func() runtime.Object
-	// initialDone, for a child cache's streamed list, is called when its initial events
-	// have ended (the reflector hands them to the store at that bookmark).
-	initialDone func(rv string)
 }
 
 func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -295,6 +311,9 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			return
 		}
 	}
+	if w.caughtUp != nil {
+		w.caughtUp()
+	}
 	for {
 		select {
 		case <-w.stop:
@@ -312,13 +331,8 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			if !ok {
 				return
 			}
-			initialEnd := ""
 			switch {
 			case c == nil: // a child cache: the server's label selector is the whole filter
-				if m, err := meta.Accessor(ev.Object); ev.Type == watch.Bookmark && err == nil &&
-					m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					initialEnd = m.GetResourceVersion()
-				}
 			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
 				if !c.pass(h, ev.Object) {
 					continue
@@ -330,10 +344,6 @@ func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
 			}
 			if !send(ev) {
 				return
-			}
-			if initialEnd != "" && w.initialDone != nil {
-				// After the send: the reflector has it and stores the streamed list.
-				w.initialDone(initialEnd)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,12 @@ type toldObject struct {
 }
 
 func newTold() *told { return &told{objs: map[string]toldObject{}} }
+
+// pagingOf is the holding the paged list of the child informer of key started with.
+func (s *shards) pagingOf(key string) *atomic.Pointer[holding] {
+	p, _ := s.childPaging.LoadOrStore(key, &atomic.Pointer[holding]{})
+	return p.(*atomic.Pointer[holding])
+}
 
 // toldOf is what the child informer of key was told.
 func (s *shards) toldOf(key string) *told {

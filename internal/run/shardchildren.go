@@ -43,6 +43,12 @@ type slotSelected[L runtime.Object] struct {
 
 func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
 	h := c.s.current()
+	// A paged list keeps the holding it started with (crCache.paging).
+	paging := c.s.pagingOf(c.key)
+	if p := paging.Load(); o.Continue != "" && p != nil {
+		h = *p
+	}
+	paging.Store(&h)
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
 	l, err := c.next.List(ctx, o)
 	if err == nil {
@@ -63,33 +69,23 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	// holding, it catches up first (shardcatchup.go). Either way, the informer's store
 	// holds that list once it reaches its resourceVersion (shardready.go).
 	var pre []watch.Event
-	listed := false
+	var caughtUp func()
 	if l := c.s.listedWith(c.key).Load(); !streamed && l != nil {
-		listed = true
-		if l.gen != h.gen {
-			base := o.LabelSelector
-			o.LabelSelector = c.s.slotSelector(base, h)
-			list, err := c.next.List(ctx, metav1.ListOptions{LabelSelector: o.LabelSelector})
-			if err != nil {
-				return nil, err
-			}
-			items, err := meta.ExtractList(list)
-			if err != nil {
-				return nil, err
-			}
-			if pre, err = told.catchUpEvents(items, nil, nil, c.blank); err != nil {
-				return nil, err
-			}
-			lm, err := meta.ListAccessor(list)
-			if err != nil {
-				return nil, err
-			}
-			o.ResourceVersion = lm.GetResourceVersion()
-			pre = append(pre, bookmark(c.blank, o.ResourceVersion))
-			c.s.listedWith(c.key).Store(&h)
-			o.LabelSelector = base
-		} else {
+		if l.gen == h.gen {
 			h = *l
+			// The reflector watches after it handed its list to the store.
+			c.s.childTookList(c.key, h, o.ResourceVersion)
+		} else {
+			rv, events, err := c.catchUp(ctx, o.LabelSelector, h, told)
+			if err != nil {
+				return nil, err
+			}
+			o.ResourceVersion, pre = rv, events
+			// Caught up only once the informer has the events (crCache.catchUp).
+			caughtUp = func() {
+				c.s.listedWith(c.key).Store(&h)
+				c.s.childTookList(c.key, h, rv)
+			}
 		}
 	}
 	o.LabelSelector = c.s.slotSelector(o.LabelSelector, h)
@@ -97,17 +93,32 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	if err != nil {
 		return nil, err
 	}
-	if listed {
-		// The list (or the catch-up's events, then its bookmark at the list's
-		// resourceVersion) is what the informer takes in before this watch's events.
-		c.s.childTookList(c.key, h, o.ResourceVersion)
-	}
-	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), pre: pre, told: told, blank: c.blank}
-	if streamed {
-		fw.initialDone = func(rv string) { c.s.childTookList(c.key, h, rv) }
-	}
+	fw := &filteredWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), pre: pre, caughtUp: caughtUp, told: told, blank: c.blank}
 	go fw.run(nil, h, streamed)
 	return fw, nil
+}
+
+// catchUp lists h's children (base: the informer's own selector) and returns the list's
+// resourceVersion and the events that turn what the informer was told into it, ending
+// with a bookmark there.
+func (c slotSelected[L]) catchUp(ctx context.Context, base string, h holding, told *told) (string, []watch.Event, error) {
+	list, err := c.next.List(ctx, metav1.ListOptions{LabelSelector: c.s.slotSelector(base, h)})
+	if err != nil {
+		return "", nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return "", nil, err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return "", nil, err
+	}
+	events, err := told.catchUpEvents(items, nil, nil, c.blank)
+	if err != nil {
+		return "", nil, err
+	}
+	return lm.GetResourceVersion(), append(events, bookmark(c.blank, lm.GetResourceVersion())), nil
 }
 
 // slotSelector is base with the slot label required in the held buckets' slots; with no
@@ -129,6 +140,10 @@ type shardedDynamic struct {
 	dynamic.Interface
 	s *shards
 }
+
+// IsWatchListSemanticsUnSupported opts the factories' informers out of the streamed list
+// (noWatchList).
+func (shardedDynamic) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (d shardedDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
 	return shardedDynamicResource{NamespaceableResourceInterface: d.Interface.Resource(gvr), s: d.s, gvr: gvr}
@@ -176,6 +191,9 @@ type shardedMetadata struct {
 	metadata.Interface
 	s *shards
 }
+
+// IsWatchListSemanticsUnSupported: as shardedDynamic's.
+func (shardedMetadata) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (m shardedMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
 	return shardedMetadataGetter{Getter: m.Interface.Resource(gvr), s: m.s, gvr: gvr}

@@ -59,8 +59,9 @@ type shards struct {
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
-	// childTold is what each child informer was told, by slotSelected key (shardcatchup.go).
-	childTold sync.Map
+	// childTold is what each child informer was told, and childPaging the holding its
+	// paged list started with, by slotSelected key (shardcatchup.go).
+	childTold, childPaging sync.Map
 	// childStores are every child informer's store by childListKey, set with the
 	// controllers, and childSynced is the holding of the list each one last took in: a
 	// bucket is ready when all of them include it (shardready.go).

@@ -32,6 +32,15 @@ func (s *shards) takePass(uid types.UID) bool {
 	return true
 }
 
+// owesPass reports, without noting anything, whether the CR of uid would be owed its
+// bucket's take pass (a catch-up sends such a CR even when unchanged).
+func (s *shards) owesPass(uid types.UID) bool {
+	b := shard.BucketOf(uid, s.buckets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.work[b].ctx != nil && s.passed[uid] != s.takes[b]
+}
+
 // forgetPass drops the note of a CR that left the CR cache (deleted, or its bucket
 // released): a later take owes it a pass anew.
 func (s *shards) forgetPass(uid types.UID) {

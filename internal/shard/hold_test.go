@@ -24,6 +24,9 @@ type ring struct {
 	r      *runState
 	writes atomic.Int32 // creates and updates of bucket Leases
 	lost   []int        // OnRelease(b, true)
+	taken  []int        // OnTake
+	// before, if set, runs before each request (steppedLeases.at).
+	before func(verb, name string)
 }
 
 func newRing(t *testing.T, b int) *ring {
@@ -34,9 +37,13 @@ func newRing(t *testing.T, b int) *ring {
 			if (verb == "create" || verb == "update") && strings.Contains(name, "-bucket-") {
 				g.writes.Add(1)
 			}
+			if g.before != nil {
+				g.before(verb, name)
+			}
 		}, &atomic.Int64{}},
 		Namespace: "ns", Name: "ork", Member: "p", Identity: "p_1", Buckets: b,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Clock: g.clk,
+		OnTake: func(b int) { g.taken = append(g.taken, b) },
 		OnRelease: func(b int, lost bool) {
 			if lost {
 				g.lost = append(g.lost, b)
@@ -139,5 +146,27 @@ func TestALeaseInThisReplicasNameIsTakenBack(t *testing.T) {
 	g.round(false)
 	if got := g.m.Held(); !slices.Equal(got, []int{0, 1}) {
 		t.Errorf("holds %v after the round: want bucket 1 taken back", got)
+	}
+}
+
+// A take whose mode check ended late (a slow apiserver: here 9 s of the 10 s renew
+// deadline gone by the check) is renewed before its work starts, so that the next round
+// does not lose it.
+func TestATakeEndingLateIsRenewedBeforeItsWork(t *testing.T) {
+	g := newRing(t, 2)
+	g.round(false) // the member Lease
+	g.clk.Step(2 * time.Second)
+	g.before = func(verb, name string) {
+		if verb == "list" {
+			g.clk.Step(9 * time.Second) // the check after the takes is slow
+		}
+	}
+	g.round(false)
+	g.before = nil
+	if !slices.Equal(g.taken, []int{0, 1}) {
+		t.Fatalf("work started for %v: want both buckets", g.taken)
+	}
+	if got := g.m.untilExpiry(g.r); got < 9*time.Second {
+		t.Errorf("%s left before the renew deadline once the work started: want the take renewed (nearly 10 s)", got)
 	}
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -141,12 +142,53 @@ func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinat
 		return
 	}
 	for k, e := range got {
-		b := bs[k]
-		r.buckets[b] = e
-		m.setHeld(b, sent[k])
+		r.buckets[bs[k]] = e
+		m.setHeld(bs[k], sent[k])
+	}
+	// On a slow apiserver the take and the check may use most of the renew deadline: work
+	// started with little of it left would be lost at the next round and taken back the
+	// round after, a relist and a pass of every CR of the bucket each time. Such takes are
+	// renewed first.
+	if m.untilExpiry(r) < m.opts.RetryPeriod*3/2 {
+		m.renewTaken(r, bs)
+	}
+	for _, b := range bs {
+		e := r.buckets[b]
+		if e == nil {
+			continue
+		}
 		m.opts.Log.Info("bucket taken", "bucket", b, "lease", e.lease.Name, "held", len(r.buckets))
 		if m.opts.OnTake != nil {
 			m.opts.OnTake(b)
 		}
+	}
+}
+
+// renewTaken renews the buckets bs just taken, before their work starts; one that cannot
+// be renewed inside its deadline is dropped before it was worked (no OnRelease: there was
+// no OnTake), its Lease left to expire or to be taken back.
+func (m *Manager) renewTaken(r *runState, bs []int) {
+	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+	defer cancel()
+	for _, b := range bs {
+		last := m.held[b].Load()
+		left := m.opts.RenewDeadline - m.clock.Since(*last)
+		sent := m.clock.Now()
+		var l *coordinationv1.Lease
+		var lost bool
+		err := errors.New("past the renew deadline")
+		if left > 0 {
+			rctx, rcancel := context.WithTimeout(ctx, left)
+			l, lost, err = m.w.renew(rctx, r.buckets[b].lease)
+			rcancel()
+		}
+		if err == nil && !lost {
+			r.buckets[b].lease = l
+			m.setHeld(b, sent)
+			continue
+		}
+		m.held[b].Store(nil)
+		delete(r.buckets, b)
+		m.opts.Log.Info("bucket taken too late to start its work: dropped before any", "bucket", b, "lost", lost, "err", err)
 	}
 }
