@@ -341,7 +341,7 @@ func (l *ledger) forgetObjects(gone func(types.UID) bool) {
 		if r.statusUID == "" {
 			r.statusRV = ""
 		}
-		if hit && !r.processing && r.pending == "" && len(r.tombstones) == 0 && len(r.deferred) == 0 {
+		if hit && !r.processing && r.pending == "" && len(r.tombstones) == 0 && len(r.deferred) == 0 && r.resyncAt.IsZero() {
 			delete(l.keys, key)
 		}
 	}

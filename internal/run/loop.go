@@ -51,7 +51,9 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		e.shards.setControllers(ctx, controllers, e.recorder, func(bs []int) { e.labelUnslotted(ctx, controllers, bs) },
+		e.shards.setControllers(ctx, controllers, e.recorder, func(ctx context.Context, bs []int) map[string]string {
+			return e.labelUnslotted(ctx, controllers, bs)
+		},
 			childStoresOf(controllers, factories.needFull))
 	}
 	e.labelOlderChildren(ctx, controllers)

@@ -70,9 +70,10 @@ type shards struct {
 	// stopped is closed when the controllers' run ends (nil, never closed, before).
 	stopped <-chan struct{}
 	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
-	// set with the controllers. slotted are the children it is labelling, by uid, until
+	// set with the controllers; it returns the highest resourceVersion it wrote per child
+	// collection (collectionKey). slotted are the children it is labelling, by uid, until
 	// the child cache shows them, each with its owner's bucket (dropped when it goes).
-	slotChildren func(buckets []int)
+	slotChildren func(ctx context.Context, buckets []int) map[string]string
 	slotted      sync.Map
 	// toLabel are the buckets taken whose labelling is owed, with the take it is for; one
 	// labeller works them off, coalescing the takes that arrive meanwhile (labelKick).
@@ -261,7 +262,8 @@ func (s *shards) upToDate() bool {
 // setControllers hands the built controllers, the Event recorder (nil in a dry run) and
 // the labelling of unslotted children over; the Manager starts taking buckets after it
 // (started).
-func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder, slotChildren func(buckets []int), childStores map[string]cache.Store) {
+func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder,
+	slotChildren func(ctx context.Context, buckets []int) map[string]string, childStores map[string]cache.Store) {
 	s.mu.Lock()
 	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = cs, rec, slotChildren, childStores, ctx.Done()
 	s.mu.Unlock()

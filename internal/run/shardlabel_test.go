@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ func TestTakeLabellingIsSerializedAndCoalesced(t *testing.T) {
 	runs := make(chan []int)
 	release := make(chan struct{})
 	var inFlight, most atomic.Int32
-	s.setControllers(t.Context(), []*controller{c}, nil, func(bs []int) {
+	s.setControllers(t.Context(), []*controller{c}, nil, func(_ context.Context, bs []int) map[string]string {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		if n > most.Load() {
@@ -26,6 +27,7 @@ func TestTakeLabellingIsSerializedAndCoalesced(t *testing.T) {
 		}
 		runs <- bs
 		<-release
+		return nil
 	}, nil)
 
 	s.take(t.Context(), 0)

@@ -98,7 +98,10 @@ func (s *shards) childTookList(key string, h holding, rv string) {
 	if s.childSynced == nil {
 		s.childSynced = map[string]holding{}
 	}
-	s.childSynced[key] = h
+	// A poll of an older holding that ends late never overwrites a newer one's list.
+	if prev, ok := s.childSynced[key]; !ok || h.gen >= prev.gen {
+		s.childSynced[key] = h
+	}
 	wake := s.readyNowLocked()
 	s.mu.Unlock()
 	wakeAll(wake)
@@ -181,7 +184,10 @@ func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
 	if w.ctx == nil || w.ready {
 		return false
 	}
-	w.waiting = append(w.waiting, waitingKey{c: c, key: key})
+	k := waitingKey{c: c, key: key}
+	if !slices.Contains(w.waiting, k) { // each event of a waiting key parks it again
+		w.waiting = append(w.waiting, k)
+	}
 	return true
 }
 

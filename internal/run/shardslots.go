@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/shard"
@@ -33,7 +36,7 @@ const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + shard.S
 // child changed meanwhile is left to its owner's apply) and goes as a pass of its owner's
 // bucket: a hand-back waits for it, a loss cancels it, and the transport checks the bucket
 // at the send. A failure is logged, not fatal: the owners' applies label the rest.
-func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, buckets []int) {
+func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
 	owners := map[schema.GroupKind]bool{}
 	for _, c := range controllers {
 		owners[c.gvk.GroupKind()] = true
@@ -43,9 +46,13 @@ func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, 
 		want[b] = true
 	}
 	labelled := 0
+	written := map[string]string{}
 	for _, col := range childCollections(controllers) {
-		n, err := e.labelUnslottedOf(ctx, col.gvr, col.ns, owners, want)
+		n, rv, err := e.labelUnslottedOf(ctx, col.gvr, col.ns, owners, want)
 		labelled += n
+		if rv != "" {
+			written[collectionKey(col.gvr, col.ns)] = rv
+		}
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("labelling children written before sharding: their owners' applies will label the rest",
 				"resource", col.gvr.GroupResource().String(), "buckets", buckets, "error", err.Error())
@@ -55,15 +62,24 @@ func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, 
 		e.log.Info("gave the slot label to the children written before sharding", "label", shard.SlotLabel,
 			"buckets", buckets, "children", labelled)
 	}
+	return written
 }
 
+// collectionKey names a child collection (resource, namespace) as the end of the
+// childListKey of each informer that caches it.
+func collectionKey(gvr schema.GroupVersionResource, ns string) string {
+	return "/" + gvr.String() + "/" + ns
+}
+
+// labelUnslottedOf labels the collection's unslotted children of the buckets want, and
+// returns how many, and the highest resourceVersion its writes answered ("" for none).
 func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionResource, ns string,
-	owners map[schema.GroupKind]bool, want map[int]bool) (int, error) {
+	owners map[schema.GroupKind]bool, want map[int]bool) (int, string, error) {
 	list, err := e.meta.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: unslottedChildren})
 	if err != nil {
-		return 0, fmt.Errorf("list: %w", err)
+		return 0, "", fmt.Errorf("list: %w", err)
 	}
-	n := 0
+	n, highest := 0, ""
 	for i := range list.Items {
 		obj := &list.Items[i]
 		ref := metav1.GetControllerOf(obj)
@@ -77,50 +93,92 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 		if op, ok := obj.GetLabels()[OperatorLabel]; ok && op != e.opts.Name {
 			continue // another operator's
 		}
-		ok, err := e.labelSlot(ctx, gvr, obj, ref.UID)
+		rv, err := e.labelSlot(ctx, gvr, obj, ref.UID)
 		if err != nil {
-			return n, err
+			return n, highest, err
 		}
-		if ok {
+		if rv != "" {
 			n++
+			if rvAfter(rv, highest) {
+				highest = rv
+			}
 		}
 	}
-	return n, nil
+	return n, highest, nil
 }
 
-// labelSlot writes the slot label on one child, as a pass of its owner's bucket. ok is
-// false when the bucket is no longer this replica's (its next holder labels the child) or
-// the child changed or went meanwhile.
-func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID) (bool, error) {
+// rvAfter reports whether resourceVersion a is after b ("" is before any); a version that
+// is not a number counts as after, so that it is waited for.
+func rvAfter(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return b == "" || err1 != nil || err2 != nil || x > y
+}
+
+// labelSlotTries bounds the writes of one child's label: a child whose resourceVersion
+// moved meanwhile (its status written) is read again and tried again, as long as it is
+// still unslotted and its owner's.
+const labelSlotTries = 3
+
+// labelSlot writes the slot label on one child, as a pass of its owner's bucket, and
+// returns the resourceVersion of the write ("" when none was made: the bucket is no longer
+// this replica's, and its next holder labels the child; or the child went, was labelled
+// meanwhile, or changed past labelSlotTries reads).
+func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID) (string, error) {
 	bucketCtx, done, ok := e.shards.beginLabel(owner)
 	if !ok {
-		return false, nil
+		return "", nil
 	}
 	defer done()
 	wctx, cancel := context.WithCancel(withCRUID(ctx, owner))
 	defer cancel()
 	defer context.AfterFunc(bucketCtx, cancel)()
-	patch, err := labelPatch(obj.GetUID(), obj.GetResourceVersion(),
-		map[string]string{OperatorLabel: e.opts.Name, shard.SlotLabel: shard.SlotOf(owner)})
-	if err != nil {
-		return false, err
-	}
 	// Before the write: the child cache may show the child before the answer comes.
 	e.shards.slotted.Store(obj.GetUID(), shard.BucketOf(owner, e.shards.buckets))
-	_, err = e.meta.Resource(gvr).Namespace(obj.GetNamespace()).Patch(wctx, obj.GetName(), types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: FieldManager})
-	if err != nil {
+	rv, err := patchSlotLabel(wctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, owner,
+		map[string]string{OperatorLabel: e.opts.Name, shard.SlotLabel: shard.SlotOf(owner)})
+	if rv == "" {
 		e.shards.slotted.Delete(obj.GetUID())
 	}
 	switch {
 	case err == nil:
-		return true, nil
+		return rv, nil
 	case precondition.Failed(err), apierrors.IsNotFound(err), errors.Is(err, errNotLeader), bucketCtx.Err() != nil:
-		// Changed or gone meanwhile (the apply decides), or the bucket went: not this
-		// replica's to label any more.
-		return false, nil
+		// Gone, changed past the tries (its owner's apply labels it), or the bucket went:
+		// not this replica's to label any more.
+		return "", nil
 	default:
-		return false, fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		return "", fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+}
+
+// patchSlotLabel writes labels on the unslotted child obj of owner, with its uid and
+// resourceVersion as preconditions, and returns the write's resourceVersion. A child
+// whose resourceVersion moved meanwhile (its status written) is read again and tried
+// again, up to labelSlotTries writes, while it is still unslotted and owner's; "" and no
+// error when it went, was labelled meanwhile or changed owner.
+func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
+	labels map[string]string) (string, error) {
+	for try := 1; ; try++ {
+		patch, err := labelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
+		if err != nil {
+			return "", err
+		}
+		got, err := res.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		if err == nil {
+			return got.GetResourceVersion(), nil
+		}
+		if !precondition.Failed(err) || try == labelSlotTries {
+			return "", err
+		}
+		cur, gerr := res.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if gerr != nil || cur.GetUID() != obj.GetUID() || cur.GetLabels()[shard.SlotLabel] != "" {
+			return "", nil
+		}
+		if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != owner {
+			return "", nil
+		}
+		obj = cur
 	}
 }
 
@@ -148,9 +206,46 @@ func (s *shards) labeller(ctx context.Context) {
 			continue
 		}
 		if slot != nil {
-			slot(bs)
+			// A run is bounded: one hung request would hold back every later take's
+			// readiness. What it did not label, the owners' applies label.
+			rctx, cancel := context.WithTimeout(ctx, labelRunTimeout)
+			written := slot(rctx, bs)
+			// The bucket is ready only once the child caches show what was labelled: a
+			// take pass before would still miss those children.
+			s.waitStoresReach(rctx, written)
+			cancel()
 		}
 		s.labelled(bs, takes)
+	}
+}
+
+// labelRunTimeout bounds one run of the labeller, its wait for the child caches included.
+const labelRunTimeout = time.Minute
+
+// waitStoresReach waits until each child store of the collections in written (by
+// collectionKey) has taken in the resourceVersion written there, or ctx ends.
+func (s *shards) waitStoresReach(ctx context.Context, written map[string]string) {
+	if len(written) == 0 {
+		return
+	}
+	s.mu.Lock()
+	stores := maps.Clone(s.childStores)
+	s.mu.Unlock()
+	tick := time.NewTicker(storeCatchUpPoll)
+	defer tick.Stop()
+	for key, store := range stores {
+		for col, rv := range written {
+			if !strings.HasSuffix(key, col) {
+				continue
+			}
+			for !storeReached(store, rv) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ type ring struct {
 	writes atomic.Int32 // creates and updates of bucket Leases
 	lost   []int        // OnRelease(b, true)
 	taken  []int        // OnTake
+	held   [][]int      // OnHeldChange
 	// before, if set, runs before each request (steppedLeases.at).
 	before func(verb, name string)
 }
@@ -43,7 +44,8 @@ func newRing(t *testing.T, b int) *ring {
 		}, &atomic.Int64{}},
 		Namespace: "ns", Name: "ork", Member: "p", Identity: "p_1", Buckets: b,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Clock: g.clk,
-		OnTake: func(b int) { g.taken = append(g.taken, b) },
+		OnTake:       func(b int) { g.taken = append(g.taken, b) },
+		OnHeldChange: func(held []int) { g.held = append(g.held, held) },
 		OnRelease: func(b int, lost bool) {
 			if lost {
 				g.lost = append(g.lost, b)
@@ -168,5 +170,22 @@ func TestATakeEndingLateIsRenewedBeforeItsWork(t *testing.T) {
 	}
 	if got := g.m.untilExpiry(g.r); got < 9*time.Second {
 		t.Errorf("%s left before the renew deadline once the work started: want the take renewed (nearly 10 s)", got)
+	}
+}
+
+// A bucket handed back and taken again before the held set was reported is reported all
+// the same: reported as no change, it would start no new holding, and its custom
+// resources would get no take pass.
+func TestABucketTakenBackBeforeAReportIsReported(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	g.m.reportHeld(g.r)
+	g.m.handBack(g.r, 1, "test")
+	g.m.finishHandBack(g.r, <-g.r.drained) // released; no report in between
+	g.clk.Step(2 * time.Second)
+	g.round(false) // below the share: takes bucket 1 back
+	g.m.reportHeld(g.r)
+	if len(g.held) != 2 || !slices.Equal(g.held[1], []int{0, 1}) {
+		t.Errorf("held sets reported %v: want [0 1] twice, the take back reported", g.held)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -141,6 +142,9 @@ func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinat
 			"buckets", bs, "other", other, "holdOff", above, "err", err)
 		return
 	}
+	// Renewals of takes that ended late (below) may use no more time than the buckets held
+	// before have left: the expiry timer waits for this round.
+	older := m.untilExpiry(r)
 	for k, e := range got {
 		r.buckets[bs[k]] = e
 		m.setHeld(bs[k], sent[k])
@@ -149,8 +153,9 @@ func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinat
 	// started with little of it left would be lost at the next round and taken back the
 	// round after, a relist and a pass of every CR of the bucket each time. Such takes are
 	// renewed first.
-	if m.untilExpiry(r) < m.opts.RetryPeriod*3/2 {
-		m.renewTaken(r, bs)
+	first := slices.MinFunc(sent, func(a, b time.Time) int { return a.Compare(b) })
+	if left := m.opts.RenewDeadline - m.clock.Since(first); left < m.opts.RetryPeriod*3/2 {
+		m.renewTaken(r, bs, min(m.opts.RenewDeadline/2, older))
 	}
 	for _, b := range bs {
 		e := r.buckets[b]
@@ -167,8 +172,8 @@ func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinat
 // renewTaken renews the buckets bs just taken, before their work starts; one that cannot
 // be renewed inside its deadline is dropped before it was worked (no OnRelease: there was
 // no OnTake), its Lease left to expire or to be taken back.
-func (m *Manager) renewTaken(r *runState, bs []int) {
-	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+func (m *Manager) renewTaken(r *runState, bs []int, within time.Duration) {
+	ctx, cancel := context.WithTimeout(r.ctx, within)
 	defer cancel()
 	for _, b := range bs {
 		last := m.held[b].Load()
