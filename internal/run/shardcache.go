@@ -171,19 +171,7 @@ func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, h holding) 
 		m, err := meta.Accessor(obj)
 		return err == nil && c.s.owesPass(m.GetUID())
 	}
-	known := func(key string) (runtime.Object, bool) {
-		obj, ok, err := c.store.GetByKey(key)
-		if err != nil || !ok {
-			return nil, false
-		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return nil, false
-		}
-		// A copy: the informer's transform edits what it is given, and readers share the
-		// cached object.
-		return u.DeepCopy(), true
-	}
+	known := func(key string) (runtime.Object, bool) { return storeCopy(c.store, key) }
 	events, err := c.told.catchUpEvents(items, resend, known, blankUnstructured)
 	if err != nil {
 		return nil, err

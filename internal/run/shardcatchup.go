@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -25,12 +26,13 @@ import (
 // what the informer was told into that list, then a bookmark at the list's
 // resourceVersion, then the server's events from there.
 //
-// What the informer was told is kept here (told), not read from its store: the store lags
-// the events still queued in the informer's FIFO, and a diff against it would send some
-// deletes twice.
+// What the informer was told is kept here (told: each object's key, uid and resourceVersion),
+// not read from its store: the store lags the events still queued in the informer's FIFO,
+// and a diff against it would send some deletes twice. The store gives only the content of
+// a delete.
 
 // told is what a sharded cache's informer has been told: the objects of its last list and
-// the events since, by key, with the metadata a delete event needs.
+// the events since, by key.
 type told struct {
 	mu   sync.Mutex
 	objs map[string]toldObject
@@ -39,9 +41,11 @@ type told struct {
 	rv string
 }
 
+// toldObject is what a delete needs when the informer's store no longer has the object
+// (rare: its add still queued): the rest comes from the store.
 type toldObject struct {
-	rv   string
-	meta metav1.ObjectMeta // name, namespace, uid, labels, ownerReferences
+	rv  string
+	uid types.UID
 }
 
 func newTold() *told { return &told{objs: map[string]toldObject{}} }
@@ -107,10 +111,7 @@ func (t *told) put(obj runtime.Object) {
 	if err != nil {
 		return
 	}
-	t.objs[key] = toldObject{rv: m.GetResourceVersion(), meta: metav1.ObjectMeta{
-		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
-		Labels: m.GetLabels(), OwnerReferences: m.GetOwnerReferences(),
-	}}
+	t.objs[key] = toldObject{rv: m.GetResourceVersion(), uid: m.GetUID()}
 }
 
 func (t *told) lastRV() string {
@@ -121,11 +122,11 @@ func (t *told) lastRV() string {
 
 // catchUpEvents are the events that turn what t holds into the list items (already
 // through any client filter): an add for an object it lacks, a modify for one whose
-// resourceVersion moved or for which resend says so (a CR of a newly held bucket, owed
-// its take pass even when the informer holds it unchanged), a delete for one no longer
-// listed. known gives the informer's last copy of a deleted object when it has one (a
-// CR's delete pass needs the whole object); else the delete carries the metadata kept
-// here, in an object from blank.
+// resourceVersion moved or for which resend says so (a CR owed its take pass even when the
+// informer holds it unchanged), a delete for one no longer listed. known gives a copy of
+// the informer's last copy of a deleted object (a CR's delete pass needs the whole object,
+// a child's delete its owner); else the delete carries the name, uid and resourceVersion
+// kept here, in an object from blank.
 func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object) bool,
 	known func(key string) (runtime.Object, bool), blank func() runtime.Object) ([]watch.Event, error) {
 	t.mu.Lock()
@@ -163,16 +164,33 @@ func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object)
 			if err != nil {
 				return nil, fmt.Errorf("catch up %s: %w", key, err)
 			}
-			m.SetName(prev.meta.Name)
-			m.SetNamespace(prev.meta.Namespace)
-			m.SetUID(prev.meta.UID)
-			m.SetResourceVersion(prev.meta.ResourceVersion)
-			m.SetLabels(prev.meta.Labels)
-			m.SetOwnerReferences(prev.meta.OwnerReferences)
+			ns, name, _ := cache.SplitMetaNamespaceKey(key)
+			m.SetNamespace(ns)
+			m.SetName(name)
+			m.SetUID(prev.uid)
+			m.SetResourceVersion(prev.rv)
 		}
 		out = append(out, watch.Event{Type: watch.Deleted, Object: obj})
 	}
 	return out, nil
+}
+
+// storeCopy returns a copy of store's object of key, for known; false when it has none.
+func storeCopy(store cache.Store, key string) (runtime.Object, bool) {
+	if store == nil {
+		return nil, false
+	}
+	obj, ok, err := store.GetByKey(key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	ro, ok := obj.(runtime.Object)
+	if !ok {
+		return nil, false
+	}
+	// A copy: the informer's transform edits what it is given, and readers share the
+	// cached object.
+	return ro.DeepCopyObject(), true
 }
 
 // bookmark is a bookmark event at rv, in an object from blank.

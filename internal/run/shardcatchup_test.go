@@ -24,7 +24,7 @@ func widget(name, rv string) *unstructured.Unstructured {
 
 // A catch-up sends what turns what the informer was told into the new list, and only
 // that: an add for a new object, a modify for a changed one or one resend names, a delete
-// (the informer's last copy, else the metadata kept) for one no longer listed; nothing
+// (the informer's last copy, else the name and uid kept) for one no longer listed; nothing
 // for the rest. Then the events are what the informer has been told.
 func TestCatchUpSendsTheDifference(t *testing.T) {
 	tl := newTold()
@@ -50,8 +50,8 @@ func TestCatchUpSendsTheDifference(t *testing.T) {
 	for _, ev := range events {
 		u := ev.Object.(*unstructured.Unstructured)
 		got[u.GetName()] = fmt.Sprintf("%s rv=%s", ev.Type, u.GetResourceVersion())
-		if ev.Type == watch.Deleted && u.GetName() == "gone" && (u.GetUID() != "uid-gone" || u.GetLabels()["app"] != "gone") {
-			t.Errorf("the delete of gone carries %v: want the uid and labels kept", u.Object)
+		if ev.Type == watch.Deleted && u.GetName() == "gone" && (u.GetUID() != "uid-gone" || u.GetNamespace() != "ns") {
+			t.Errorf("the delete of gone carries %v: want its namespace, name and uid", u.Object)
 		}
 		if u.GetName() == "gone-known" && u.Object["spec"] == nil {
 			t.Errorf("the delete of gone-known is not the informer's last copy: %v", u.Object)

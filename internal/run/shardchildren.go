@@ -114,7 +114,11 @@ func (c slotSelected[L]) catchUp(ctx context.Context, base string, h holding, to
 	if err != nil {
 		return "", nil, err
 	}
-	events, err := told.catchUpEvents(items, nil, nil, c.blank)
+	c.s.mu.Lock()
+	store := c.s.childStores[c.key]
+	c.s.mu.Unlock()
+	known := func(key string) (runtime.Object, bool) { return storeCopy(store, key) }
+	events, err := told.catchUpEvents(items, nil, known, c.blank)
 	if err != nil {
 		return "", nil, err
 	}
