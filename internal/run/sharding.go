@@ -122,11 +122,10 @@ func (s *shards) mayWrite(uid types.UID) error {
 // caught up with its take (shardready.go). ctx ends when the bucket is lost; done ends the
 // pass.
 func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), st bucketState) {
-	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := &s.work[b]
-	if w.ctx == nil || w.draining || !s.m.Holds(b) {
+	w, ok := s.workableLocked(uid)
+	if !ok {
 		return nil, nil, bucketNotOwned
 	}
 	if !w.ready {
@@ -136,14 +135,21 @@ func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), st buck
 	return ctx, done, bucketReady
 }
 
+// workableLocked is the work of uid's bucket, and whether it may start a pass: taken, not
+// being handed back, its Lease renewed inside the deadline (s.mu held).
+func (s *shards) workableLocked(uid types.UID) (*bucketWork, bool) {
+	b := shard.BucketOf(uid, s.buckets)
+	w := &s.work[b]
+	return w, w.ctx != nil && !w.draining && s.m.Holds(b)
+}
+
 // beginLabel is begin for the take-time labelling, which is part of making the bucket
 // ready: it needs the bucket owned, not ready.
 func (s *shards) beginLabel(uid types.UID) (ctx context.Context, done func(), ok bool) {
-	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := &s.work[b]
-	if w.ctx == nil || w.draining || !s.m.Holds(b) {
+	w, ok := s.workableLocked(uid)
+	if !ok {
 		return nil, nil, false
 	}
 	ctx, done = s.enter(w)
