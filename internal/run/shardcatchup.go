@@ -26,13 +26,14 @@ import (
 // what the informer was told into that list, then a bookmark at the list's
 // resourceVersion, then the server's events from there.
 //
-// What the informer was told is kept here (told: each object's key, uid and resourceVersion),
+// What the informer was told is kept here (told: each object's key, uid, resourceVersion,
+// labels and owners),
 // not read from its store: the store lags the events still queued in the informer's FIFO,
 // and a diff against it would send some deletes twice. The store gives only the content of
 // a delete.
 
 // told is what a sharded cache's informer has been told: the objects of its last list and
-// the events since, by key.
+// the events since, by key, with what a delete needs when the store has no copy.
 type told struct {
 	mu   sync.Mutex
 	objs map[string]toldObject
@@ -41,11 +42,14 @@ type told struct {
 	rv string
 }
 
-// toldObject is what a delete needs when the informer's store no longer has the object
-// (rare: its add still queued): the rest comes from the store.
+// toldObject is what a delete needs when the informer's store has no copy of the object
+// (its add still queued, as right after a take): the child handlers find the owner by its
+// ownerReferences and labels.
 type toldObject struct {
-	rv  string
-	uid types.UID
+	rv     string
+	uid    types.UID
+	labels map[string]string
+	owners []metav1.OwnerReference
 }
 
 func newTold() *told { return &told{objs: map[string]toldObject{}} }
@@ -111,7 +115,7 @@ func (t *told) put(obj runtime.Object) {
 	if err != nil {
 		return
 	}
-	t.objs[key] = toldObject{rv: m.GetResourceVersion(), uid: m.GetUID()}
+	t.objs[key] = toldObject{rv: m.GetResourceVersion(), uid: m.GetUID(), labels: m.GetLabels(), owners: m.GetOwnerReferences()}
 }
 
 func (t *told) lastRV() string {
@@ -124,9 +128,9 @@ func (t *told) lastRV() string {
 // through any client filter): an add for an object it lacks, a modify for one whose
 // resourceVersion moved or for which resend says so (a CR owed its take pass even when the
 // informer holds it unchanged), a delete for one no longer listed. known gives a copy of
-// the informer's last copy of a deleted object (a CR's delete pass needs the whole object,
-// a child's delete its owner); else the delete carries the name, uid and resourceVersion
-// kept here, in an object from blank.
+// the informer's last copy of a deleted object (a CR's delete pass needs the whole object),
+// used when its uid is the one told; else the delete carries the name, uid,
+// resourceVersion, labels and owners kept here, in an object from blank.
 func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object) bool,
 	known func(key string) (runtime.Object, bool), blank func() runtime.Object) ([]watch.Event, error) {
 	t.mu.Lock()
@@ -156,7 +160,13 @@ func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object)
 		}
 		var obj runtime.Object
 		if known != nil {
-			obj, _ = known(key)
+			// The store's copy only if it is this object: the store may still hold a
+			// previous object of the name (its delete and the new one's add queued).
+			if o, ok := known(key); ok {
+				if m, err := meta.Accessor(o); err == nil && m.GetUID() == prev.uid {
+					obj = o
+				}
+			}
 		}
 		if obj == nil {
 			obj = blank()
@@ -169,6 +179,8 @@ func (t *told) catchUpEvents(items []runtime.Object, resend func(runtime.Object)
 			m.SetName(name)
 			m.SetUID(prev.uid)
 			m.SetResourceVersion(prev.rv)
+			m.SetLabels(prev.labels)
+			m.SetOwnerReferences(prev.owners)
 		}
 		out = append(out, watch.Event{Type: watch.Deleted, Object: obj})
 	}

@@ -24,21 +24,29 @@ func widget(name, rv string) *unstructured.Unstructured {
 
 // A catch-up sends what turns what the informer was told into the new list, and only
 // that: an add for a new object, a modify for a changed one or one resend names, a delete
-// (the informer's last copy, else the name and uid kept) for one no longer listed; nothing
+// (the informer's last copy of that very object, else what was kept) for one no longer listed; nothing
 // for the rest. Then the events are what the informer has been told.
 func TestCatchUpSendsTheDifference(t *testing.T) {
 	tl := newTold()
 	tl.listed(&unstructured.UnstructuredList{Items: []unstructured.Unstructured{
 		*widget("same", "1"), *widget("resent", "1"), *widget("changed", "1"), *widget("gone", "1"), *widget("gone-known", "1"),
+		*widget("recreated", "5"),
 	}}, true)
 	tl.sent(watch.Event{Type: watch.Modified, Object: widget("changed", "2")})
 	items := []runtime.Object{widget("same", "1"), widget("resent", "1"), widget("changed", "3"), widget("new", "4")}
 	resend := func(obj runtime.Object) bool { return obj.(*unstructured.Unstructured).GetName() == "resent" }
 	knownCopy := widget("gone-known", "1")
 	knownCopy.Object["spec"] = map[string]any{"v": "last"}
+	// The store still holds an earlier object of the name "recreated" (its delete and the
+	// new one's add queued): not the one told, so not its delete's content.
+	earlier := widget("recreated", "3")
+	earlier.SetUID("uid-earlier")
 	known := func(key string) (runtime.Object, bool) {
-		if key == "ns/gone-known" {
+		switch key {
+		case "ns/gone-known":
 			return knownCopy, true
+		case "ns/recreated":
+			return earlier, true
 		}
 		return nil, false
 	}
@@ -50,8 +58,11 @@ func TestCatchUpSendsTheDifference(t *testing.T) {
 	for _, ev := range events {
 		u := ev.Object.(*unstructured.Unstructured)
 		got[u.GetName()] = fmt.Sprintf("%s rv=%s", ev.Type, u.GetResourceVersion())
-		if ev.Type == watch.Deleted && u.GetName() == "gone" && (u.GetUID() != "uid-gone" || u.GetNamespace() != "ns") {
-			t.Errorf("the delete of gone carries %v: want its namespace, name and uid", u.Object)
+		if ev.Type == watch.Deleted && u.GetName() == "gone" && (u.GetUID() != "uid-gone" || u.GetLabels()["app"] != "gone") {
+			t.Errorf("the delete of gone carries %v: want its uid and labels kept", u.Object)
+		}
+		if u.GetName() == "recreated" && u.GetUID() != "uid-recreated" {
+			t.Errorf("the delete of recreated carries uid %s: want the uid told, not the store's earlier object's", u.GetUID())
 		}
 		if u.GetName() == "gone-known" && u.Object["spec"] == nil {
 			t.Errorf("the delete of gone-known is not the informer's last copy: %v", u.Object)
@@ -59,7 +70,7 @@ func TestCatchUpSendsTheDifference(t *testing.T) {
 	}
 	want := map[string]string{
 		"resent": "MODIFIED rv=1", "changed": "MODIFIED rv=3", "new": "ADDED rv=4",
-		"gone": "DELETED rv=1", "gone-known": "DELETED rv=1",
+		"gone": "DELETED rv=1", "gone-known": "DELETED rv=1", "recreated": "DELETED rv=5",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("catch-up events (-want +got):\n%s", d)

@@ -96,7 +96,7 @@ type bucketWork struct {
 	// run; waiting are the keys put back until then (shardready.go).
 	sinceGen        uint64
 	labelled, ready bool
-	waiting         []waitingKey
+	waiting         map[waitingKey]struct{}
 }
 
 func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {

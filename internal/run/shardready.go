@@ -152,7 +152,9 @@ func (s *shards) readyNowLocked() []waitingKey {
 			continue
 		}
 		w.ready = true
-		wake = append(wake, w.waiting...)
+		for k := range w.waiting {
+			wake = append(wake, k)
+		}
 		w.waiting = nil
 	}
 	return wake
@@ -184,10 +186,11 @@ func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
 	if w.ctx == nil || w.ready {
 		return false
 	}
-	k := waitingKey{c: c, key: key}
-	if !slices.Contains(w.waiting, k) { // each event of a waiting key parks it again
-		w.waiting = append(w.waiting, k)
+	// A set: each event of a waiting key parks it again.
+	if w.waiting == nil {
+		w.waiting = map[waitingKey]struct{}{}
 	}
+	w.waiting[waitingKey{c: c, key: key}] = struct{}{}
 	return true
 }
 

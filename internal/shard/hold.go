@@ -101,7 +101,7 @@ func (m *Manager) finishHandBack(r *runState, e *bucketLease) {
 	// The next report tells the engine, even when the bucket is taken back before it:
 	// a take back reported as no change would start no new holding, and the bucket's
 	// CRs would get no take pass.
-	r.reported = slices.DeleteFunc(slices.Clone(r.reported), func(x int) bool { return x == b })
+	r.mustReport = true
 	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
 	defer cancel()
 	if err := m.w.release(ctx, e.lease); err != nil {

@@ -189,3 +189,16 @@ func TestABucketTakenBackBeforeAReportIsReported(t *testing.T) {
 		t.Errorf("held sets reported %v: want [0 1] twice, the take back reported", g.held)
 	}
 }
+
+// A bucket handed back and not taken again is reported gone.
+func TestAHandBackIsReported(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	g.m.reportHeld(g.r)
+	g.m.handBack(g.r, 1, "test")
+	g.m.finishHandBack(g.r, <-g.r.drained)
+	g.m.reportHeld(g.r)
+	if len(g.held) != 2 || !slices.Equal(g.held[1], []int{0}) {
+		t.Errorf("held sets reported %v: want [0 1], then [0]", g.held)
+	}
+}

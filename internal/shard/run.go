@@ -24,8 +24,11 @@ type runState struct {
 	done    chan struct{} // closed when Run returns: pending drain reports are dropped
 	// ctx outlives Run's ctx and the round's: drains and releases run on it.
 	ctx context.Context
-	// reported is the last held set given to OnHeldChange.
-	reported []int
+	// reported is the last held set given to OnHeldChange; mustReport is set when a bucket
+	// was released since (finishHandBack): the next report is made even if the set is the
+	// same again.
+	reported   []int
+	mustReport bool
 	// left is set once the member Lease is released while stopping: it is not taken again.
 	left bool
 	// Before its first take, a replica waits for the count of live members to settle
@@ -39,10 +42,10 @@ type runState struct {
 // reportHeld calls OnHeldChange when the held set moved since the last call.
 func (m *Manager) reportHeld(r *runState) {
 	held := m.Held()
-	if slices.Equal(held, r.reported) {
+	if slices.Equal(held, r.reported) && !r.mustReport {
 		return
 	}
-	r.reported = held
+	r.reported, r.mustReport = held, false
 	if m.opts.OnHeldChange != nil {
 		m.opts.OnHeldChange(held)
 	}
