@@ -221,9 +221,9 @@ func (s *shards) take(base context.Context, b int) {
 	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
 
-// holdingChanged starts the next holding: the CR caches list again with its selector (the
-// newly held buckets' CRs are owed a pass each: shardpass.go), and the newly held buckets'
-// children that lack the slot label get it, apart (shardslots.go).
+// holdingChanged starts the next holding: the CR and child caches catch up with its
+// selectors (shardcatchup.go), and the newly held buckets' CRs are owed a pass each
+// (shardpass.go). The labelling of their older children is kicked by the take itself.
 func (s *shards) holdingChanged(held []int) {
 	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()

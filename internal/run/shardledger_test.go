@@ -2,6 +2,7 @@ package run
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -35,7 +36,12 @@ func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 	remember("ns/o", theirs)
 	c.ledger.note("ns/pending", TriggerUpdate)
 	c.ledger.setLastApply("ns/pending", mine, x)
+	c.ledger.resyncAfter("ns/resync", time.Now(), time.Minute)
+	c.ledger.setLastApply("ns/resync", mine, x)
 	s.release(1, true) // bucket 1 is lost to another replica, which applies Y
+	if c.ledger.resyncDue("ns/resync").IsZero() {
+		t.Error("released: a record with a resync due went with the bucket's memory; want the resync kept")
+	}
 	c.ledger.mu.Lock()
 	_, kept := c.ledger.keys["ns/w"]
 	c.ledger.mu.Unlock()
