@@ -257,8 +257,8 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			continue
 		}
 		// Unchanged since ork's own last write, as its write book knows (the same process)
-		// or as the object says (the digest it carries, and nobody else's write since).
-		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || appliedUnchanged(p, live)) {
+		// or as the object says (the digest it carries, and every field of it still ork's).
+		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || c.appliedUnchanged(ctx, p, live)) {
 			return false, false, nil
 		}
 		target, err := c.handOver(ctx, cr, p, live)

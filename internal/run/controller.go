@@ -188,7 +188,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	inf := factories.informer(gvr, namespaced)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
-		_ = inf.SetTransform(summariseWriters) // managedFields reduced to who wrote last
+		_ = inf.SetTransform(summariseWriters) // managedFields reduced to ork's own entries
 		_ = inf.AddIndexers(cache.Indexers{ownerIndex: ownerUIDIndex})
 	}
 	resource := gvr.GroupResource()

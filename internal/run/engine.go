@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
@@ -26,6 +27,7 @@ import (
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/metacreate"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/trace"
@@ -61,6 +63,9 @@ type Engine struct {
 	// child.
 	writes     *writeBook
 	childLocks *childLocks
+	// owned tells whether ork's field manager still owns every field of a child it would
+	// apply (appliedUnchanged).
+	owned *ownedfields.Checker
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretCache
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
@@ -186,6 +191,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		shards:         ring,
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
+		owned:          ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
 		childLocks:     newChildLocks(),
 		secrets:        newSecretCache(kube, opts.SecretTTL),
 		pauses:         pauses,

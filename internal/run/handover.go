@@ -64,13 +64,14 @@ func createdByOrk(entries []metav1.ManagedFieldsEntry) bool {
 	return false
 }
 
-// summarised reports whether entries are the child cache's summary (summariseWriters), whose
-// entries carry no fields.
+// summarised reports whether entries are the child cache's summary (summariseWriters) with
+// something dropped: its marker is the one entry without fields, which the apiserver never
+// writes. A summary that dropped nothing is the whole list.
 func summarised(entries []metav1.ManagedFieldsEntry) bool {
 	for _, m := range entries {
-		if m.FieldsV1 != nil {
-			return false
+		if m.FieldsV1 == nil {
+			return true
 		}
 	}
-	return true
+	return false
 }

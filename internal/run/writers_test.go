@@ -1,6 +1,7 @@
 package run
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -24,48 +25,36 @@ const (
 	labelFields    = `{"f:metadata":{"f:labels":{"f:team":{}}}}`
 )
 
-// untouched says whether ork's last write is the object's latest, from full managedFields
-// and from the cache's summary of them alike.
-func TestUntouched(t *testing.T) {
+// The cache's summary keeps ork's own entries of the object whole (the field-ownership check
+// reads them) and, of every other entry, only a fields-less marker of the latest.
+func TestWriters(t *testing.T) {
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
 	for _, tc := range []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
-		want    bool
+		want    []metav1.ManagedFieldsEntry
 	}{
-		{"only ork's apply", []metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields)}, true},
-		{"only ork's create", []metav1.ManagedFieldsEntry{entry(FieldManager, update, 10, "", specFields)}, true},
-		{"no ork entry", []metav1.ManagedFieldsEntry{entry("kubectl-edit", update, 10, "", specFields)}, false},
-		{"none", nil, false},
-		{"another writer before ork", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 5, "", specFields)}, true},
-		{"another writer after ork", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 11, "", specFields)}, false},
-		{"another writer in ork's second", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 10, "", specFields)}, false},
-		{"another writer after ork's create, before its apply", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, update, 5, "", specFields), entry("kubectl-edit", update, 7, "", labelFields),
-			entry(FieldManager, apply, 10, "", specFields)}, true},
-		{"a status write after ork", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kube-controller-manager", update, 20, "status", `{"f:status":{}}`)}, true},
-		{"a server annotation after ork", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kube-controller-manager", update, 20, "", revisionFields)}, true},
-		{"a label after ork", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kubectl-label", update, 20, "", labelFields)}, false},
-		{"another writer of unknown time", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, -1, "", specFields)}, false},
+		{"only ork's apply", []metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields)},
+			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields)}},
+		{"none", nil, nil},
+		{"others dropped, the latest marked", []metav1.ManagedFieldsEntry{
+			entry("kubectl-edit", update, 12, "", labelFields), entry(FieldManager, apply, 10, "", specFields),
+			entry("kube-controller-manager", update, 11, "", revisionFields)},
+			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 12, "", "")}},
+		{"an entry of unknown time is the latest", []metav1.ManagedFieldsEntry{
+			entry("kubectl-edit", update, -1, "", labelFields), entry("kubectl-label", update, 20, "", labelFields)},
+			[]metav1.ManagedFieldsEntry{entry("kubectl-edit", update, -1, "", "")}},
+		{"ork's subresource entry is not the object's", []metav1.ManagedFieldsEntry{
+			entry(FieldManager, update, 10, "status", `{"f:status":{}}`), entry(FieldManager, apply, 10, "", specFields)},
+			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields), entry(FieldManager, update, 10, "status", "")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := untouched(tc.entries); got != tc.want {
-				t.Errorf("untouched(full) = %v, want %v", got, tc.want)
+			got := writers(tc.entries)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("writers = %+v\nwant %+v", got, tc.want)
 			}
-			if got := untouched(writers(tc.entries)); got != tc.want {
-				t.Errorf("untouched(summary %+v) = %v, want %v", writers(tc.entries), got, tc.want)
-			}
-			for _, e := range writers(tc.entries) {
-				if e.FieldsV1 != nil {
-					t.Errorf("the summary keeps fields: %+v", e)
-				}
+			if again := writers(got); !reflect.DeepEqual(again, got) {
+				t.Errorf("not idempotent: %+v, then %+v", got, again)
 			}
 		})
 	}
@@ -75,14 +64,18 @@ func TestUntouched(t *testing.T) {
 // over.
 func TestSummaryKeepsTheCreateEntry(t *testing.T) {
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
-	created := []metav1.ManagedFieldsEntry{entry(FieldManager, update, 5, "", specFields), entry(FieldManager, apply, 10, "", specFields)}
+	created := []metav1.ManagedFieldsEntry{entry(FieldManager, update, 5, "", specFields), entry(FieldManager, apply, 10, "", specFields),
+		entry("kubectl-label", update, 12, "", labelFields)}
 	if !createdByOrk(writers(created)) || !summarised(writers(created)) {
-		t.Errorf("summary %+v: want ork's Update entry kept, fields dropped", writers(created))
+		t.Errorf("summary %+v: want ork's Update entry kept, another dropped", writers(created))
+	}
+	if summarised(writers(created[:2])) {
+		t.Error("a summary that dropped nothing taken for a partial one: it is the whole list")
 	}
 	if summarised(created) {
 		t.Error("full managedFields taken for a summary")
 	}
-	if createdByOrk(writers(created[1:])) {
+	if createdByOrk(writers(created[1:2])) {
 		t.Error("an applied object taken for a created one")
 	}
 }
