@@ -13,11 +13,12 @@ import (
 // crSchemas judges every sample custom resource in crFiles against its CRD's schema from
 // crdFile, as the apiserver would on create, each finding at the CR file's own line: a
 // sample CR the apiserver refuses cannot be applied, and what ork simulates from it is
-// nothing a cluster would run.
+// nothing a cluster would run. The samples it accepts are kept for sampleTemplates; without
+// a crdFile (apiTypes only) there is no schema to judge by, and every sample is kept as written.
 func (k *checker) crSchemas() {
 	c := k.crd
-	if c.Manifest == nil || c.APITypes == nil {
-		return // no schema to judge by
+	if c.APITypes == nil {
+		return // the kind is unknown: no sample to pick out
 	}
 	rulesSound := k.crdRules()
 	validators := map[string]*crschema.Validator{}
@@ -49,6 +50,10 @@ func (k *checker) crSchemas() {
 				if n, ok := md["name"].(string); ok {
 					name = kind + " " + n
 				}
+			}
+			if c.Manifest == nil {
+				k.addSample(fmt.Sprintf("%s (%s)", name, path), d.Object) // as ork simulate takes it
+				continue
 			}
 			v, ok := validators[version]
 			if !ok {
