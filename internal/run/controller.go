@@ -125,7 +125,10 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	c.passTimeout = timeout + passWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.childrenPayload = r.Payload.Children.Enabled
-		c.finalize, c.finalizeTimeout = r.Finalize, r.FinalizeTimeoutOrDefault()
+		// Sharded, ork's finalizer is on every custom resource: a name deleted and created
+		// again may have its two incarnations in two replicas' buckets, and only the name
+		// held until the old one's delete is answered orders their calls (docs/scaling.md).
+		c.finalize, c.finalizeTimeout = r.Finalize || e.opts.ShardBuckets != 0, r.FinalizeTimeoutOrDefault()
 	}
 
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {
