@@ -100,7 +100,9 @@ var drifts = []drift{{
 		f.patchChild(runtest.Deployments, name, types.MergePatchType,
 			fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, run.ManagedByLabel), "kubectl-label")
 	},
-	repaired: func(u *unstructured.Unstructured) bool { return u.GetLabels()[run.ManagedByLabel] == run.ManagedByValue },
+	repaired: func(u *unstructured.Unstructured) bool {
+		return u.GetLabels()[run.ManagedByLabel] == run.ManagedByValue
+	},
 }}
 
 func replicasAre(n int64) func(u *unstructured.Unstructured) bool {
