@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +192,10 @@ func TestShutdownTimeoutCancelsInFlightCalls(t *testing.T) {
 
 // --kube-api-qps/--kube-api-burst put a client-side limit back (off by default: the
 // apiserver's API Priority and Fairness paces ork); a negative value is a usage error.
+// The binary's requests are counted at a proxy in front of the apiserver: by any time t
+// after its start, at most burst + qps × t of them arrived. Without the flag the start's
+// access review alone sends 29 requests at once, and the CRs waiting for ork several more
+// each.
 func TestRunWithAClientSideRateLimit(t *testing.T) {
 	bin := bins.Build(t, "github.com/orkspace/ork/cmd/ork")
 	t.Parallel()
@@ -201,8 +206,29 @@ func TestRunWithAClientSideRateLimit(t *testing.T) {
 		!strings.Contains(stderr, "must not be negative") {
 		t.Errorf("--kube-api-qps=-1: exit %d, want 2 with a usage error:\n%s", code, stderr)
 	}
-	p := startOrk(t, f, bin, "--kube-api-qps=20", "--kube-api-burst=40")
+	// A burst other than ork's default of 2 × qps: ignoring --kube-api-burst shows too.
+	const qps, burst, crs = 10, 10, 10
+	for i := range crs { // before ork starts: its first passes all come at once
+		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
+	}
+	clock := &requestClock{}
+	kc := f.kubeconfig(throughProxy(countingAPIProxy(t, clock)))
+	// Taken before ork exists, so before its limiter does: no slack is needed for the
+	// time ork takes to start, a slow start only loosens the bound.
+	start := time.Now()
+	p := startOrk(t, f, bin, "--kubeconfig", kc, // the later --kubeconfig wins
+		fmt.Sprintf("--kube-api-qps=%d", qps), fmt.Sprintf("--kube-api-burst=%d", burst))
 	p.waitLine(t, f, "ork is running")
-	f.CreateCR("web", map[string]any{})
-	f.WaitReady("web", "True")
+	for i := range crs {
+		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
+	}
+	// Slack: none beyond the rounding down to whole requests in overSince.
+	if over, when := clock.overSince(start, qps, burst); over > 0 {
+		t.Errorf("with --kube-api-qps=%d --kube-api-burst=%d: %s, %d beyond the limit", qps, burst, when, over)
+	}
+	// The first burst goes without waiting: with fewer than a few bursts' worth the
+	// limiter would have held back too little for the bound to mean anything.
+	if n := clock.count(); n < 4*burst {
+		t.Errorf("ork sent %d requests through the proxy, want at least %d for the limit to bind", n, 4*burst)
+	}
 }

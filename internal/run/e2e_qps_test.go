@@ -3,6 +3,7 @@ package run_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,13 +25,44 @@ func (r *requestClock) config(cfg *rest.Config, qps float32, burst int) *rest.Co
 	out.QPS, out.Burst = qps, burst // as ork run sets them from --kube-api-qps and --kube-api-burst
 	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			r.mu.Lock()
-			r.at = append(r.at, time.Now())
-			r.mu.Unlock()
+			r.record()
 			return rt.RoundTrip(req)
 		})
 	})
 	return out
+}
+
+// record notes a request leaving now.
+func (r *requestClock) record() {
+	r.mu.Lock()
+	r.at = append(r.at, time.Now())
+	r.mu.Unlock()
+}
+
+// count is how many requests left so far.
+func (r *requestClock) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.at)
+}
+
+// overSince is the most requests recorded by some time t beyond what a limiter of qps and
+// burst made after start lets go by t (burst + qps × (t − start)): over 0 means the limit
+// was broken. Unlike worst, it needs no slack for late timestamps: a request recorded by t
+// left its limiter between start and t, however long it took to get from there to the
+// recorder, so a slow machine only makes the bound looser.
+func (r *requestClock) overSince(start time.Time, qps float64, burst int) (over int, when string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := slices.Clone(r.at)
+	slices.SortFunc(at, time.Time.Compare) // concurrent requests may be appended out of order
+	for i, t := range at {
+		d := t.Sub(start)
+		if excess := int(float64(i+1) - (float64(burst) + qps*d.Seconds())); excess > over {
+			over, when = excess, fmt.Sprintf("%d requests %v after the start", i+1, d.Round(time.Millisecond))
+		}
+	}
+	return over, when
 }
 
 // worst is the window in which the most requests left beyond what a limiter of qps and
