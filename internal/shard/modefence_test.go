@@ -229,7 +229,7 @@ func TestModeFenceCollisionYieldsThenTheRingTakes(t *testing.T) {
 			t.Error("interleaving stuck")
 		}
 	}
-	var lLists, lListed, sBuckets atomic.Int32
+	var lLists, lListed atomic.Int32
 	c.lAt = func(verb, name string) {
 		switch {
 		case verb == "create" && name == "ork":
@@ -245,7 +245,10 @@ func TestModeFenceCollisionYieldsThenTheRingTakes(t *testing.T) {
 	var sList, sListed sync.Once
 	c.sAt = func(verb, name string) {
 		switch {
-		case verb == "create" && strings.Contains(name, "-bucket-") && sBuckets.Add(1) == 1:
+		// Every take waits, not only the first: the takes go out concurrently, and one let
+		// through before the leader's first check would be seen by it, so that the leader
+		// refuses without writing and lPre is never closed.
+		case verb == "create" && strings.Contains(name, "-bucket-"):
 			wait(lPre)
 		case verb == "list":
 			sList.Do(func() { close(sWrote); wait(lWrote) })
