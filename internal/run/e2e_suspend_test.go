@@ -259,3 +259,83 @@ func TestSuspendedDuringTheCallAppliesNothing(t *testing.T) {
 		t.Error("the answer of a call during which the CR was suspended was applied: its Deployment exists")
 	}
 }
+
+// A delete that waited while the CR was suspended gets its deleting call once the annotation
+// goes, even past finalizeTimeout, also when the CRD keeps no Suspended condition to tell the
+// resume by: ork remembers that the CR was suspended at its last pass.
+func TestSuspendedDeleteIsCalledAfterResumeWithoutTheCondition(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		crd  runtest.CRDOptions
+	}{
+		{name: "no status subresource", crd: runtest.CRDOptions{NoStatus: true}},
+		{name: "status schema prunes conditions", crd: runtest.CRDOptions{StatusProps: "                  phase: {type: string}\n", PrunedStatus: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixtureWith(t, tc.crd)
+			ep := runtest.NewEndpoint(t, func(c call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
+			f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn + "            finalizeTimeout: 1s\n"}), nil)
+			f.liftFinalizersAtCleanup("web")
+			f.CreateCR("web", map[string]any{})
+			f.waitFinalizer("web", true)
+			f.annotateSuspend("web", run.SuspendValue)
+			f.Eventually("the suspended pass", func() (bool, error) {
+				return testutil.ToFloat64(f.Metrics.SuspendedCRs.WithLabelValues("app")) == 1, nil
+			})
+			calls := len(ep.CallsFor("web"))
+			if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			f.WaitEvent("web", corev1.EventTypeWarning, "DeleteWaitsSuspended")
+			deleted := f.GetCR("web").GetDeletionTimestamp()
+			// Bounded wait for the clock to pass finalizeTimeout (1s from the second-rounded
+			// deletionTimestamp: 2s is past it whatever the rounding).
+			f.Eventually("finalizeTimeout passed", func() (bool, error) { return time.Since(deleted.Time) > 2*time.Second, nil })
+
+			f.annotateSuspend("web", "")
+			f.waitGone("web")
+			c := ep.CallsFor("web")
+			if len(c) == calls || !runtest.Deleting(c[len(c)-1]) {
+				t.Fatalf("no deleting call after resuming: %d calls since the delete", len(c)-calls)
+			}
+			for _, e := range f.Events("web") {
+				if e.Reason == run.EventFinalizeTimeout {
+					t.Fatalf("the resumed delete's finalizer was lifted at finalizeTimeout: %s", e.Message)
+				}
+			}
+		})
+	}
+}
+
+// ork's memory of a suspended CR goes with ork: a delete resumed while ork was stopped is
+// known as resumed from the Suspended condition, and gets its call past finalizeTimeout.
+func TestSuspendedDeleteResumedWhileOrkWasStoppedIsCalled(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := runtest.NewEndpoint(t, func(c call) response { return runtest.JSONResponse(map[string]any{"result": "ok"}) })
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn + "            finalizeTimeout: 1s\n"})
+	_, stop := f.StartStoppable(set, nil)
+	f.liftFinalizersAtCleanup("web")
+	f.CreateCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	f.annotateSuspend("web", run.SuspendValue)
+	f.Eventually("Suspended=True", func() (bool, error) { return condition(f.GetCR("web"), "Suspended") != nil, nil })
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitEvent("web", corev1.EventTypeWarning, "DeleteWaitsSuspended")
+	stop()
+	calls := len(ep.CallsFor("web"))
+	f.annotateSuspend("web", "")
+	deleted := f.GetCR("web").GetDeletionTimestamp()
+	// Bounded wait for the clock to pass finalizeTimeout (as above).
+	f.Eventually("finalizeTimeout passed", func() (bool, error) { return time.Since(deleted.Time) > 2*time.Second, nil })
+
+	f.Start(set, nil)
+	f.waitGone("web")
+	if c := ep.CallsFor("web"); len(c) == calls || !runtest.Deleting(c[len(c)-1]) {
+		t.Fatalf("no deleting call after resuming across a restart: %d calls", len(c)-calls)
+	}
+}

@@ -276,6 +276,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	// The failures below replace the decision; which reconciler answered stays.
 	var candidate bool
 	defer func() { d.candidate = d.candidate || candidate }()
+	defer func() {
+		if in.resumed && !done {
+			// Refused for leadership before it was through: the pass that retries it is
+			// still the first since the resume.
+			c.setSuspended(ctx, &in, true)
+		}
+	}()
 	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}

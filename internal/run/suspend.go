@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/precondition"
 )
 
-// Suspend (SPEC §6): a CR annotated SuspendAnnotation: SuspendValue is left alone.
+// Suspend: a CR annotated SuspendAnnotation: SuspendValue is left alone.
 const (
 	SuspendAnnotation = "orkestra.orkspace.io/reconcile"
 	SuspendValue      = "suspended"
@@ -36,28 +37,52 @@ const (
 // suspendMessage is the Suspended condition's message.
 const suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
 
-// suspensions is what a controller remembers of suspended CRs: which are suspended (the
-// metric), and which annotation values it has already warned about.
+// suspensions is what a controller remembers of suspended CRs, in memory only: which were
+// suspended at their last pass (the metric, and the resume's first pass), and which
+// annotation values it has already warned about. A restart, or a bucket handed over (forget),
+// starts with none of it.
 type suspensions struct {
-	mu        sync.Mutex
-	suspended map[string]bool
+	mu sync.Mutex
+	// suspended is the uid of each CR suspended at its last pass, by key.
+	suspended map[string]types.UID
 	// warned is the uid and value of the last invalid annotation reported, by key.
-	warned map[string]string
+	warned map[string]warning
+}
+
+type warning struct {
+	uid   types.UID
+	value string
 }
 
 func newSuspensions() *suspensions {
-	return &suspensions{suspended: map[string]bool{}, warned: map[string]string{}}
+	return &suspensions{suspended: map[string]types.UID{}, warned: map[string]warning{}}
 }
 
-// set records whether key is suspended and returns how many are.
-func (s *suspensions) set(key string, on bool) int {
+// set records whether key's CR uid is suspended at this pass; was says whether it was at its
+// last pass, n how many are now. A pass whose context has ended (its bucket released
+// meanwhile: forget ran, or runs, after the cancel) changes nothing, so that it cannot bring
+// back what forget dropped.
+func (s *suspensions) set(ctx context.Context, key string, uid types.UID, on bool) (was bool, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if on {
-		s.suspended[key] = true
-	} else {
+	was = s.suspended[key] == uid
+	switch {
+	case ctx.Err() != nil:
+	case on:
+		s.suspended[key] = uid
+	default:
 		delete(s.suspended, key)
 	}
+	return was, len(s.suspended)
+}
+
+// forget drops what is remembered of the CRs for which gone is true and returns how many
+// CRs are still suspended.
+func (s *suspensions) forget(gone func(types.UID) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.DeleteFunc(s.suspended, func(_ string, uid types.UID) bool { return gone(uid) })
+	maps.DeleteFunc(s.warned, func(_ string, w warning) bool { return gone(w.uid) })
 	return len(s.suspended)
 }
 
@@ -66,11 +91,11 @@ func (s *suspensions) set(key string, on bool) int {
 func (s *suspensions) warnOnce(key string, uid types.UID, value string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := string(uid) + "\x00" + value
-	if s.warned[key] == id {
+	w := warning{uid: uid, value: value}
+	if s.warned[key] == w {
 		return false
 	}
-	s.warned[key] = id
+	s.warned[key] = w
 	return true
 }
 
@@ -80,29 +105,49 @@ func (s *suspensions) forgetWarning(key string) {
 	delete(s.warned, key)
 }
 
+// setSuspended records whether in's CR is suspended at this pass, in memory and in the
+// metric, and returns whether it was at its last pass.
+func (c *controller) setSuspended(ctx context.Context, in *input, on bool) (was bool) {
+	was, n := c.suspended.set(ctx, in.key, in.cr.GetUID(), on)
+	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(n))
+	return was
+}
+
+// forgetSuspensions drops what c remembers of the suspended CRs for which gone is true (a
+// released bucket's: they are the next holder's to count and to pass).
+func (c *controller) forgetSuspensions(gone func(types.UID) bool) {
+	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(c.suspended.forget(gone)))
+}
+
 // suspension decides a pass over a suspended CR: held is true when the CR is suspended,
 // and d is then the pass's decision: no call, no apply, no prune, no status write but the
 // Suspended condition, once. A CR no longer suspended loses its Suspended condition and
-// goes on with its pass (held false). ok is false when a write was refused because this
-// replica may no longer lead.
+// goes on with its pass (held false); in.resumed says the pass is the first since the
+// annotation went. ok is false when a write was refused because this replica may no longer
+// lead.
 func (c *controller) suspension(ctx context.Context, in *input) (d decision, held, ok bool) {
 	value, annotated := in.cr.GetAnnotations()[SuspendAnnotation]
 	suspended := annotated && value == SuspendValue && !in.gone
-	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(c.suspended.set(in.key, suspended)))
+	// A gone CR is forgotten here (its last pass), as is one resumed.
+	was := c.setSuspended(ctx, in, suspended)
 	switch {
-	case annotated && value != SuspendValue:
+	case in.gone || !annotated:
+		c.suspended.forgetWarning(in.key)
+	case value != SuspendValue:
 		if c.suspended.warnOnce(in.key, in.cr.GetUID(), value) {
 			c.event(in.cr, corev1.EventTypeWarning, EventInvalidSuspend, fmt.Sprintf(
 				"annotation %s has the value %q: only %q means anything (suspend); ignored", SuspendAnnotation, value, SuspendValue))
 		}
-	case !annotated:
-		c.suspended.forgetWarning(in.key)
 	}
 	if in.gone && annotated && value == SuspendValue {
 		// Deleted while suspended, with no finalizer of ork's to hold it: no call either.
 		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
 	}
 	if !suspended {
+		// The first pass since the CR was resumed: a delete that waited gets its call even
+		// when finalizeTimeout has passed meanwhile. ork's memory says so; the Suspended
+		// condition says so too where the CRD keeps it, after a restart or a hand-over.
+		in.resumed = was
 		// Read in place (NestedSlice would deep-copy the conditions on every pass).
 		status, _ := in.cr.Object["status"].(map[string]any)
 		conds, _ := status["conditions"].([]any)
@@ -112,10 +157,8 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 			// annotation's removal is: the user's edit came after it.
 			return decision{}, false, true
 		}
-		// The pass that removes the condition is the first since the CR was resumed: a
-		// delete that waited gets its call even when finalizeTimeout has passed meanwhile.
 		removed, err := c.setSuspendedCondition(ctx, *in, false)
-		in.resumed = removed
+		in.resumed = in.resumed || removed
 		if err != nil {
 			return decision{}, false, !errors.Is(err, errNotLeader)
 		}

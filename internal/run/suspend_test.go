@@ -1,10 +1,12 @@
 package run
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestSuspendedPatch(t *testing.T) {
@@ -49,6 +51,68 @@ func TestSuspendedPatch(t *testing.T) {
 			md := p["metadata"].(map[string]any)
 			if md["uid"] != "u1" || md["resourceVersion"] != "7" {
 				t.Fatalf("patch preconditions = %v", md)
+			}
+		})
+	}
+}
+
+// suspensions remember, per key, the uid suspended at its last pass: the next pass of that
+// uid without the annotation is its resume, another uid's is not; a gone or released CR is
+// forgotten, and a pass whose context ended (its bucket released) records nothing.
+func TestSuspendMemoryKeepsTheLastPassPerUID(t *testing.T) {
+	live := t.Context()
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	type step struct {
+		ctx     context.Context
+		key     string
+		uid     types.UID
+		on      bool
+		wantWas bool
+		wantN   int
+	}
+	for _, tc := range []struct {
+		name   string
+		steps  []step
+		forget types.UID // forgotten after the steps, when set
+		wantN  int       // after forget
+	}{
+		{name: "suspended then resumed", steps: []step{
+			{ctx: live, key: "a", uid: "u1", on: true, wantN: 1},
+			{ctx: live, key: "a", uid: "u1", on: true, wantWas: true, wantN: 1},
+			{ctx: live, key: "a", uid: "u1", on: false, wantWas: true, wantN: 0},
+			{ctx: live, key: "a", uid: "u1", on: false, wantN: 0},
+		}},
+		{name: "another incarnation of the name is not resumed", steps: []step{
+			{ctx: live, key: "a", uid: "u1", on: true, wantN: 1},
+			{ctx: live, key: "a", uid: "u2", on: false, wantN: 0},
+		}},
+		{name: "a pass whose context ended records nothing", steps: []step{
+			{ctx: ended, key: "a", uid: "u1", on: true, wantN: 0},
+			{ctx: live, key: "a", uid: "u1", on: true, wantN: 1},
+			{ctx: ended, key: "a", uid: "u1", on: false, wantWas: true, wantN: 1},
+		}},
+		{name: "a released bucket's CRs are forgotten", steps: []step{
+			{ctx: live, key: "a", uid: "u1", on: true, wantN: 1},
+			{ctx: live, key: "b", uid: "u2", on: true, wantN: 2},
+		}, forget: "u1", wantN: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSuspensions()
+			for i, st := range tc.steps {
+				if was, n := s.set(st.ctx, st.key, st.uid, st.on); was != st.wantWas || n != st.wantN {
+					t.Fatalf("step %d: set(%s, %s, %v) = %v, %d; want %v, %d", i, st.key, st.uid, st.on, was, n, st.wantWas, st.wantN)
+				}
+			}
+			if tc.forget == "" {
+				return
+			}
+			s.warnOnce("a", tc.forget, "paused")
+			if n := s.forget(func(uid types.UID) bool { return uid == tc.forget }); n != tc.wantN {
+				t.Fatalf("forget left %d suspended, want %d", n, tc.wantN)
+			}
+			if _, ok := s.warned["a"]; ok {
+				t.Fatal("forget kept the warning of a forgotten uid")
 			}
 		})
 	}
