@@ -3,8 +3,12 @@ package run_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,4 +342,58 @@ func TestSuspendedDeleteResumedWhileOrkWasStoppedIsCalled(t *testing.T) {
 	if c := ep.CallsFor("web"); len(c) == calls || !runtest.Deleting(c[len(c)-1]) {
 		t.Fatalf("no deleting call after resuming across a restart: %d calls", len(c)-calls)
 	}
+}
+
+// The annotation removed while ork writes the Suspended condition: the write meets a
+// conflict, and its retry, on the fresh object, finds the CR no longer suspended and adds
+// nothing; the resume's own pass calls the reconciler.
+func TestSuspendedConditionIsNotAddedAfterTheAnnotationWent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	faults := newAPIFaults()
+	statusPath := fmt.Sprintf("/apis/%s/v1/namespaces/%s/apps/web/status", f.Group, f.NS)
+	var raced sync.Once
+	var removed, readded atomic.Bool
+	faults.beforeRequest = func(req *http.Request) {
+		if req.Method != http.MethodPatch || req.URL.Path != statusPath || req.GetBody == nil {
+			return
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			t.Errorf("read ork's status patch: %v", err)
+			return
+		}
+		raw, _ := io.ReadAll(body)
+		if !strings.Contains(string(raw), `"type":"Suspended"`) {
+			return
+		}
+		if removed.Load() {
+			readded.Store(true) // a retry that adds it without the annotation
+			return
+		}
+		// ork's Suspended write is on its way: the annotation goes first.
+		raced.Do(func() {
+			if _, err := f.CRs().Patch(context.Background(), "web", types.MergePatchType,
+				fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, run.SuspendAnnotation), metav1.PatchOptions{}); err != nil {
+				t.Errorf("remove the annotation: %v", err)
+				return
+			}
+			removed.Store(true)
+		})
+	}
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL()}), faults.config(env.Config))
+	f.CreateCR("web", map[string]any{"replicas": 1})
+	f.WaitReady("web", "True")
+	calls := len(ep.CallsFor("web"))
+	f.annotateSuspend("web", run.SuspendValue)
+	f.Eventually("the annotation removed under ork's Suspended write", func() (bool, error) { return removed.Load(), nil })
+	f.Eventually("the resume's call", func() (bool, error) { return len(ep.CallsFor("web")) > calls, nil })
+	if readded.Load() {
+		t.Error("the Suspended condition was written again after the annotation went (the retry of a conflict)")
+	}
+	f.Eventually("Ready and no Suspended condition", func() (bool, error) {
+		u := f.GetCR("web")
+		return condition(u, "Suspended") == nil && runtest.ReadyCondition(u)["status"] == "True", nil
+	})
 }

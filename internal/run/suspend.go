@@ -183,7 +183,8 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 
 // setSuspendedCondition adds (on) or removes the Suspended condition, when the status does
 // not say so already; nothing else in the status changes. changed says it was written. A
-// dry run writes nothing.
+// dry run writes nothing, nor does a write onto an object (fresh after a conflict) whose
+// annotation no longer says what on does.
 func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) (changed bool, err error) {
 	if !c.hasStatus || in.gone || c.e.dry != nil {
 		return false, nil
@@ -193,6 +194,11 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 		return false, err
 	}
 	for range statusWriteAttempts {
+		if (base.GetAnnotations()[SuspendAnnotation] == SuspendValue) != on {
+			// The annotation changed since the pass began (the write that moved the
+			// resourceVersion, maybe): the pass of that update, queued, writes what it says.
+			return false, nil
+		}
 		patch := suspendedPatch(base, on, time.Now())
 		if patch == nil {
 			return false, nil
