@@ -347,14 +347,17 @@ func (s *shards) release(b int, lost bool) {
 	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
 }
 
-// forgetLedgers drops the controllers' ledger memory of bucket b's CRs (ledger.forgetObjects);
-// their pending triggers stay, for a take back (the take pass owes each one anyway).
+// forgetLedgers drops the controllers' ledger memory of bucket b's CRs (ledger.forgetObjects),
+// and their suspensions (ork_suspended_crs counts the held buckets' CRs only); their pending
+// triggers stay, for a take back (the take pass owes each one anyway).
 func (s *shards) forgetLedgers(b int) {
 	s.mu.Lock()
 	cs := s.controllers
 	s.mu.Unlock()
+	inBucket := func(uid types.UID) bool { return shard.BucketOf(uid, s.buckets) == b }
 	for _, c := range cs {
-		c.ledger.forgetObjects(func(uid types.UID) bool { return shard.BucketOf(uid, s.buckets) == b })
+		c.ledger.forgetObjects(inBucket)
+		c.forgetSuspensions(inBucket)
 	}
 }
 
