@@ -5,3 +5,7 @@ import "time"
 // SetHealthClock makes /healthz judge time by now: a test moves it past the liveness
 // bounds instead of waiting minutes.
 func SetHealthClock(e *Engine, now func() time.Time) { e.live.clock.Store(&now) }
+
+// RelatedCheckers is how many digest reads of related objects without a generation run
+// at once for one CRD.
+const RelatedCheckers = relatedCheckers

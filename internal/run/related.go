@@ -41,10 +41,6 @@ const (
 // cannot hold back the real changes of other custom resources.
 const relatedFanOut = 100
 
-// relatedChecks is how many changes may wait for their digest read before the related
-// informers wait for runChecks.
-const relatedChecks = 256
-
 // relatedWatch reads a CRD's payload.related objects at pass time and watches their types'
 // metadata, so that a change passes again the custom resources that read the object in their
 // last pass (index).
@@ -55,10 +51,9 @@ type relatedWatch struct {
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
 	informers []relatedInformer
 	digests   specDigests
-	// checks are the changes whose digest runChecks reads; nil runs them in changed.
-	checks chan statusCheck
-	// stop is run's: set before the informers start, which call changed.
-	stop <-chan struct{}
+	// checks are the changes whose digest runChecks reads (relatedchecks.go); nil runs
+	// them in changed.
+	checks *statusChecks
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -85,7 +80,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 	if rem == nil || len(rem.Payload.Related) == 0 {
 		return nil, nil
 	}
-	w := &relatedWatch{c: c, index: related.NewIndex(), checks: make(chan statusCheck, relatedChecks)}
+	w := &relatedWatch{c: c, index: related.NewIndex(), checks: newStatusChecks()}
 	// One watch per type, one per constant-named Secret; each over the namespaces its
 	// entries can name (the RBAC rbacgen grants is no wider).
 	type watchKey struct {
@@ -257,7 +252,6 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 	if w == nil {
 		return
 	}
-	w.stop = stop
 	var wg sync.WaitGroup
 	for _, ri := range w.informers {
 		wg.Go(func() { ri.inf.Run(stop) })
@@ -292,46 +286,27 @@ func (w *relatedWatch) changed(gvr schema.GroupVersionResource, oldObj, obj any)
 	}
 	keys := w.index.Affected(ch)
 	if isUpdate && !ch.StatusOnly && len(keys) > 0 && needsDigest(gvr, old, u) {
+		ck := statusCheck{key: digestKey(ch.Resource, ch.Namespace, ch.Name), gvr: gvr, change: ch, old: old, new: u}
 		if w.checks != nil {
 			// The digest needs a read: not on the informer's goroutine, which would hold
-			// every later event of the type behind it (up to digestRead).
-			select {
-			case w.checks <- statusCheck{gvr: gvr, change: ch, old: old, new: u}:
-			case <-w.stop: // runChecks has returned: nothing reads the queue any more
-			}
+			// every later event of the type behind it (up to digestRead); queued without
+			// waiting, in place of a check of the object still waiting.
+			w.checks.add(ck)
 			return
 		}
-		w.finishCheck(context.Background(), statusCheck{gvr: gvr, change: ch, old: old, new: u})
+		w.finishCheck(context.Background(), ck)
 		return
 	}
 	w.pass(keys)
 }
 
 // statusCheck is a change of a kind without metadata.generation whose digest decides
-// whether more than its status changed.
+// whether more than its status changed. key is its object's digestKey.
 type statusCheck struct {
+	key      string
 	gvr      schema.GroupVersionResource
 	change   related.Change
 	old, new metav1.Object
-}
-
-// runChecks reads the objects of the changes queued by changed, one at a time in the
-// order they came (each digest is compared with the one before it), until stop.
-func (w *relatedWatch) runChecks(stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-stop
-		cancel()
-	}()
-	for {
-		select {
-		case <-stop:
-			return
-		case ck := <-w.checks:
-			w.finishCheck(ctx, ck)
-		}
-	}
 }
 
 // finishCheck passes the custom resources that read ck's object unless only its status

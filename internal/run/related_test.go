@@ -176,22 +176,19 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
 	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
-	stop := make(chan struct{})
-	defer close(stop)
-	w := &relatedWatch{c: c, index: related.NewIndex(), checks: make(chan statusCheck), stop: stop}
+	w := &relatedWatch{c: c, index: related.NewIndex(), checks: newStatusChecks()}
 	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
 	w.digests.remember(pods, pod.Object) // what the pass read
-	// changed hands the read to runChecks (the informer's goroutine must not wait on it):
-	// an unbuffered queue and one check taken by hand make each change's outcome
-	// deterministic.
+	// changed hands the read to the checks' workers (the informer's goroutine must not wait
+	// on it): one check taken by hand makes each change's outcome deterministic.
 	changed := func(old, u *metav1.PartialObjectMetadata) {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			w.finishCheck(context.Background(), <-w.checks)
-		}()
 		w.changed(pods, old, u)
-		<-done
+		ck, ok := w.checks.take()
+		if !ok {
+			t.Fatal("the change queued no check")
+		}
+		w.finishCheck(context.Background(), ck)
+		w.checks.done(ck.key)
 	}
 	edit := func(rv string, f func(*unstructured.Unstructured)) {
 		cur, err := dyn.Resource(pods).Namespace("ns").Get(context.Background(), "p", metav1.GetOptions{})
