@@ -15,10 +15,6 @@ import (
 	"github.com/orkspace/ork/internal/shard"
 )
 
-// maxHandBack bounds the drain of a bucket handed back (issue 24: min(the remote timeout,
-// 10s)): a longer one would hold the bucket's next holder back.
-const maxHandBack = 10 * time.Second
-
 // newShardRing builds this replica's part of the ring for opts.ShardBuckets; nothing talks
 // to the cluster before Run.
 func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
@@ -49,7 +45,7 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 		Client: client.CoordinationV1(), Namespace: opts.Namespace, Name: opts.Name, LeaderLease: opts.LeaseName,
 		Member: opts.ShardMember, MemberUID: opts.ShardMemberUID, Identity: opts.Identity, Buckets: opts.ShardBuckets,
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
-		HandBackTimeout: handBackTimeout(set), Log: opts.Logger,
+		HandBackTimeout: handBackTimeout(set, opts.ShutdownTimeout), Log: opts.Logger,
 		OnTake:       func(b int) { s.take(base, b) },
 		Drain:        s.drain,
 		OnRelease:    s.release,
@@ -62,8 +58,11 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 	return s, nil
 }
 
-// handBackTimeout is min(the longest remote timeout of the Katalog, maxHandBack).
-func handBackTimeout(set *katalog.Set) time.Duration {
+// handBackTimeout is how long a hand-back or a stop lets a bucket's calls run: up to the
+// Katalog's longest remote timeout, by which ork's own call has ended, so that a call never
+// goes on at the reconciler beside the next holder's (docs/scaling.md); at most stop, the
+// shutdown timeout, since a stop hands every bucket back.
+func handBackTimeout(set *katalog.Set, stop time.Duration) time.Duration {
 	longest := time.Duration(0)
 	for _, c := range set.CRDs {
 		t := remote.DefaultTimeout
@@ -74,7 +73,7 @@ func handBackTimeout(set *katalog.Set) time.Duration {
 		}
 		longest = max(longest, t)
 	}
-	return min(longest, maxHandBack)
+	return min(longest, stop)
 }
 
 // runSharded runs the controllers next to the ring's Manager: every CR is cached and

@@ -53,7 +53,7 @@ type Options struct {
 	// leader election. Default 15s, 10s, 2s.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// HandBackTimeout bounds Drain when a bucket is handed back or on stop: the engine
-	// passes min(the remote timeout, 10s). Default 10s.
+	// passes its longest call timeout, at most its shutdown timeout. Default 10s.
 	HandBackTimeout time.Duration
 	// Clock is injected by tests. Default the real clock.
 	Clock clock.WithTicker

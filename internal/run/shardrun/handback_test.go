@@ -74,3 +74,69 @@ func TestHandBackDrainsInFlightCallsBeforeTheNextHolderStarts(t *testing.T) {
 			o.Second.Seq, o.Second.Header.Get(replicaHeader), o.Second.Start.Format("15:04:05.000"))
 	}
 }
+
+// The drain waits up to the Katalog's longest remote timeout, not less, bounded by
+// --shutdown-timeout: a hand-back and a stop (SIGTERM) let a 12 s call of a 20 s timeout
+// finish, so that it never runs on at the reconciler beside the next holder's call.
+func TestDrainWaitsUpToTheRemoteTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFixtureTimeout(t, "20s")
+	var cancelled atomic.Int32
+	const callTime = 12 * time.Second
+	f.ep.SetRespond(func(c reconcilertest.Call) reconcilertest.Response {
+		obj, _ := c.Body["object"].(map[string]any)
+		spec, _ := obj["spec"].(map[string]any)
+		md, _ := obj["metadata"].(map[string]any)
+		if spec["v"] != "1" {
+			select {
+			case <-time.After(callTime):
+			case <-c.Ctx.Done():
+				cancelled.Add(1)
+			}
+		}
+		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
+			"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
+	})
+	const b, n = 4, 4
+	want := map[string]string{}
+	for _, cr := range f.create(n, "1") {
+		want[cr.GetName()] = "1"
+	}
+	a := f.sharded("a", b, "--endpoint", f.via("a"))
+	f.settled(leaseDuration+slack, b, "a")
+	f.waitConverged("every widget reconciled", slack, want)
+	allInFlight := func(what string) {
+		testkit.Eventually(t, what, 20*time.Millisecond, slack, func(context.Context) (bool, error) {
+			inFlight := 0
+			for _, c := range f.ep.Calls() {
+				if c.End.IsZero() {
+					inFlight++
+				}
+			}
+			return inFlight == n, nil
+		})
+	}
+
+	f.setAll(want, "2")
+	allInFlight("a's calls of v=2 in flight")
+	f.sharded("c", b, "--endpoint", f.via("c"))
+	f.settled(2*leaseDuration+callTime+slack, b, "a", "c")
+	f.waitConverged("every widget reconciled across the hand-back", 2*callTime+slack, want)
+	if n := cancelled.Swap(0); n > 0 {
+		t.Errorf("%d calls cut short by the hand-back: the drain did not wait for the remote timeout", n)
+	}
+
+	f.setAll(want, "3")
+	allInFlight("the calls of v=3 in flight")
+	if _, err := a.Terminate(2 * callTime); err != nil {
+		t.Fatalf("a stopped: %v", err)
+	}
+	if n := cancelled.Load(); n > 0 {
+		t.Errorf("%d calls cut short by a stop: the drain did not wait for the remote timeout", n)
+	}
+	f.waitConverged("every widget reconciled after a stopped", 2*callTime+slack, want)
+	for _, o := range f.ep.Overlaps() {
+		t.Errorf("overlapping calls for %s: #%d by %s and #%d by %s", o.Key,
+			o.First.Seq, o.First.Header.Get(replicaHeader), o.Second.Seq, o.Second.Header.Get(replicaHeader))
+	}
+}
