@@ -100,6 +100,12 @@ func (c *Checker) Owns(ctx context.Context, obj *unstructured.Unstructured, entr
 	if err := owned.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
 		return false, fmt.Errorf("decode the managed fields of %s: %w", c.manager, err)
 	}
+	// The apiserver keeps status out of the object's Apply entry when the kind has a status
+	// subresource: a status in the applied object would never look owned.
+	if _, ok := obj.Object["status"]; ok {
+		obj = obj.DeepCopy()
+		delete(obj.Object, "status")
+	}
 	want, err := c.FieldSet(ctx, obj)
 	if err != nil {
 		return false, err
@@ -185,6 +191,10 @@ func (c *Checker) converter(ctx context.Context, gvk schema.GroupVersionKind) (m
 		return k.tc, nil
 	}
 	k.checked = now
+	// Not the pass's context: a pass cut short would leave the whole kind without a
+	// converter until the retry.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	gv, err := c.document(ctx, gvk.GroupVersion())
 	if err != nil {
 		// The old converter is dropped: the schema it was built from may be gone.
