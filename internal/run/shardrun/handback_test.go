@@ -27,11 +27,7 @@ func TestHandBackDrainsInFlightCallsBeforeTheNextHolderStarts(t *testing.T) {
 		case <-c.Ctx.Done():
 			cancelled.Add(1) // the caller gave up: a pass cut short
 		}
-		obj, _ := c.Body["object"].(map[string]any)
-		spec, _ := obj["spec"].(map[string]any)
-		md, _ := obj["metadata"].(map[string]any)
-		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
-			"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
+		return seenAnswer(c)
 	})
 	const b, n = 4, 12
 	want := map[string]string{}
@@ -86,7 +82,6 @@ func TestDrainWaitsUpToTheRemoteTimeout(t *testing.T) {
 	f.ep.SetRespond(func(c reconcilertest.Call) reconcilertest.Response {
 		obj, _ := c.Body["object"].(map[string]any)
 		spec, _ := obj["spec"].(map[string]any)
-		md, _ := obj["metadata"].(map[string]any)
 		if spec["v"] != "1" {
 			select {
 			case <-time.After(callTime):
@@ -94,8 +89,7 @@ func TestDrainWaitsUpToTheRemoteTimeout(t *testing.T) {
 				cancelled.Add(1)
 			}
 		}
-		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
-			"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
+		return seenAnswer(c)
 	})
 	const b, n = 4, 4
 	want := map[string]string{}

@@ -110,13 +110,17 @@ spec:
 // newEndpoint is a reconciler that answers status.seen = spec.v at once, with a ConfigMap
 // of the CR's name whose data.v is spec.v.
 func newEndpoint(t *testing.T) *reconcilertest.Endpoint {
-	return reconcilertest.NewEndpoint(t, func(c reconcilertest.Call) reconcilertest.Response {
-		obj, _ := c.Body["object"].(map[string]any)
-		spec, _ := obj["spec"].(map[string]any)
-		md, _ := obj["metadata"].(map[string]any)
-		return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
-			"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
-	}, reconcilertest.EndpointOptions{})
+	return reconcilertest.NewEndpoint(t, seenAnswer, reconcilertest.EndpointOptions{})
+}
+
+// seenAnswer is the everyday answer: status.seen = spec.v, and a ConfigMap of the CR's name
+// whose data.v is spec.v.
+func seenAnswer(c reconcilertest.Call) reconcilertest.Response {
+	obj, _ := c.Body["object"].(map[string]any)
+	spec, _ := obj["spec"].(map[string]any)
+	md, _ := obj["metadata"].(map[string]any)
+	return reconcilertest.JSON(map[string]any{"result": "ok", "status": map[string]any{"seen": spec["v"]},
+		"resources": []any{map[string]any{"type": "configmap", "fields": map[string]any{"name": md["name"], "data": map[string]any{"v": spec["v"]}}}}})
 }
 
 // orkProcess is one `ork run` replica.
