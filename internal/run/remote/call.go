@@ -113,6 +113,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", version.UserAgent())
+	req.Header.Set(ContractVersionHeader, ContractVersion)
 	// Reconciles are idempotent by contract: the key lets Go's transport send the request
 	// again on a fresh connection when the endpoint had closed the reused keep-alive one
 	// (Node, Python and gunicorn servers close idle ones after a few seconds), instead of

@@ -14,6 +14,16 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 )
 
+// ContractVersion is the version of the wire contract (schema/prepared-request.schema.json
+// and schema/remote-reconcile-result.schema.json) that ork sends in ContractVersionHeader on
+// every request: a minor step per additive field, a major one for any breaking change. The
+// SDKs under sdk/ carry the same number, so a reconciler can tell that ork speaks a newer
+// contract than it was built for.
+const (
+	ContractVersion       = "1"
+	ContractVersionHeader = "Ork-Contract-Version"
+)
+
 // Defaults applied by New.
 const (
 	DefaultTimeout      = 30 * time.Second
