@@ -56,7 +56,9 @@ func renderCLIDocs(root *cobra.Command) []byte {
 	b.WriteString("<!-- Generated from the command tree by `go test ./internal/cli -run TestCLIDocs -update`. DO NOT EDIT. -->\n\n")
 	b.WriteString("# ork command reference\n\n")
 	b.WriteString("Every flag can also be set in the environment as `ORK_<FLAG>` (`--log-level` is `ORK_LOG_LEVEL`)\n" +
-		"or in the settings file (`--config`, else `./ork.yaml` or `~/.config/ork/config.yaml`).\n" +
+		"or in the settings file (`--config`, else `$XDG_CONFIG_HOME/ork/config.yaml`, by default\n" +
+		"`~/.config/ork/config.yaml`; never `./ork.yaml`): global flags at the top, each command's\n" +
+		"flags under its name (`run: {namespace: ops}`, `rbac: {gen: {namespace: ops}}`).\n" +
 		"A flag wins over the environment, which wins over the file.\n\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", c.CommandPath(), anchor(c.CommandPath()), c.Short)

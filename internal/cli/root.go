@@ -7,17 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/orkspace/ork/internal/config"
 	"github.com/orkspace/ork/internal/output"
-	"github.com/orkspace/ork/internal/suggest"
 )
 
 // Exit codes.
@@ -148,25 +144,17 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			file := cmd.Flag("config").Value.String()
-			if file == "" {
-				// The file must be known before viper can read it, so ORK_CONFIG is read here.
-				file = env.Getenv(config.EnvPrefix + "_CONFIG")
-			}
-			cfg, err := config.Load(cmd.Flags(), file)
+			cfg, err := loadConfig(env, cmd)
 			if err != nil {
-				return usageError("%v", err)
-			}
-			env.cfg = cfg
-			if err := unknownSettings(cmd.Root(), cfg); err != nil {
 				return err
 			}
+			env.cfg = cfg
 			_, err = env.Logger() // every command rejects a bad --log-level or --log-format
 			return err
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.String("config", "", "ork settings file (default ./ork.yaml or ~/.config/ork/config.yaml when present)")
+	pf.String("config", "", "ork settings file: global settings at the top, each command's under its name (default $XDG_CONFIG_HOME/ork/config.yaml when present; never ./ork.yaml)")
 	pf.String("log-level", "info", "log level: debug, info, warn, error")
 	pf.String("log-format", "text", "log format: text or json")
 	pf.Bool("no-color", false, "never colour output (NO_COLOR is honoured too)")
@@ -195,33 +183,6 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		}
 	}
 	return root
-}
-
-// unknownSettings rejects a config file key that is no flag of any command: a misspelt
-// setting would otherwise be ignored without a word, unlike a misspelt Katalog field.
-func unknownSettings(root *cobra.Command, cfg *config.Config) error {
-	known := map[string]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.PersistentFlags()} {
-			fs.VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	for _, k := range cfg.FileKeys() {
-		if known[k] {
-			continue
-		}
-		msg := fmt.Sprintf("config file %s: unknown setting %q", cfg.Source(k), k)
-		if near := suggest.Nearest(k, slices.Sorted(maps.Keys(known))); near != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		return usageError("%s (settings are flag names: ork <command> --help lists them)", msg)
-	}
-	return nil
 }
 
 // unknownSubcommand is Args for a command that only groups others: an argument is a

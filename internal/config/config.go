@@ -1,13 +1,10 @@
 // Package config resolves ork's own settings with one viper instance per run:
-// flag > ORK_* environment variable > config file > default.
+// flag > ORK_* environment variable > settings file > default.
 package config
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,16 +15,27 @@ import (
 // EnvPrefix prefixes every environment variable: --log-level is ORK_LOG_LEVEL.
 const EnvPrefix = "ORK"
 
-// Config answers settings by flag name.
-type Config struct {
-	v     *viper.Viper
-	flags *pflag.FlagSet
+// Settings are the settings file's values for the command that runs, by flag name.
+type Settings struct {
+	// Path is the file they come from; "" without a settings file.
+	Path string
+	// Values holds each setting by flag name.
+	Values map[string]any
+	// Keys holds, by flag name, where in the file each value is: "log-level" for a global
+	// setting, "rbac.gen.namespace" for one of a command's section.
+	Keys map[string]string
 }
 
-// Load binds every flag in flags, the ORK_* environment and the optional config file (an
-// explicit file must exist; without one, ork reads ./ork.yaml or $HOME/.config/ork/config.yaml
-// when present). User Katalogs never go through here: viper lowercases keys.
-func Load(flags *pflag.FlagSet, file string) (*Config, error) {
+// Config answers settings by flag name.
+type Config struct {
+	v        *viper.Viper
+	flags    *pflag.FlagSet
+	settings Settings
+}
+
+// Load binds every flag in flags, the ORK_* environment and the settings file's values for
+// the command. User Katalogs never go through here: viper lowercases keys.
+func Load(flags *pflag.FlagSet, s Settings) (*Config, error) {
 	v := viper.New()
 	if err := v.BindPFlags(flags); err != nil {
 		return nil, fmt.Errorf("bind flags: %w", err)
@@ -35,39 +43,16 @@ func Load(flags *pflag.FlagSet, file string) (*Config, error) {
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	if file == "" {
-		file = defaultFile()
-	}
-	if file != "" {
-		if _, err := os.Stat(file); err != nil {
-			return nil, fmt.Errorf("config file %s: %w", file, errors.Unwrap(err))
-		}
-		v.SetConfigFile(file)
-		v.SetConfigType("yaml") // whatever its name ends in
-		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("read config file: %w", err)
+	if len(s.Values) > 0 {
+		if err := v.MergeConfigMap(s.Values); err != nil {
+			return nil, fmt.Errorf("settings file %s: %w", s.Path, err)
 		}
 	}
-	return &Config{v: v, flags: flags}, nil
-}
-
-// defaultFile is the first of ./ork.yaml and ~/.config/ork/config.yaml that exists, else "".
-// Exact names: viper's search by base name would also pick up a binary called "ork".
-func defaultFile() string {
-	candidates := []string{"ork.yaml"}
-	if home, err := os.UserHomeDir(); err == nil {
-		candidates = append(candidates, filepath.Join(home, ".config", "ork", "config.yaml"))
-	}
-	for _, c := range candidates {
-		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
-			return c
-		}
-	}
-	return ""
+	return &Config{v: v, flags: flags, settings: s}, nil
 }
 
 // Source says where the setting for the flag name came from, for error messages: "--name",
-// "ORK_NAME", the config file's path, or "the default".
+// "ORK_NAME", the settings file's path and key, or "the default".
 func (c *Config) Source(name string) string {
 	if f := c.flags.Lookup(name); f != nil && f.Changed {
 		return "--" + name
@@ -76,25 +61,13 @@ func (c *Config) Source(name string) string {
 	if _, ok := os.LookupEnv(env); ok {
 		return env
 	}
-	if c.v.InConfig(name) {
-		return c.v.ConfigFileUsed()
+	if key, ok := c.settings.Keys[name]; ok {
+		if key == name {
+			return c.settings.Path
+		}
+		return c.settings.Path + " (" + key + ")"
 	}
 	return "the default"
-}
-
-// FileKeys lists, sorted, the settings the config file sets; none without a file.
-func (c *Config) FileKeys() []string {
-	if c.v.ConfigFileUsed() == "" {
-		return nil
-	}
-	var keys []string
-	for _, k := range c.v.AllKeys() {
-		if c.v.InConfig(k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // String returns the setting for the flag name.
