@@ -1,0 +1,3 @@
+module github.com/orkspace/ork/sdk/go
+
+go 1.24
