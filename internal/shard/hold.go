@@ -119,6 +119,11 @@ func (m *Manager) loseBucket(r *runState, b int, why string) {
 		e.draining()
 	}
 	delete(r.buckets, b)
+	// As for a hand-back: a renewal that hung until its deadline loses the bucket, and the
+	// same round may take its Lease back (still in this replica's name). The held set then
+	// looks unchanged, but the loss stopped the bucket's work: only a report makes the
+	// engine's caches list again and pass its custom resources.
+	r.mustReport = true
 	m.opts.Log.Error("bucket lost: its work stops at once", "bucket", b, "reason", why)
 	if m.opts.OnRelease != nil {
 		m.opts.OnRelease(b, true)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -28,13 +30,43 @@ type ring struct {
 	held   [][]int      // OnHeldChange
 	// before, if set, runs before each request (steppedLeases.at).
 	before func(verb, name string)
+	// block, if set, runs before each update with the request's context, after before:
+	// its error, if any, is the update's answer and nothing is written (a hung apiserver).
+	block func(ctx context.Context, name string) error
+}
+
+// blockingLeases passes Lease requests on, letting block answer an update first.
+type blockingLeases struct {
+	coordinationv1client.LeasesGetter
+	block func(ctx context.Context, name string) error
+}
+
+func (b blockingLeases) Leases(ns string) coordinationv1client.LeaseInterface {
+	return blockingLeaseInterface{LeaseInterface: b.LeasesGetter.Leases(ns), block: b.block}
+}
+
+type blockingLeaseInterface struct {
+	coordinationv1client.LeaseInterface
+	block func(ctx context.Context, name string) error
+}
+
+func (l blockingLeaseInterface) Update(ctx context.Context, in *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	if err := l.block(ctx, in.Name); err != nil {
+		return nil, err
+	}
+	return l.LeaseInterface.Update(ctx, in, o)
 }
 
 func newRing(t *testing.T, b int) *ring {
 	t.Helper()
 	g := &ring{t: t, raw: fake.NewClientset().CoordinationV1(), clk: clocktesting.NewFakeClock(time.Unix(1e9, 0))}
 	m, err := New(Options{
-		Client: steppedLeases{g.raw, func(verb, name string) {
+		Client: steppedLeases{blockingLeases{g.raw, func(ctx context.Context, name string) error {
+			if g.block != nil {
+				return g.block(ctx, name)
+			}
+			return nil
+		}}, func(verb, name string) {
 			if (verb == "create" || verb == "update") && strings.Contains(name, "-bucket-") {
 				g.writes.Add(1)
 			}
@@ -200,5 +232,44 @@ func TestAHandBackIsReported(t *testing.T) {
 	g.m.reportHeld(g.r)
 	if len(g.held) != 2 || !slices.Equal(g.held[1], []int{0}) {
 		t.Errorf("held sets reported %v: want [0 1], then [0]", g.held)
+	}
+}
+
+// A bucket lost and taken back within one round (its renewal hung until its deadline, then
+// its Lease, still in this replica's name, taken again) is reported: the held set is the
+// same before and after the round, but the loss stopped the bucket's work, and without a
+// report the engine's caches never list again and its custom resources get no take pass.
+func TestABucketLostAndTakenBackInOneRoundIsReported(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	g.m.reportHeld(g.r)
+	// One millisecond of the renew deadline left: bucket 1's renewal hangs for it.
+	g.clk.Step(g.m.opts.RenewDeadline - time.Millisecond)
+	renewing0 := make(chan struct{})
+	var once sync.Once
+	g.before = func(verb, name string) {
+		if verb == "update" && name == BucketLeaseName("ork", 0, 2) {
+			once.Do(func() { close(renewing0) })
+		}
+	}
+	var hung atomic.Bool
+	g.block = func(ctx context.Context, name string) error {
+		if name != BucketLeaseName("ork", 1, 2) || !hung.CompareAndSwap(false, true) {
+			return nil // only the renewal hangs, not the take that follows
+		}
+		<-ctx.Done()
+		// The fake clock reaches the deadline too, once bucket 0's renewal has read it.
+		<-renewing0
+		g.clk.Step(2 * time.Millisecond)
+		return ctx.Err()
+	}
+	g.round(false)
+	g.before, g.block = nil, nil
+	if !slices.Equal(g.lost, []int{1}) || !slices.Equal(g.taken, []int{0, 1, 1}) {
+		t.Fatalf("lost %v, taken %v: want bucket 1 lost and taken back in the round", g.lost, g.taken)
+	}
+	g.m.reportHeld(g.r)
+	if len(g.held) != 2 || !slices.Equal(g.held[1], []int{0, 1}) {
+		t.Errorf("held sets reported %v: want [0 1] twice, the take back reported", g.held)
 	}
 }

@@ -25,8 +25,8 @@ type runState struct {
 	// ctx outlives Run's ctx and the round's: drains and releases run on it.
 	ctx context.Context
 	// reported is the last held set given to OnHeldChange; mustReport is set when a bucket
-	// was released since (finishHandBack): the next report is made even if the set is the
-	// same again.
+	// was released or lost since (finishHandBack, loseBucket): the next report is made even
+	// if the set is the same again.
 	reported   []int
 	mustReport bool
 	// left is set once the member Lease is released while stopping: it is not taken again.
