@@ -66,6 +66,8 @@ type controller struct {
 	pruned   prunedKeys
 	stopping atomic.Bool
 	rec      reconciler
+	// cand is the remote reconciler's rollout candidate (candidate.go), nil without one.
+	cand *candidate
 	// writes is the controller's write path for its children (childwrites.go), built once.
 	writes childWrites
 	log    *slog.Logger
@@ -115,6 +117,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	c.rec = rec
 	timeout := remote.DefaultTimeout
 	if rr, ok := rec.(*remoteReconciler); ok {
+		c.cand = rr.cand
 		timeout = rr.r.Timeout()
 		if rr.cand != nil && rr.cand.plan.Mode == rollout.ModeCanary {
 			// A canary pass waits for the candidate, whose timeout may be the longer.
@@ -260,12 +263,12 @@ func (c *controller) enqueue(obj any, t Trigger, fast bool) {
 	if m, err := meta.Accessor(obj); err == nil {
 		uid = m.GetUID()
 	}
-	c.ledger.noteObject(key, t, uid)
 	c.countTrigger(t)
+	o := addOpts{trigger: t, uid: uid}
 	if fast {
-		c.lanes.markFast(key)
+		o.lane = laneFast
 	}
-	c.queue.Add(key)
+	c.add(key, o)
 }
 
 func (c *controller) onUpdate(oldObj, newObj any) {
@@ -321,12 +324,11 @@ func (c *controller) onDelete(obj any) {
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
 	c.related.forget(key) // its references die with it; a new object of the name records its own
-	if rr, ok := c.rec.(*remoteReconciler); ok && rr.cand != nil {
-		rr.cand.forget(key, u.GetUID())
+	if c.cand != nil {
+		c.cand.forget(key, u.GetUID())
 	}
 	c.countTrigger(TriggerDelete)
-	c.lanes.markFast(key)
-	c.queue.Add(key)
+	c.add(key, addOpts{lane: laneFast})
 }
 
 // onChild re-queues the owner of a changed child, found by its controller ownerReference,
@@ -381,14 +383,8 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 // its last pass: a rollout's burst of changes, or a controller fighting ork, cannot run the
 // remote reconciler hot.
 func (c *controller) childChanged(key string) {
-	last := c.ledger.note(key, TriggerChild)
 	c.countTrigger(TriggerChild)
-	c.lanes.markFast(key)
-	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
-		c.queue.AddAfter(key, wait)
-		return
-	}
-	c.queue.Add(key)
+	c.add(key, addOpts{trigger: TriggerChild, lane: laneFast, minInterval: c.e.opts.ChildMinInterval})
 }
 
 // ownerKey is the queue key of the CR that controls u, if it is one of this CRD's.

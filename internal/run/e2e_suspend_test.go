@@ -397,3 +397,51 @@ func TestSuspendedConditionIsNotAddedAfterTheAnnotationWent(t *testing.T) {
 		return condition(u, "Suspended") == nil && runtest.ReadyCondition(u)["status"] == "True", nil
 	})
 }
+
+// A resumed delete whose first call fails is still owed a call: finalizeTimeout counts from
+// the resume, not from the deletionTimestamp that passed while the CR was suspended, so the
+// retry calls the reconciler instead of lifting the finalizer without its clean-up.
+func TestResumedDeleteWhoseFirstCallFailsIsRetried(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var failed atomic.Bool
+	var resumed atomic.Bool
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if resumed.Load() && runtest.Deleting(c) && failed.CompareAndSwap(false, true) {
+			return response{Status: http.StatusInternalServerError, Body: []byte("the first delete call after the resume fails")}
+		}
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
+	})
+	// finalizeTimeout 3s: the slack for the retry after the failed call to come (its backoff
+	// is milliseconds) on a busy machine.
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn + "            finalizeTimeout: 3s\n"}), nil)
+	f.liftFinalizersAtCleanup("web")
+	f.CreateCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	f.annotateSuspend("web", run.SuspendValue)
+	f.Eventually("Suspended=True", func() (bool, error) { return condition(f.GetCR("web"), "Suspended") != nil, nil })
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitEvent("web", corev1.EventTypeWarning, "DeleteWaitsSuspended")
+	deleted := f.GetCR("web").GetDeletionTimestamp()
+	// Bounded wait for the clock to pass finalizeTimeout (3s from the second-rounded
+	// deletionTimestamp: 4s is past it whatever the rounding).
+	f.Eventually("finalizeTimeout passed", func() (bool, error) { return time.Since(deleted.Time) > 4*time.Second, nil })
+
+	resumed.Store(true)
+	f.annotateSuspend("web", "")
+	f.waitGone("web")
+	if !failed.Load() {
+		t.Fatal("the resumed delete was never called")
+	}
+	for _, e := range f.Events("web") {
+		if e.Reason == run.EventFinalizeTimeout {
+			t.Fatalf("the resumed delete's finalizer was lifted at finalizeTimeout after its failed call: %s", e.Message)
+		}
+	}
+	c := ep.CallsFor("web")
+	if last := c[len(c)-1]; !runtest.Deleting(last) {
+		t.Fatalf("the last call was not the delete's retry: %s", last.Raw)
+	}
+}

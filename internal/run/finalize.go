@@ -49,8 +49,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 	case !has && c.ledger.finalized(in.key, in.cr.GetUID()):
 		// Answered ok and lifted; another controller's finalizer keeps it for now.
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
-	case has && !in.resumed && c.finalizeDeadline(in.cr).Before(time.Now()):
-		// (A delete that waited while the CR was suspended gets one call first.)
+	case has && c.finalizeDeadline(*in).Before(time.Now()):
 		msg := fmt.Sprintf("the reconciler did not answer ok within finalizeTimeout (%s since the delete): finalizer %s removed without its clean-up",
 			c.finalizeTimeout, finalizer.Name)
 		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
@@ -118,13 +117,18 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 }
 
 // finalizeDeadline is when ork stops waiting for an ok: finalizeTimeout after the CR's
-// deletionTimestamp (not after anything ork remembers, so a restart does not extend it).
-func (c *controller) finalizeDeadline(cr *unstructured.Unstructured) time.Time {
-	ts := cr.GetDeletionTimestamp()
+// deletionTimestamp, or after the resume of a delete that waited while the CR was suspended
+// (suspend.go). Nothing else ork remembers moves it, so a restart does not extend it.
+func (c *controller) finalizeDeadline(in input) time.Time {
+	ts := in.cr.GetDeletionTimestamp()
 	if ts == nil {
 		return time.Time{}
 	}
-	return ts.Add(c.finalizeTimeout)
+	start := ts.Time
+	if r := c.suspended.resumedAt(in.key, in.cr.GetUID()); r.After(start) {
+		start = r
+	}
+	return start.Add(c.finalizeTimeout)
 }
 
 // armFinalizeDeadline queues the key again at its finalize deadline when the pass left the
@@ -141,13 +145,14 @@ func (c *controller) armFinalizeDeadline(in input, d decision) {
 		// immediate Add past the deadline would spin on the key.
 		return
 	}
-	c.ledger.note(in.key, TriggerRequeue)
-	if wait := time.Until(c.finalizeDeadline(in.cr)); wait > 0 {
-		c.queue.AddAfter(in.key, wait)
+	if wait := time.Until(c.finalizeDeadline(in)); wait > 0 {
+		c.add(in.key, addOpts{trigger: TriggerRequeue, after: wait})
 	} else if d.success {
 		// The deadline passed during this pass, which asked to be called later (maybe much
 		// later): lift the finalizer now. A failure comes back with its backoff anyway.
-		c.queue.Add(in.key)
+		c.add(in.key, addOpts{trigger: TriggerRequeue})
+	} else {
+		c.ledger.note(in.key, TriggerRequeue) // its backoff's add comes with the schedule
 	}
 }
 

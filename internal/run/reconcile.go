@@ -37,8 +37,6 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
-	// resumed is true on the first pass after the suspend annotation went (suspend.go).
-	resumed bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -112,9 +110,7 @@ func failureFrom(err error) decision {
 // owed again, after the rate limiter's delay, in the lane it came from.
 func (c *controller) retryLater(key string, t Trigger) {
 	c.endPass(key, false)
-	c.ledger.note(key, t)
-	c.lanes.keepLane(key)
-	c.queue.AddRateLimited(key)
+	c.add(key, addOpts{trigger: t, lane: laneKeep, rateLimited: true})
 }
 
 // processNext handles one key; false means the queue is shutting down.
@@ -135,8 +131,7 @@ func (c *controller) processNext(ctx context.Context) bool {
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
 	if wait := c.ledger.tooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
-		c.lanes.keepLane(key)
-		c.queue.AddAfter(key, wait)
+		c.add(key, addOpts{lane: laneKeep, after: wait})
 		return
 	}
 	trigger, tomb, ok := c.ledger.begin(key, start)
@@ -144,7 +139,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		// A delayed add a later pass already covered. The queue keeps only the earliest of
 		// two delayed adds of one key, so a resync a later pass moved on is queued again here.
 		if at := c.ledger.resyncDue(key); !at.IsZero() {
-			c.queue.AddAfter(key, time.Until(at))
+			c.add(key, addOpts{after: time.Until(at)})
 		}
 		return
 	}
@@ -170,7 +165,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 			more := c.ledger.dropTombstone(key, tomb)
 			c.endPass(key, false)
 			if more {
-				c.queue.Add(key)
+				c.add(key, addOpts{})
 			}
 			return
 		}
@@ -188,7 +183,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 			c.ledger.note(key, trigger)
 			c.lanes.keepLane(key)
 			if !c.e.shards.waitReady(in.cr.GetUID(), c, key) {
-				c.queue.Add(key) // ready meanwhile, or gone: begin decides again
+				c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
 			}
 			return
 		}
@@ -249,14 +244,10 @@ func (c *controller) handle(ctx context.Context, key string) {
 		// Another incarnation of the name was deleted too: its delete next (then, if the
 		// name is taken again, the new object).
 		// Both are real changes (a delete, a create): the fast lane.
-		c.ledger.note(key, TriggerDelete)
-		c.lanes.markFast(key)
-		c.queue.Add(key)
+		c.add(key, addOpts{trigger: TriggerDelete, lane: laneFast})
 	case deleteDone && c.cached(key) != nil:
 		// The name was taken again while the old object's delete ran: now the new one.
-		c.ledger.note(key, TriggerCreate)
-		c.lanes.markFast(key)
-		c.queue.Add(key)
+		c.add(key, addOpts{trigger: TriggerCreate, lane: laneFast})
 	}
 	if deleteDone && !moreDeletes && c.cached(key) == nil {
 		c.related.forget(key) // the last delete of the name, which may have read nothing
@@ -276,13 +267,6 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	// The failures below replace the decision; which reconciler answered stays.
 	var candidate bool
 	defer func() { d.candidate = d.candidate || candidate }()
-	defer func() {
-		if in.resumed && !done {
-			// Refused for leadership before it was through: the pass that retries it is
-			// still the first since the resume.
-			c.setSuspended(ctx, &in, true)
-		}
-	}()
 	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}
@@ -412,32 +396,27 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 	case actionDone:
 		c.queue.Forget(key)
 	case actionRequeueAfter:
-		c.ledger.note(key, TriggerRequeue)
 		// "requeue" without a delay goes through the per-key backoff so that a reconciler
 		// that always asks again slows down instead of spinning.
 		if d.after > 0 {
 			c.queue.Forget(key)
-			c.queue.AddAfter(key, max(d.after, minRequeueAfter))
+			c.add(key, addOpts{trigger: TriggerRequeue, after: max(d.after, minRequeueAfter)})
 		} else {
-			c.queue.AddRateLimited(key)
+			c.add(key, addOpts{trigger: TriggerRequeue, rateLimited: true})
 		}
 	case actionRetryAfter:
-		c.lanes.keepLane(key) // a retry keeps the lane of the pass that failed
+		// A retry keeps the lane of the pass that failed.
 		if d.quiet {
 			// Held by the server's pause, nothing sent: the endpoint has not seen this
 			// trigger yet. Wait for the pause to end (remote bounds it), spread by up to a
 			// quarter more so that the keys held together do not all call at once.
-			c.ledger.note(key, trigger)
-			c.queue.AddAfter(key, d.after+rand.N(d.after/4+time.Second))
+			c.add(key, addOpts{trigger: trigger, lane: laneKeep, after: d.after + rand.N(d.after/4+time.Second)})
 			return
 		}
-		c.ledger.note(key, TriggerRequeue)
 		// The endpoint picks the pause, but never longer than ork's own backoff ceiling.
-		c.queue.AddAfter(key, min(d.after, c.e.opts.BackoffMax))
+		c.add(key, addOpts{trigger: TriggerRequeue, lane: laneKeep, after: min(d.after, c.e.opts.BackoffMax)})
 	case actionBackoff:
-		c.ledger.note(key, TriggerRequeue)
-		c.lanes.keepLane(key)
-		c.queue.AddRateLimited(key)
+		c.add(key, addOpts{trigger: TriggerRequeue, lane: laneKeep, rateLimited: true})
 	}
 }
 
@@ -451,7 +430,7 @@ func (c *controller) scheduleResync(key string) {
 	}
 	d := c.resync*3/4 + rand.N(c.resync/2+1)
 	c.ledger.resyncAfter(key, time.Now(), d)
-	c.queue.AddAfter(key, d)
+	c.add(key, addOpts{after: d})
 }
 
 // lookup finds the object for key: the last state of a deleted one whose delete is not done

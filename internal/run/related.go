@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -54,6 +54,11 @@ type relatedWatch struct {
 	// checks are the changes whose digest runChecks reads (relatedchecks.go); nil runs
 	// them in changed.
 	checks *statusChecks
+	// owners is the uid of the CR whose references the index holds, by key, so that a
+	// released bucket's references can be dropped (forgetObjects); mu makes that drop and a
+	// pass's Set one step each.
+	mu     sync.Mutex
+	owners map[string]types.UID
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -262,8 +267,39 @@ func (w *relatedWatch) run(stop <-chan struct{}) {
 
 // forget drops a deleted custom resource's references.
 func (w *relatedWatch) forget(key string) {
-	if w != nil {
-		w.index.Drop(key)
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.index.Drop(key)
+	delete(w.owners, key)
+}
+
+// set records the references of key's CR uid.
+func (w *relatedWatch) set(key string, uid types.UID, targets []related.Target) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.index.Set(key, targets)
+	if w.owners == nil {
+		w.owners = map[string]types.UID{}
+	}
+	w.owners[key] = uid
+}
+
+// forgetObjects drops the references of the CRs for which gone is true: their bucket went
+// to another replica, and a change of what they read must not queue them here.
+func (w *relatedWatch) forgetObjects(gone func(types.UID) bool) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, uid := range w.owners {
+		if gone(uid) {
+			w.index.Drop(key)
+			delete(w.owners, key)
+		}
 	}
 }
 
@@ -331,16 +367,12 @@ func (w *relatedWatch) pass(keys []string) {
 // relatedChanged queues key for a related object's change, like childChanged: no sooner
 // than ChildMinInterval after its last pass, in the fast lane when fast.
 func (c *controller) relatedChanged(key string, fast bool) {
-	last := c.ledger.note(key, TriggerRelated)
 	c.countTrigger(TriggerRelated)
+	o := addOpts{trigger: TriggerRelated, minInterval: c.e.opts.ChildMinInterval}
 	if fast {
-		c.lanes.markFast(key)
+		o.lane = laneFast
 	}
-	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
-		c.queue.AddAfter(key, wait)
-		return
-	}
-	c.queue.Add(key)
+	c.add(key, o)
 }
 
 // relatedRead is what one pass read: the objects by entry, their names for the trace, and
@@ -357,7 +389,7 @@ type relatedRead struct {
 // resolve, a read that failed, or a required object that is missing.
 func (w *relatedWatch) read(ctx context.Context, in input) (relatedRead, *decision) {
 	if in.gone {
-		w.index.Drop(in.key)
+		w.forget(in.key)
 	}
 	refs := make([]related.Ref, len(w.entries))
 	resolved := make([]bool, len(w.entries))
@@ -377,7 +409,7 @@ func (w *relatedWatch) read(ctx context.Context, in input) (relatedRead, *decisi
 	if !in.gone {
 		// Also when a reference did not resolve: a change of an object the others name
 		// passes the CR again (it may be what makes the CR right).
-		w.index.Set(in.key, targets)
+		w.set(in.key, in.cr.GetUID(), targets)
 	}
 	if len(invalid) > 0 && !in.deleting {
 		d := failure(reasonRelatedInvalid, "%s", strings.Join(invalid, "; "))

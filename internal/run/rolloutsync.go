@@ -37,8 +37,8 @@ type rollouts struct {
 func (e *Engine) rollouts(controllers []*controller) *rollouts {
 	r := &rollouts{e: e, cands: map[string]*candidate{}, ctrls: map[string]*controller{}}
 	for _, c := range controllers {
-		if rr, ok := c.rec.(*remoteReconciler); ok && rr.cand != nil {
-			r.cands[c.crd.Name], r.ctrls[c.crd.Name] = rr.cand, c
+		if c.cand != nil {
+			r.cands[c.crd.Name], r.ctrls[c.crd.Name] = c.cand, c
 		}
 	}
 	return r
@@ -55,8 +55,7 @@ func (r *rollouts) pass(crd string, moved func(metav1.Object) bool) int {
 			continue
 		}
 		key := keyOf(cr)
-		c.ledger.note(key, TriggerResync)
-		c.queue.Add(key)
+		c.add(key, addOpts{trigger: TriggerResync})
 		n++
 	}
 	return n

@@ -196,6 +196,6 @@ func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
 
 func wakeAll(keys []waitingKey) {
 	for _, k := range keys {
-		k.c.queue.Add(k.key)
+		k.c.add(k.key, addOpts{})
 	}
 }

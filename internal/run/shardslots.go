@@ -268,12 +268,7 @@ func (c *controller) revealed(obj any) bool {
 	if _, ok := c.e.shards.slotted.LoadAndDelete(u.GetUID()); !ok {
 		return false
 	}
-	last := c.ledger.note(key, TriggerChild)
 	c.countTrigger(TriggerChild)
-	if wait := c.e.opts.ChildMinInterval - time.Since(last); wait > 0 {
-		c.queue.AddAfter(key, wait)
-		return true
-	}
-	c.queue.Add(key)
+	c.add(key, addOpts{trigger: TriggerChild, minInterval: c.e.opts.ChildMinInterval})
 	return true
 }

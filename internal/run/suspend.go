@@ -38,15 +38,23 @@ const (
 const suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
 
 // suspensions is what a controller remembers of suspended CRs, in memory only: which were
-// suspended at their last pass (the metric, and the resume's first pass), and which
-// annotation values it has already warned about. A restart, or a bucket handed over (forget),
-// starts with none of it.
+// suspended at their last pass (the metric, and the resume's first pass), when a delete that
+// waited was resumed, and which annotation values it has already warned about. A restart, or
+// a bucket handed over (forget), starts with none of it.
 type suspensions struct {
 	mu sync.Mutex
 	// suspended is the uid of each CR suspended at its last pass, by key.
 	suspended map[string]types.UID
+	// resumed is when each deleting CR that waited while suspended was resumed, by key:
+	// finalizeTimeout counts from then (finalizeDeadline), whatever its calls answer.
+	resumed map[string]resume
 	// warned is the uid and value of the last invalid annotation reported, by key.
 	warned map[string]warning
+}
+
+type resume struct {
+	uid types.UID
+	at  time.Time
 }
 
 type warning struct {
@@ -55,7 +63,7 @@ type warning struct {
 }
 
 func newSuspensions() *suspensions {
-	return &suspensions{suspended: map[string]types.UID{}, warned: map[string]warning{}}
+	return &suspensions{suspended: map[string]types.UID{}, resumed: map[string]resume{}, warned: map[string]warning{}}
 }
 
 // set records whether key's CR uid is suspended at this pass; was says whether it was at its
@@ -82,8 +90,37 @@ func (s *suspensions) forget(gone func(types.UID) bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	maps.DeleteFunc(s.suspended, func(_ string, uid types.UID) bool { return gone(uid) })
+	maps.DeleteFunc(s.resumed, func(_ string, r resume) bool { return gone(r.uid) })
 	maps.DeleteFunc(s.warned, func(_ string, w warning) bool { return gone(w.uid) })
 	return len(s.suspended)
+}
+
+// markResumed records that key's deleting CR uid was resumed at, unless ctx has ended (as
+// set). An earlier mark of the same uid stays: the clock starts at the first resume.
+func (s *suspensions) markResumed(ctx context.Context, key string, uid types.UID, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx.Err() != nil || s.resumed[key].uid == uid {
+		return
+	}
+	s.resumed[key] = resume{uid: uid, at: at}
+}
+
+// resumedAt is when key's CR uid was resumed while deleting, zero if it was not.
+func (s *suspensions) resumedAt(key string, uid types.UID) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.resumed[key]; r.uid == uid {
+		return r.at
+	}
+	return time.Time{}
+}
+
+// forgetResumed drops key's resume mark: its CR is gone.
+func (s *suspensions) forgetResumed(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.resumed, key)
 }
 
 // warnOnce reports whether the invalid value of uid's annotation is still to be reported,
@@ -122,14 +159,17 @@ func (c *controller) forgetSuspensions(gone func(types.UID) bool) {
 // suspension decides a pass over a suspended CR: held is true when the CR is suspended,
 // and d is then the pass's decision: no call, no apply, no prune, no status write but the
 // Suspended condition, once. A CR no longer suspended loses its Suspended condition and
-// goes on with its pass (held false); in.resumed says the pass is the first since the
-// annotation went. ok is false when a write was refused because this replica may no longer
+// goes on with its pass (held false); a deleting one resumed is marked so, and
+// finalizeTimeout counts from the resume (finalizeDeadline). ok is false when a write was refused because this replica may no longer
 // lead.
 func (c *controller) suspension(ctx context.Context, in *input) (d decision, held, ok bool) {
 	value, annotated := in.cr.GetAnnotations()[SuspendAnnotation]
 	suspended := annotated && value == SuspendValue && !in.gone
 	// A gone CR is forgotten here (its last pass), as is one resumed.
 	was := c.setSuspended(ctx, in, suspended)
+	if in.gone {
+		c.suspended.forgetResumed(in.key)
+	}
 	switch {
 	case in.gone || !annotated:
 		c.suspended.forgetWarning(in.key)
@@ -144,10 +184,18 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
 	}
 	if !suspended {
-		// The first pass since the CR was resumed: a delete that waited gets its call even
-		// when finalizeTimeout has passed meanwhile. ork's memory says so; the Suspended
-		// condition says so too where the CRD keeps it, after a restart or a hand-over.
-		in.resumed = was
+		// The first pass since the CR was resumed: a delete that waited gets a whole
+		// finalizeTimeout from now, so its call is made (and retried) even when the
+		// deletionTimestamp is long past. ork's memory says so; the Suspended condition says
+		// so too where the CRD keeps it, after a restart or a hand-over.
+		resumed := func() {
+			if in.deleting {
+				c.suspended.markResumed(ctx, in.key, in.cr.GetUID(), time.Now())
+			}
+		}
+		if was {
+			resumed()
+		}
 		// Read in place (NestedSlice would deep-copy the conditions on every pass).
 		status, _ := in.cr.Object["status"].(map[string]any)
 		conds, _ := status["conditions"].([]any)
@@ -158,7 +206,9 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 			return decision{}, false, true
 		}
 		removed, err := c.setSuspendedCondition(ctx, *in, false)
-		in.resumed = in.resumed || removed
+		if removed {
+			resumed()
+		}
 		if err != nil {
 			return decision{}, false, !errors.Is(err, errNotLeader)
 		}

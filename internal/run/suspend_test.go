@@ -117,3 +117,34 @@ func TestSuspendMemoryKeepsTheLastPassPerUID(t *testing.T) {
 		})
 	}
 }
+
+// A resume mark is per uid, kept from the first resume, dropped with the CR or its bucket,
+// and not taken by a pass whose context ended.
+func TestResumeMarkKeepsTheFirstResumePerUID(t *testing.T) {
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	t1 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	t2 := t1.Add(time.Minute)
+	s := newSuspensions()
+	s.markResumed(ended, "a", "u1", t1)
+	if got := s.resumedAt("a", "u1"); !got.IsZero() {
+		t.Fatalf("a pass whose context ended marked a resume at %v", got)
+	}
+	s.markResumed(t.Context(), "a", "u1", t1)
+	s.markResumed(t.Context(), "a", "u1", t2)
+	if got := s.resumedAt("a", "u1"); !got.Equal(t1) {
+		t.Fatalf("resumedAt = %v, want the first resume %v", got, t1)
+	}
+	if got := s.resumedAt("a", "u2"); !got.IsZero() {
+		t.Fatalf("another incarnation is resumed at %v", got)
+	}
+	s.markResumed(t.Context(), "b", "u3", t2)
+	s.forget(func(uid types.UID) bool { return uid == "u3" })
+	if got := s.resumedAt("b", "u3"); !got.IsZero() {
+		t.Fatalf("a released bucket's resume is kept: %v", got)
+	}
+	s.forgetResumed("a")
+	if got := s.resumedAt("a", "u1"); !got.IsZero() {
+		t.Fatalf("a gone CR's resume is kept: %v", got)
+	}
+}
