@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -146,6 +147,13 @@ func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes
 	}()
 }
 
+// forgetObjects drops the warned pins of the CRs for which gone is true (controller.forgetObjects).
+func (c *candidate) forgetObjects(gone func(types.UID) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.DeleteFunc(c.badPins, func(uid types.UID, _ bool) bool { return gone(uid) })
+}
+
 // forget drops what the candidate remembers of a deleted custom resource.
 func (c *candidate) forget(key string, uid types.UID) {
 	c.mu.Lock()
@@ -193,11 +201,10 @@ func (c *candidate) shadows() bool {
 // the reason the whole pass ended with (its writes included); a pass that attempted nothing
 // (the candidate's Retry-After) is no sample.
 func (c *controller) sampleCandidate(d decision) {
-	rr, ok := c.rec.(*remoteReconciler)
-	if !ok || rr.cand == nil || !d.candidate || d.quiet {
+	if c.cand == nil || !d.candidate || d.quiet {
 		return
 	}
-	rr.cand.served(d.reason)
+	c.cand.served(d.reason)
 }
 
 // served counts a pass the candidate reconciled for real, by the reason it ended with

@@ -212,7 +212,7 @@ func (s *shards) take(base context.Context, b int) {
 	// What this replica remembers of b's CRs from an earlier take is stale: another
 	// replica may have applied and written them since (prepared.lastApply is "what
 	// applying this object's last answer did").
-	s.forgetLedgers(b)
+	s.forgetBucket(b)
 	select {
 	case s.labelKick <- struct{}{}:
 	default: // a kick is pending: the labeller takes b with it
@@ -338,7 +338,7 @@ func (s *shards) release(b int, lost bool) {
 		}
 		return true
 	})
-	s.forgetLedgers(b) // their memory is the next holder's
+	s.forgetBucket(b) // their memory is the next holder's
 	s.metrics.ShardHandoffs.Inc()
 	if lost {
 		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)
@@ -347,17 +347,14 @@ func (s *shards) release(b int, lost bool) {
 	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
 }
 
-// forgetLedgers drops the controllers' ledger memory of bucket b's CRs (ledger.forgetObjects),
-// and their suspensions (ork_suspended_crs counts the held buckets' CRs only); their pending
-// triggers stay, for a take back (the take pass owes each one anyway).
-func (s *shards) forgetLedgers(b int) {
+// forgetBucket drops what the controllers remember of bucket b's CRs (controller.forgetObjects).
+func (s *shards) forgetBucket(b int) {
 	s.mu.Lock()
 	cs := s.controllers
 	s.mu.Unlock()
 	inBucket := func(uid types.UID) bool { return shard.BucketOf(uid, s.buckets) == b }
 	for _, c := range cs {
-		c.ledger.forgetObjects(inBucket)
-		c.forgetSuspensions(inBucket)
+		c.forgetObjects(inBucket)
 	}
 }
 
