@@ -30,7 +30,7 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo build k8s-bin helm-bin ko-bin image-check check-cc test test-unit lint bench
+.PHONY: help demo build k8s-bin helm-bin ko-bin image-check check-cc test test-unit sdk-test lint bench
 
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
@@ -42,6 +42,7 @@ help:
 	@echo 'make test       check-cc, k8s-bin, helm-bin, ko-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
+	@echo 'make sdk-test   the reconciler SDKs: sdk/go module (vet, test) and sdk/python (mypy --strict, unittest)'
 	@echo 'make lint       gofmt -l and go vet'
 	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=..., BENCH_RUNS=3): docs/benchmarks.md'
 
@@ -78,11 +79,18 @@ check-cc:
 	  fi; \
 	fi
 
-test: check-cc k8s-bin helm-bin ko-bin
+test: check-cc k8s-bin helm-bin ko-bin sdk-test
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 test-unit:
 	ORK_SKIP_INTEGRATION=1 $(GO) test -timeout 10m ./...
+
+# sdk-test: sdk/go is a module of its own (go test ./... at the root does not enter it);
+# sdk/python needs python3 and mypy (Debian: apt-get install python3 mypy). ~10 s warm.
+sdk-test:
+	cd sdk/go && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...
+	@command -v python3 >/dev/null && command -v mypy >/dev/null || { echo "make sdk-test needs python3 and mypy for the Python SDK (Debian/Ubuntu: apt-get install python3 mypy)" >&2; exit 1; }
+	cd sdk/python && mypy --strict ork_reconciler examples tests && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests -t .
 
 lint:
 	@unformatted=$$(gofmt -l .); \

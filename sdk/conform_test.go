@@ -38,6 +38,20 @@ func goExample(t *testing.T) example {
 	return example{"go", func(_ *testing.T, addr string) *exec.Cmd { return exec.Command(bin, "--addr", addr) }}
 }
 
+// pythonExample runs sdk/python/examples/webapp.py; the test is skipped without python3.
+func pythonExample(t *testing.T) example {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return example{"python", func(t *testing.T, _ string) *exec.Cmd {
+			t.Skip("python3 is not on PATH: the Python SDK's example cannot run")
+			return nil
+		}}
+	}
+	return example{"python", func(_ *testing.T, addr string) *exec.Cmd {
+		return exec.Command(python, filepath.Join("python", "examples", "webapp.py"), "--addr", addr)
+	}}
+}
+
 // Each SDK's example reconciler passes ork remote check with no violation (delete
 // included), answers /healthz, and exits 0 within 10 s of SIGTERM.
 func TestExamplesPassRemoteCheck(t *testing.T) {
@@ -57,7 +71,7 @@ func TestExamplesPassRemoteCheck(t *testing.T) {
 	if err != nil || token == "" {
 		t.Fatalf("examples/remote/secret.yaml: no stringData.token (%v)", err)
 	}
-	for _, ex := range []example{goExample(t)} {
+	for _, ex := range []example{goExample(t), pythonExample(t)} {
 		t.Run(ex.name, func(t *testing.T) {
 			tokenFile := filepath.Join(t.TempDir(), "token")
 			if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {

@@ -1,0 +1,73 @@
+import json
+import unittest
+
+import ork_reconciler as ork
+
+
+class AnswersTest(unittest.TestCase):
+    def test_answers_encode_as_ork_reads_them(self) -> None:
+        cases = [
+            ("ok", ork.ok(), {"result": "ok"}),
+            ("requeue after", ork.requeue(30), {"result": "requeue", "requeueAfter": "30s"}),
+            ("requeue with backoff", ork.requeue(), {"result": "requeue"}),
+            ("requeue in ms", ork.requeue(0.5), {"result": "requeue", "requeueAfter": "500ms"}),
+            ("error", ork.error("spec.image is required"), {"result": "error", "error": "spec.image is required"}),
+            ("error of an exception", ork.error(ValueError("bad")), {"result": "error", "error": "bad"}),
+            ("empty resources prunes", ork.ok(resources=[]), {"result": "ok", "resources": []}),
+            ("ok and again later", ork.ok(requeue_after=60), {"result": "ok", "requeueAfter": "60s"}),
+            (
+                "zero replicas is said",
+                ork.ok(resources=[ork.deployment(name="w", image="i", replicas=0)]),
+                {"result": "ok", "resources": [{"type": "deployment", "fields": {"name": "w", "image": "i", "replicas": 0}}]},
+            ),
+            (
+                "port by name and force",
+                ork.ok(resources=[ork.service(name="s", port=80, target_port="http", force_conflict=False)]),
+                {
+                    "result": "ok",
+                    "resources": [
+                        {"type": "service", "fields": {"name": "s", "port": 80, "targetPort": "http"}, "forceConflict": False}
+                    ],
+                },
+            ),
+            (
+                "custom and a full object",
+                ork.ok(
+                    resources=[
+                        ork.custom(api_version="x.io/v1", kind="DB", name="d", spec={"size": 1}),
+                        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+                    ]
+                ),
+                {
+                    "result": "ok",
+                    "resources": [
+                        {"type": "custom", "fields": {"apiVersion": "x.io/v1", "kind": "DB", "name": "d", "spec": {"size": 1}}},
+                        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+                    ],
+                },
+            ),
+        ]
+        for name, got, want in cases:
+            with self.subTest(name):
+                self.assertEqual(json.loads(json.dumps(got)), want)
+
+    def test_negative_duration_is_refused(self) -> None:
+        with self.assertRaises(ValueError):
+            ork.requeue(-1)
+
+    def test_every_intent_type_has_a_builder(self) -> None:
+        names = {
+            "configmap": "config_map",
+            "cronjob": "cron_job",
+            "daemonset": "daemon_set",
+            "persistentvolumeclaim": "persistent_volume_claim",
+            "serviceaccount": "service_account",
+            "statefulset": "stateful_set",
+        }
+        for typ in ork.IntentType.__args__:  # type: ignore[attr-defined]
+            with self.subTest(typ):
+                self.assertTrue(callable(getattr(ork, names.get(typ, typ))))
+
+
+if __name__ == "__main__":
+    unittest.main()
