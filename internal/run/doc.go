@@ -6,12 +6,15 @@
 //   - informers: the CRD's and its children's caches, whose handlers only enqueue keys
 //     (controller.go, informers.go, scope.go);
 //   - the queue: a typed rate-limited work queue with a fast and a slow lane, and a ledger of
-//     each key's triggers, tombstones and resyncs (lanes.go, ledger.go);
+//     each key's triggers, tombstones and resyncs, every add through one call (enqueue.go,
+//     lanes.go, ledger.go);
 //   - a pass: one key's reconcile, from the lookup through the call to the decision
 //     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
 //   - writers: the children (childWrites: apply.go, handover.go, prune.go, ondelete.go, the
 //     write book in writes.go), the status (status.go) and Events.
 //
 // Health, metrics, traces and the dry run's plan watch them (health.go, metrics.go,
-// tracing.go, dryrun.go).
+// tracing.go, dryrun.go). The rules between features (what a moved bucket forgets, in
+// forget.go; related watches and sharding; dry run and the write book; suspend and finalize)
+// are in docs/architecture.md.
 package run
