@@ -117,6 +117,7 @@ func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error
 	}
 	opts.check.CR = cr
 	opts.check.Secrets = secrets
+	opts.check.SecretFile = besideSecrets(crd, opts.secretFiles)
 	if opts.check.Objects, err = readObjects(crd, opts.crFile, opts.relatedFiles); err != nil {
 		return err
 	}
@@ -139,7 +140,11 @@ func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error
 	case !rep.Conformant:
 		return &ExitError{Code: ExitFailed}
 	}
-	return nil
+	if opts.format == output.Text {
+		_, err = fmt.Fprintf(env.Streams.ErrOut, "%s simulate it cycle by cycle: %s\n", env.ErrStyle().Dim("next:"),
+			remoteNextStep(set, []string{crd.Name}, "simulate", opts.secretFiles))
+	}
+	return err
 }
 
 // remoteCRD is the CRD --crd names, else the Katalog's only remote CRD.

@@ -64,7 +64,8 @@ func TestRemoteCheckExitCodes(t *testing.T) {
 		noStdout bool
 	}{
 		{"conformant", []string{"--secrets", exampleSecret, "--endpoint", good}, 0,
-			[]string{"webapp default/my-webapp → " + good + " ", "  create, children sent back  200", "ok: deployments/my-webapp (stable)", "conformant: 6 requests, 0 violations, 0 warnings"}, "", false},
+			[]string{"webapp default/my-webapp → " + good + " ", "  create, children sent back  200", "ok: deployments/my-webapp (stable)", "conformant: 6 requests, 0 violations, 0 warnings"},
+			"next: simulate it cycle by cycle: ork simulate -f " + exampleKatalog + " --remote --secrets " + exampleSecret + "\n", false},
 		{"violations", []string{"--secrets", exampleSecret, "--endpoint", bad}, 1,
 			[]string{`  create  200`, `InvalidRemoteResult`, `error $.result [decoder] unknown result "done" (want "ok", "requeue" or "error")`,
 				`hint: answer "ok", "requeue" or "error"`, "the same 1 violation as create", "not conformant: 3 requests, 3 violations, 0 warnings"}, "", false},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/resources"
@@ -40,6 +41,8 @@ type simulateOptions struct {
 	redact       []string
 	// candidate is --candidate: compare its answers with --replay's, as ork rollout diff.
 	candidate string
+	// strict fails a run that simulated no custom resource.
+	strict bool
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -67,9 +70,11 @@ recording instead of the endpoint and names any request it has no recording for.
 prints where its answers differ from the recorded ones (ork rollout diff; -o json for its
 report); ork remote check --candidate does the same over a sample custom resource.
 A CR whose templates do not render, or whose remote reconcile fails, is reported with the
-reason; the other CRs are still simulated.
-Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no steady state,
-2: usage error.`,
+reason; the other CRs are still simulated. When remote CRDs are skipped, stderr names the
+command that simulates them (with the secret.yaml beside the Katalog, when there is one).
+When no custom resource at all was simulated, stderr says so; --strict makes that exit 1.
+Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no steady state
+(or, with --strict, nothing simulated), 2: usage error.`,
 		Example: `  ork simulate -f examples/website/katalog.yaml
   ork simulate -f katalog.yaml --crd website --cr my-site.yaml -o yaml | kubectl apply --dry-run=server -f -
   ork simulate -f examples/remote/katalog.yaml --remote --secrets examples/remote/secret.yaml --record rec/
@@ -98,6 +103,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.String("replay", "", "with --remote: answer from the exchanges recorded in this directory, not the endpoint")
 	f.StringArray("redact", nil, "with --record: dot-path to mask in requests, answers and objects (Secret data always is); repeatable")
 	f.String("candidate", "", "with --remote --replay: compare this candidate reconciler's answers with the recorded ones (as ork rollout diff)")
+	f.Bool("strict", false, "fail (exit 1) when no custom resource was simulated, for CI")
 	return cmd
 }
 
@@ -116,7 +122,7 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 	opts.remote, opts.endpoint, opts.secretFiles = cfg.Bool("remote"), cfg.String("endpoint"), cfg.StringSlice("secrets")
 	opts.relatedFiles = cfg.StringSlice("related")
 	opts.record, opts.replay, opts.redact = cfg.String("record"), cfg.String("replay"), cfg.StringSlice("redact")
-	opts.candidate = cfg.String("candidate")
+	opts.candidate, opts.strict = cfg.String("candidate"), cfg.Bool("strict")
 	if !opts.remote {
 		for _, f := range []struct {
 			name string
@@ -196,10 +202,42 @@ func runSimulate(cmd *cobra.Command, env *Env, opts simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := writeNextSteps(env, set, rep, opts); err != nil {
+		return err
+	}
 	if err := failed(rep); err != nil {
 		return err
 	}
 	return unsettled(rep, opts.sim.Cycles)
+}
+
+// writeNextSteps tells, on stderr, how to simulate the remote CRDs a plain run skipped, and
+// says when nothing was simulated at all (an error under --strict).
+func writeNextSteps(env *Env, set *katalog.Set, rep simulate.Report, opts simulateOptions) error {
+	var remotes []string
+	simulated := 0
+	for _, c := range rep.CRDs {
+		simulated += len(c.CRs)
+		if c.Skipped == simulate.SkipRemote {
+			remotes = append(remotes, c.Name)
+		}
+	}
+	st := env.ErrStyle()
+	if len(remotes) > 0 {
+		fmt.Fprintf(env.Streams.ErrOut, "%s with the reconciler running, simulate it: %s (ork remote check takes the same -f and --secrets and judges each answer)\n",
+			st.Dim("next:"), remoteNextStep(set, remotes, "simulate", opts.secretFiles))
+	}
+	if simulated > 0 {
+		return nil
+	}
+	if opts.strict {
+		return &ExitError{Code: ExitFailed, Err: errors.New("--strict: no custom resource was simulated")}
+	}
+	if opts.format != output.Text {
+		_, err := fmt.Fprintf(env.Streams.ErrOut, "%s nothing simulated: no custom resource had a reconcile to simulate (--strict makes this exit 1)\n", st.Warning("note:"))
+		return err
+	}
+	return nil
 }
 
 // remoteOptions sets opts.sim.Remote from the --remote flags; finish reports a recording

@@ -98,7 +98,7 @@ func TestSimulatePlan(t *testing.T) {
 		if d := cmp.Diff(want, plan); d != "" {
 			t.Errorf("plan (-want +got):\n%s", d)
 		}
-		if errOut != "webapp:\n"+remoteNote+"\n" {
+		if errOut != "webapp:\n"+remoteNote+"\n"+remoteNext+nothingSimulated {
 			t.Errorf("stderr %q, want the note", errOut)
 		}
 	})
@@ -114,7 +114,7 @@ func TestSimulateYAMLRemoteNoteIsAComment(t *testing.T) {
 	if want := "# webapp:\n# " + remoteNote + "\n"; out != want {
 		t.Errorf("stdout %q, want %q", out, want)
 	}
-	if want := "webapp:\n" + remoteNote + "\n"; errOut != want {
+	if want := "webapp:\n" + remoteNote + "\n" + remoteNext + nothingSimulated; errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
 }

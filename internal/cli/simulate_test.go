@@ -22,13 +22,37 @@ func runOrk(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestSimulateRemoteNoteIsByteExact pins the seed's note, em dash included, on stdout.
+// TestSimulateRemoteNoteIsByteExact pins the seed's note, em dash included, on stdout; the
+// next step, the command that simulates the remote CRD with the secret.yaml beside the
+// Katalog, goes to stderr.
 func TestSimulateRemoteNoteIsByteExact(t *testing.T) {
 	code, out, errOut := runOrk(t, "simulate", "-f", "../../examples/remote/katalog.yaml")
 	want := "webapp:\n" +
 		"note: remote reconciler \xe2\x80\x94 skipping (dispatches to an external endpoint at runtime)\n"
-	if code != 0 || out != want || errOut != "" {
-		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant exit 0, stdout %q, empty stderr", code, out, errOut, want)
+	if code != 0 || out != want || errOut != remoteNext {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant exit 0, stdout %q, stderr %q", code, out, errOut, want, remoteNext)
+	}
+}
+
+// remoteNext is what ork simulate says on stderr after skipping the remote example's CRD.
+const remoteNext = "next: with the reconciler running, simulate it: ork simulate -f ../../examples/remote/katalog.yaml --remote " +
+	"--secrets ../../examples/remote/secret.yaml (ork remote check takes the same -f and --secrets and judges each answer)\n"
+
+// nothingSimulated is the note of a non-text format when no custom resource was simulated.
+const nothingSimulated = "note: nothing simulated: no custom resource had a reconcile to simulate (--strict makes this exit 1)\n"
+
+// With -o plan and no custom resource to plan, stderr says so; --strict fails the run.
+func TestSimulateNothingToPlanFailsUnderStrict(t *testing.T) {
+	code, _, errOut := runOrk(t, "simulate", "-f", "../../examples/remote/katalog.yaml", "-o", "plan")
+	if code != 0 || !strings.HasSuffix(errOut, nothingSimulated) {
+		t.Errorf("exit %d, stderr %q; want exit 0 and the note", code, errOut)
+	}
+	code, _, errOut = runOrk(t, "simulate", "-f", "../../examples/remote/katalog.yaml", "-o", "plan", "--strict")
+	if code != ExitFailed || !strings.HasSuffix(errOut, "error: --strict: no custom resource was simulated\n") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and the error", code, errOut)
+	}
+	if code, _, _ := runOrk(t, "simulate", "-f", "../../examples/website/katalog.yaml", "-o", "plan", "--strict"); code != 0 {
+		t.Errorf("a simulated custom resource under --strict: exit %d, want 0", code)
 	}
 }
 

@@ -22,6 +22,8 @@ func validateFormats() []output.Format {
 type validateOptions struct {
 	files  []string
 	format output.Format
+	// strict makes warnings fail too.
+	strict bool
 	// validate holds --api-resources.
 	validate validate.Options
 }
@@ -31,7 +33,8 @@ func newValidateCmd(env *Env) *cobra.Command {
 		Use:   "validate [-f katalog.yaml]...",
 		Short: "Check a Katalog and report every problem with file:line and a hint",
 		Long: `Check one or more Katalog files. Every finding is reported in one run, sorted by file and
-line. Exit code 0: valid (warnings allowed), 1: invalid, 2: usage error or unreadable file.
+line. Exit code 0: valid (warnings allowed; --strict: none), 1: invalid (or, with --strict, a
+warning), 2: usage error or unreadable file.
 Output formats for CI, with the same exit codes:
   -o json    {"valid", "findings": [{"rule", "severity", "file", "line", "column", "path",
              "message", "hint"}]}; rule is the check's stable id (docs/katalog.md#rules). An
@@ -50,7 +53,7 @@ x-kubernetes-validations CEL rules evaluated as on create), each finding at the 
 the CR file; a CEL rule the apiserver would refuse in the CRD is a finding in the CRD file.`,
 		Example: `  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings
-  ork validate -f katalog.yaml -o github            # in a GitHub Actions step
+  ork validate -f katalog.yaml -o github --strict   # in a GitHub Actions step: warnings fail too
   ork validate -f katalog.yaml -o sarif > ork.sarif # for github/codeql-action/upload-sarif`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,6 +66,7 @@ the CR file; a CEL rule the apiserver would refuse in the CRD is a finding in th
 	}
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.Text, validateFormats()...)
+	cmd.Flags().Bool("strict", false, "fail (exit 1) on warnings too, for CI")
 	cmd.Flags().String("api-resources", "", "the output of kubectl api-resources -o wide: API groups the cluster serves beyond Kubernetes' own and the Katalog's CRDs, for managedResources")
 	return cmd
 }
@@ -73,7 +77,7 @@ func completeValidate(env *Env) (validateOptions, error) {
 	if err != nil {
 		return validateOptions{}, err
 	}
-	opts := validateOptions{files: cfg.StringSlice("filename"), format: format}
+	opts := validateOptions{files: cfg.StringSlice("filename"), format: format, strict: cfg.Bool("strict")}
 	if p := cfg.String("api-resources"); p != "" {
 		f, err := os.Open(p)
 		if err != nil {
@@ -106,6 +110,9 @@ func runValidate(env *Env, opts validateOptions) error {
 	}
 	if katalog.HasErrors(findings) {
 		return &ExitError{Code: ExitFailed}
+	}
+	if opts.strict && len(findings) > 0 {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--strict: %s, and warnings fail under --strict", plural(len(findings), "warning"))}
 	}
 	return nil
 }

@@ -43,7 +43,10 @@ type CRD struct {
 	// CRDFile is a CRD manifest, relative to the Katalog file.
 	CRDFile string `json:"crdFile,omitempty"`
 	// CRFiles are sample custom resources, relative to the Katalog file.
-	CRFiles     []string    `json:"crFiles,omitempty"`
+	CRFiles []string `json:"crFiles,omitempty"`
+	// Status false accepts a crdFile without the status subresource, whose custom resources
+	// ork run writes no status to; default true.
+	Status      *bool       `json:"status,omitempty"`
 	OperatorBox OperatorBox `json:"operatorBox"`
 
 	// Name is the map key under spec.crds.

@@ -45,7 +45,23 @@ func (s Secrets) SecretValue(_ context.Context, namespace, name, key string) ([]
 			}
 			return b, nil
 		}
-		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+		return nil, &MissingSecretError{Namespace: namespace, Name: name, Key: key, KeyOnly: true}
 	}
-	return nil, fmt.Errorf("no Secret %s/%s in %s", namespace, name, s.where)
+	return nil, &MissingSecretError{Namespace: namespace, Name: name, Key: key, Where: s.where}
+}
+
+// MissingSecretError is a Secret, or a key of one, that the files do not hold.
+type MissingSecretError struct {
+	Namespace, Name, Key string
+	// KeyOnly is true when the Secret is there without the key.
+	KeyOnly bool
+	// Where says where the Secrets came from ("the CR file or --secrets").
+	Where string
+}
+
+func (e *MissingSecretError) Error() string {
+	if e.KeyOnly {
+		return fmt.Sprintf("secret %s/%s has no key %q", e.Namespace, e.Name, e.Key)
+	}
+	return fmt.Sprintf("no Secret %s/%s in %s", e.Namespace, e.Name, e.Where)
 }

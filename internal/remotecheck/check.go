@@ -47,6 +47,9 @@ type Options struct {
 	// every planned child, and so part of its applied digest; default
 	// resources.DefaultOperator.
 	Operator string
+	// SecretFile is a Secrets file to suggest when a Secret is missing (the secret.yaml
+	// beside the Katalog); default none.
+	SecretFile string
 }
 
 // Report is the outcome of a check; -o json prints it as is.
@@ -150,6 +153,8 @@ type checker struct {
 	related   map[string][]map[string]any
 	timeout   time.Duration
 	katalogAt string
+	// secretFile is Options.SecretFile.
+	secretFile string
 }
 
 // Run checks the reconciler of opts.CRD. It returns an error only when the check cannot
@@ -180,7 +185,8 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 	ck := &checker{
 		crd: crd, rec: rec, schema: v, types: types, force: crd.OperatorBox.Reconcile.ForceConflict, cr: cr, key: key(cr),
 		children: c.OperatorBox.Reconcile.Remote.Payload.Children.Enabled, timeout: rec.Timeout(),
-		katalogAt: katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
+		katalogAt:  katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
+		secretFile: opts.SecretFile,
 	}
 	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String()}
 	if opts.Candidate != "" {

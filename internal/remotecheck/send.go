@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/remote"
 )
@@ -96,7 +97,7 @@ func (ck *checker) judgeExchange(j *judgement, x exchange.Exchange, err error) (
 	if x.Time.IsZero() {
 		hint := fmt.Sprintf("fix the template in %s", ck.katalogAt)
 		if ce != nil && (ce.Kind == remote.KindAuth || ce.Kind == remote.KindTLS) {
-			hint = "give ork the Secret without a cluster: its manifest in the --cr file or in --secrets FILE"
+			hint = ck.secretHint(err)
 		}
 		j.add(Error, CheckRequest, "", errText(err), hint)
 		return true
@@ -144,4 +145,18 @@ func errText(err error) string {
 		return "no answer"
 	}
 	return err.Error()
+}
+
+// secretHint tells a Secret the files lack from a key its Secret lacks, and names the
+// secret.yaml beside the Katalog (as ork init writes it) when there is one.
+func (ck *checker) secretHint(err error) string {
+	var missing *manifest.MissingSecretError
+	if errors.As(err, &missing) && missing.KeyOnly {
+		return fmt.Sprintf("the Secret %s/%s is there, without the key %q: add it under stringData (or base64 under data), or point the secretRef's key at one it has",
+			missing.Namespace, missing.Name, missing.Key)
+	}
+	if ck.secretFile != "" {
+		return fmt.Sprintf("give ork the Secret without a cluster: pass --secrets %s (beside the Katalog), or put its manifest in the --cr file", ck.secretFile)
+	}
+	return "give ork the Secret without a cluster: its manifest in the --cr file or in --secrets FILE"
 }

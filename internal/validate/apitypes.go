@@ -48,6 +48,18 @@ func (t apiTypes) declares(group, plural string) bool {
 	})
 }
 
+// pluralsOf lists, sorted, the declared plurals of group.
+func (t apiTypes) pluralsOf(group string) []string {
+	var out []string
+	for _, r := range t.declared {
+		if r.Group == group && r.Plural != "" && !slices.Contains(out, r.Plural) {
+			out = append(out, r.Plural)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // managedType checks one managedResources entry against the known API resources: a
 // misspelt plural or group of a built-in type is an error (the apiserver would refuse the
 // watch and ork run could not start), a group nobody declares a warning (a CRD installed
@@ -80,7 +92,16 @@ func (k *checker) managedType(api apiTypes, entry string, i int, m katalog.Manag
 		return
 	}
 	if api.declares(g, "") {
-		return // a group of the Katalog's CRDs or --api-resources: its plurals are theirs to know
+		// A group of the Katalog's CRDs or --api-resources: the plural must be one of theirs,
+		// or ork run's watch of it fails at start and rbac gen grants a type that is not there.
+		plurals := api.pluralsOf(g)
+		hint := fmt.Sprintf("the plurals declared in %s: %s", groupName(g), strings.Join(plurals, ", "))
+		if near := suggest.Nearest(p, plurals); near != "" {
+			hint = fmt.Sprintf("did you mean {group: %q, plural: %s}?", g, near)
+		}
+		k.errorAt(katalog.RuleManagedResourceType, entry+".plural", fmt.Sprintf("managedResources[%d]: no CRD of the -f files declares %q in %s", i, p, groupName(g)),
+			hint+" (a CRD installed apart from this Katalog: pass ork validate --api-resources FILE, the output of kubectl api-resources -o wide)")
+		return
 	}
 	if near := nearGroup(api.builtin, g, p); near != nil {
 		k.errorAt(katalog.RuleManagedResourceType, entry+".group", fmt.Sprintf("managedResources[%d]: %q is no API group of %s", i, g, release),

@@ -96,17 +96,18 @@ func remoteRequiresDefaultOff(c *katalog.CRD) []katalog.Finding {
 		"set `reconcile.default: false` so the built-in declarative reconciler does not also run")}
 }
 
-// statusSubresource warns when a crdFile's version lacks the status subresource: ork run
-// then writes no status at all (every write to the object would bump its generation and
-// trigger ork again), so the Ready condition users look for never appears.
+// statusSubresource refuses a crdFile's version without the status subresource, unless the
+// CRD entry accepts it with status: false: ork run then writes no status at all (every write
+// to the object would bump its generation and trigger ork again), so the Ready condition
+// that users and kubectl wait for never appears.
 func (k *checker) statusSubresource() {
-	if k.crd.Manifest == nil || k.crd.APITypes == nil {
+	if k.crd.Manifest == nil || k.crd.APITypes == nil || (k.crd.Status != nil && !*k.crd.Status) {
 		return
 	}
 	for _, v := range k.crd.Manifest.Spec.Versions {
 		if v.Name == k.crd.APITypes.Version && (v.Subresources == nil || v.Subresources.Status == nil) {
-			k.warnAt(katalog.RuleStatusSubresource, "crdFile", fmt.Sprintf("version %s of %s has no status subresource: ork run writes no status (no Ready condition, no observedGeneration) for its custom resources",
-				v.Name, k.crd.Manifest.Name), "add `subresources: {status: {}}` to the version in the CRD")
+			k.errorAt(katalog.RuleStatusSubresource, "crdFile", fmt.Sprintf("version %s of %s has no status subresource: ork run would write no status (no Ready condition, no observedGeneration) for its custom resources, and kubectl wait --for=condition=Ready never ends",
+				v.Name, k.crd.Manifest.Name), "add `subresources: {status: {}}` to the version in the CRD, or set `status: false` on the CRD entry to run without status")
 		}
 	}
 }
