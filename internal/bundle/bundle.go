@@ -53,6 +53,11 @@ type Options struct {
 	Version string
 	// ChartVersion is the generated chart's version (SemVer 2); default ChartVersion.
 	ChartVersion string
+	// ChartOnly is set when only the Helm chart is wanted (ork bundle --helm): without Image
+	// and a released Version, the chart leaves image.repository and image.tag for the
+	// installer to set (its values schema requires them) instead of Generate failing. The
+	// manifests of such a bundle have no image. Default false.
+	ChartOnly bool
 	// ShardBuckets is `ork run --shard-buckets` (docs/scaling.md): every replica reconciles
 	// its share of the custom resources, in place of one leader; 0 (the default) keeps one
 	// leader. A power of two from 2 to 256.
@@ -120,10 +125,12 @@ func Generate(set *katalog.Set, opts Options) (*Bundle, error) {
 		return nil, fmt.Errorf("chart-version %q: want a SemVer 2 version such as 1.2.3", opts.ChartVersion)
 	}
 	if opts.Image == "" {
-		if !Released(opts.Version) {
+		switch {
+		case Released(opts.Version):
+			opts.Image = DefaultImage(opts.Version)
+		case !opts.ChartOnly:
 			return nil, &NoImageError{Version: opts.Version}
 		}
-		opts.Image = DefaultImage(opts.Version)
 	}
 	if opts.Replicas < 1 {
 		return nil, fmt.Errorf("replicas %d: want at least 1", opts.Replicas)

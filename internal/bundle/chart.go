@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/shard"
+	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/resources"
 )
 
 // ChartVersion is the default version of a generated chart (ork bundle --chart-version):
@@ -19,7 +20,7 @@ import (
 const ChartVersion = "0.1.0"
 
 // GeneratedAnnotation marks a chart ork generated, so that --helm may replace it.
-// legacyGeneratedAnnotation marked the charts of ork before the one prefix (SPEC §6).
+// legacyGeneratedAnnotation marked the charts of earlier ork versions.
 const (
 	GeneratedAnnotation       = "orkestra.orkspace.io/generated-by"
 	CommandAnnotation         = "orkestra.orkspace.io/command"
@@ -27,18 +28,27 @@ const (
 )
 
 // Holes are written into the objects before they are encoded, then replaced with template
-// actions. The namespace is a valid DNS label, so it can go through rbacgen's checks.
+// actions. The namespace is a valid DNS label and the name a valid operator name, so that
+// they go through rbacgen's checks and every name derived from them keeps its shape.
 const (
 	namespaceHole = "ork-helm-release-namespace-3c7e1f"
+	nameHole      = "orkhelmfullname5b9d2e"
 	holePrefix    = "__ORK_HOLE_"
 	// holeKey is a map key whose line a hole replaces whole (a block of the values' keys
 	// merged into a map: podLabels, podAnnotations).
 	holeKey = "ork-hole-"
 )
 
-// HelmLabels are the labels the chart adds to every object it templates; managed-by stays
-// orkestra, as on the bundle's objects (SPEC §6).
+// HelmLabels are the labels the chart adds to every object it templates, as Helm's own
+// chart scaffold does; the chart also sets app.kubernetes.io/managed-by to Helm (the
+// bundle's objects say orkestra), and selects its pods by name and instance.
 var HelmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance"}
+
+// The labels the chart sets its own way.
+const (
+	nameLabel     = "app.kubernetes.io/name"
+	instanceLabel = "app.kubernetes.io/instance"
+)
 
 // holeLine is a YAML line whose value is a hole: indent, an optional "- " or "key: ", the hole.
 var holeLine = regexp.MustCompile(`(?m)^( *)(- |[A-Za-z0-9./_-]+: )` + holePrefix + `([A-Z_]+)__$`)
@@ -67,50 +77,63 @@ func (c chartText) fill(indent, lead, h string) string {
 	n := len(indent)
 	key := strings.TrimSuffix(lead, " ")
 	with := func(value, body string) string {
-		return indent + "{{- with .Values." + value + " }}\n" + body + "\n" + indent + "{{- end }}"
+		return indent + "{{- with $.Values." + value + " }}\n" + body + "\n" + indent + "{{- end }}"
 	}
 	when := func(cond, item string) string {
 		return indent + "{{- if " + cond + " }}\n" + indent + "- " + item + "\n" + indent + "{{- end }}"
 	}
 	switch h {
 	case "REPLICAS":
-		return indent + lead + "{{ .Values.replicaCount }}"
+		return indent + lead + "{{ $.Values.replicaCount }}"
 	case "IMAGE":
-		return indent + lead + `{{ include "` + c.name + `.image" . | quote }}`
+		return indent + lead + `{{ include "` + c.name + `.image" $ | quote }}`
 	case "PULL_POLICY":
-		return indent + lead + "{{ .Values.image.pullPolicy }}"
+		return indent + lead + "{{ $.Values.image.pullPolicy }}"
 	case "SA_NAME":
-		return indent + lead + `{{ include "` + c.name + `.serviceAccountName" . }}`
+		return indent + lead + `{{ include "` + c.name + `.serviceAccountName" $ }}`
 	case "RESOURCES":
-		return indent + key + "\n" + indent + "  {{- toYaml .Values.resources | nindent " + fmt.Sprint(n+2) + " }}"
+		return indent + key + "\n" + indent + "  {{- toYaml $.Values.resources | nindent " + fmt.Sprint(n+2) + " }}"
 	case "REPLICA_MODE":
-		return indent + "{{- if .Values.sharding.buckets }}\n" +
-			indent + `- {{ printf "--shard-buckets=%d" (int .Values.sharding.buckets) | quote }}` + "\n" +
-			indent + "{{- else if .Values.leaderElection.enabled }}\n" +
+		return indent + "{{- if $.Values.sharding.buckets }}\n" +
+			indent + `- {{ printf "--shard-buckets=%d" (int $.Values.sharding.buckets) | quote }}` + "\n" +
+			indent + "{{- else if $.Values.leaderElection.enabled }}\n" +
 			indent + "- --leader-elect\n" + indent + "{{- end }}"
 	case "BUCKET_LEASES":
 		// The bucket Leases by name, as rbacgen names (shard.BucketLeaseName) and sorts them.
 		return indent + "{{- $leases := list }}\n" +
-			indent + "{{- range $i := until (int .Values.sharding.buckets) }}\n" +
-			indent + `{{- $leases = append $leases (printf "%s-bucket-%d-of-%d" "` + c.name + `" $i (int $.Values.sharding.buckets)) }}` + "\n" +
+			indent + "{{- range $i := until (int $.Values.sharding.buckets) }}\n" +
+			indent + `{{- $leases = append $leases (printf "%s-bucket-%d-of-%d" (include "` + c.name + `.fullname" $) $i (int $.Values.sharding.buckets)) }}` + "\n" +
 			indent + "{{- end }}\n" +
 			indent + "{{- range sortAlpha $leases }}\n" +
 			indent + "- {{ . | quote }}\n" +
 			indent + "{{- end }}"
 	case "DEBUG_DECISIONS":
-		return when(".Values.debugDecisions.enabled", "--debug-decisions")
+		return when("$.Values.debugDecisions.enabled", "--debug-decisions")
 	case "LOG_LEVEL":
-		return indent + lead + `{{ printf "--log-level=%s" .Values.logLevel | quote }}`
+		return indent + lead + `{{ printf "--log-level=%s" $.Values.logLevel | quote }}`
 	case "LOG_FORMAT":
-		return indent + lead + `{{ printf "--log-format=%s" .Values.logFormat | quote }}`
+		return indent + lead + `{{ printf "--log-format=%s" $.Values.logFormat | quote }}`
+	case "WATCH_NAMESPACES":
+		return indent + "{{- range " + watchList + " }}\n" +
+			indent + `- {{ printf "--watch-namespace=%s" . | quote }}` + "\n" + indent + "{{- end }}"
+	case "ENDPOINTS":
+		// Helm ranges over a map in key order: the arguments are stable.
+		return indent + "{{- range $crd, $url := $.Values.endpoints }}\n" +
+			indent + "{{- if $url }}\n" +
+			indent + `- {{ printf "--endpoint=%s=%s" $crd $url | quote }}` + "\n" +
+			indent + "{{- end }}\n" + indent + "{{- end }}"
 	case "EXTRA_ARGS":
-		return indent + "{{- range .Values.extraArgs }}\n" + indent + "- {{ . | quote }}\n" + indent + "{{- end }}"
+		return indent + "{{- range $.Values.extraArgs }}\n" + indent + "- {{ . | quote }}\n" + indent + "{{- end }}"
 	case "CONFIG_DATA":
-		return indent + key + "\n" + indent + `  {{- (.Files.Glob "files/*").AsConfig | nindent ` + fmt.Sprint(n+2) + " }}"
+		return indent + key + "\n" + indent + `  {{- ($.Files.Glob "files/*").AsConfig | nindent ` + fmt.Sprint(n+2) + " }}"
 	case "CHART":
-		return indent + lead + `{{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}`
+		return indent + lead + `{{ printf "%s-%s" $.Chart.Name $.Chart.Version | replace "+" "_" | quote }}`
 	case "RELEASE":
-		return indent + lead + "{{ .Release.Name | quote }}"
+		return indent + lead + "{{ $.Release.Name | quote }}"
+	case "APP_NAME":
+		return indent + lead + `{{ include "` + c.name + `.name" $ | quote }}`
+	case "MANAGED_BY":
+		return indent + lead + "{{ $.Release.Service | quote }}"
 	case "POD_LABELS", "POD_ANNOTATIONS":
 		// Merged into a map the bundle fills: the line is the map's entries.
 		return with(mapValues[h], indent+"{{- toYaml . | nindent "+fmt.Sprint(n)+" }}")
@@ -136,13 +159,16 @@ type chartText struct {
 // Chart is the Helm chart of the same install, as files by path: Chart.yaml, values.yaml
 // and values.schema.json, the CRDs in crds/ (Helm installs them first and never deletes
 // them, so `helm uninstall` cannot take every custom resource with it), the ConfigMap's
-// files in files/, a template per object, NOTES.txt, and a ServiceMonitor for
+// files in files/, a template per kind, NOTES.txt, and a ServiceMonitor for
 // metrics.serviceMonitor.enabled. It creates no Namespace: `helm install
-// --create-namespace` does. Rendered with its default values, the chart gives the
-// bundle's objects (with Helm's chart and instance labels).
+// --create-namespace` does. Its objects are named as Helm charts name theirs (the
+// "fullname": the release's name, followed by the chart's unless it holds it, or
+// fullnameOverride), so that two releases install side by side; rendered with its default
+// values, it gives the bundle's objects with those names and Helm's labels.
 func (b *Bundle) Chart() (map[string][]byte, error) {
 	opts := b.opts
-	opts.Namespace = namespaceHole
+	opts.Namespace, opts.Name = namespaceHole, nameHole
+	opts.WatchNamespaces = nil // the watchNamespaces value's
 	p, _, err := build(b.set, opts)
 	if err != nil {
 		return nil, err
@@ -159,13 +185,11 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	for k, v := range p.configFiles {
 		files[path.Join("files", k)] = []byte(v)
 	}
-	rbac, err := ct.rbacTemplates(b.set, opts)
+	texts, err := ct.rbacTemplates(b.set, opts)
 	if err != nil {
 		return nil, err
 	}
-	templates := append([]*unstructured.Unstructured{}, p.configMap, p.deployment, p.service, p.pdb, p.flowSchema)
-	texts := rbac
-	for _, o := range templates {
+	for _, o := range []*unstructured.Unstructured{p.configMap, p.deployment, p.service, p.pdb, p.flowSchema} {
 		o = o.DeepCopy()
 		ct.punch(o)
 		text, err := ct.templateText(o)
@@ -174,20 +198,31 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 		}
 		texts = append(texts, objectTemplate{kind: o.GetKind(), text: text})
 	}
-	seen := map[string]int{}
+	// One template per kind, named for it; several objects of a kind are documents of it.
+	byKind := map[string][]string{}
+	var kinds []string
 	for _, t := range texts {
-		text := guard(t.kind, hasCandidate(b.set)) + t.text + guardEnd(t.kind)
 		kind := strings.ToLower(t.kind)
-		file := kind + ".yaml"
-		if seen[kind]++; seen[kind] > 1 { // rbacgen may give several Roles and RoleBindings
-			file = fmt.Sprintf("%s-%d.yaml", kind, seen[kind])
+		if byKind[kind] == nil {
+			kinds = append(kinds, kind)
 		}
-		files[path.Join("templates", file)] = []byte(text)
+		byKind[kind] = append(byKind[kind], guard(t.kind, hasCandidate(b.set), ct.watchScope(b.set))+t.text+guardEnd(t.kind))
+	}
+	for _, kind := range kinds {
+		docs := byKind[kind]
+		if len(docs) > 1 {
+			for i := range docs {
+				docs[i] = "---\n" + docs[i]
+			}
+		}
+		files[path.Join("templates", kind+".yaml")] = []byte(strings.Join(docs, ""))
 	}
 	files["templates/_helpers.tpl"] = []byte(ct.helpers())
-	files["templates/servicemonitor.yaml"] = []byte(serviceMonitor(b.opts.Name))
+	files["templates/servicemonitor.yaml"] = []byte(ct.serviceMonitor())
 	files["templates/NOTES.txt"] = []byte(b.notes())
-	files["values.schema.json"] = []byte(valuesSchema)
+	if files["values.schema.json"], err = b.valuesSchema(); err != nil {
+		return nil, err
+	}
 	if files["Chart.yaml"], err = b.chartYAML(); err != nil {
 		return nil, err
 	}
@@ -197,6 +232,15 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	return files, nil
 }
 
+// watchScope is why the Katalog's operators cannot be limited to namespaces ("" when they
+// can): a cluster-scoped CRD's objects are in none.
+func (c chartText) watchScope(set *katalog.Set) string {
+	if err := rbacgen.CheckWatchScope(set, []string{watchHole}); err != nil {
+		return strings.ReplaceAll(err.Error(), watchHole, "<namespace>")
+	}
+	return ""
+}
+
 // objectTemplate is one object's template text.
 type objectTemplate struct{ kind, text string }
 
@@ -204,87 +248,28 @@ type objectTemplate struct{ kind, text string }
 // bucket Lease names become a range over sharding.buckets.
 const shardProbe = 2
 
-// rbacTemplates are the RBAC objects' templates. Leader election and sharding need other
-// Lease rights in ork's namespace: an object that differs between the two modes renders
-// the one sharding.buckets picks, each exactly rbacgen's.
-func (c chartText) rbacTemplates(set *katalog.Set, opts Options) ([]objectTemplate, error) {
-	opts.ShardBuckets = 0
-	leader, _, err := build(set, opts)
-	if err != nil {
-		return nil, err
-	}
-	sharded := leader
-	if !hasCandidate(set) { // a rollout cannot be sharded: the Deployment's guard refuses it
-		opts.ShardBuckets = shardProbe
-		if sharded, _, err = build(set, opts); err != nil {
-			return nil, err
-		}
-	}
-	if len(sharded.rbac) != len(leader.rbac) {
-		return nil, fmt.Errorf("the RBAC of the two modes differs in its objects: %d against %d", len(sharded.rbac), len(leader.rbac))
-	}
-	var out []objectTemplate
-	for i, l := range leader.rbac {
-		s := sharded.rbac[i]
-		if s.GetKind() != l.GetKind() || s.GetName() != l.GetName() || s.GetNamespace() != l.GetNamespace() {
-			return nil, fmt.Errorf("the RBAC of the two modes differs: %s %s against %s %s", s.GetKind(), s.GetName(), l.GetKind(), l.GetName())
-		}
-		l, s = l.DeepCopy(), s.DeepCopy()
-		c.punch(l)
-		c.punch(s)
-		c.punchBucketLeases(s)
-		lt, err := c.templateText(l)
-		if err != nil {
-			return nil, err
-		}
-		st, err := c.templateText(s)
-		if err != nil {
-			return nil, err
-		}
-		if st != lt {
-			lt = "{{- if .Values.sharding.buckets }}\n" + st + "{{- else }}\n" + lt + "{{- end }}\n"
-		}
-		out = append(out, objectTemplate{kind: l.GetKind(), text: lt})
-	}
-	return out, nil
-}
-
-// punchBucketLeases puts a hole for the bucket Leases' names where rbacgen listed
-// shardProbe of them.
-func (c chartText) punchBucketLeases(o *unstructured.Unstructured) {
-	rules, found, _ := unstructured.NestedSlice(o.Object, "rules")
-	if !found {
-		return
-	}
-	probe := make([]any, shardProbe)
-	for i := range probe {
-		probe[i] = shard.BucketLeaseName(c.name, i, shardProbe)
-	}
-	for _, r := range rules {
-		m := r.(map[string]any)
-		if names, _ := m["resourceNames"].([]any); slices.Equal(names, probe) {
-			m["resourceNames"] = []any{hole("BUCKET_LEASES")}
-		}
-	}
-	_ = unstructured.SetNestedSlice(o.Object, rules, "rules")
-}
-
 // guard opens the condition a kind's template renders under ("" for always); candidate is
-// whether the Katalog rolls out a reconciler, which `ork run --shard-buckets` refuses.
-func guard(kind string, candidate bool) string {
+// whether the Katalog rolls out a reconciler, which `ork run --shard-buckets` refuses;
+// noWatch why it cannot watch namespaces ("" when it can).
+func guard(kind string, candidate bool, noWatch string) string {
 	switch kind {
 	case "PodDisruptionBudget":
 		// A PodDisruptionBudget on one replica would block every node drain.
-		return "{{- if ge (int .Values.replicaCount) 2 }}\n"
+		return "{{- if ge (int $.Values.replicaCount) 2 }}\n"
 	case "FlowSchema":
-		return "{{- if .Values.flowSchema.enabled }}\n"
+		return "{{- if $.Values.flowSchema.enabled }}\n"
 	case "ServiceAccount":
-		return "{{- if .Values.serviceAccount.create }}\n"
+		return "{{- if $.Values.serviceAccount.create }}\n"
 	case "Deployment":
 		// Two replicas without leader election or sharding would both reconcile every object.
-		return "{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) (not .Values.sharding.buckets) }}\n" +
+		g := "{{- if and (gt (int $.Values.replicaCount) 1) (not $.Values.leaderElection.enabled) (not $.Values.sharding.buckets) }}\n" +
 			`{{- fail "replicaCount > 1 needs leaderElection.enabled: true or sharding.buckets (each replica would reconcile every object)" }}` + "\n" +
 			"{{- end }}\n" + candidateGuard(candidate)
+		if noWatch != "" {
+			g += "{{- if $.Values.watchNamespaces }}\n" +
+				"{{- fail " + strconv.Quote("watchNamespaces: "+noWatch) + " }}\n{{- end }}\n"
+		}
+		return g
 	}
 	return ""
 }
@@ -295,7 +280,7 @@ func candidateGuard(candidate bool) string {
 	if !candidate {
 		return ""
 	}
-	return "{{- if .Values.sharding.buckets }}\n" +
+	return "{{- if $.Values.sharding.buckets }}\n" +
 		`{{- fail "sharding.buckets: the Katalog rolls out a reconciler (reconcile.remote.candidate), whose state one leader writes: set it to 0" }}` + "\n" +
 		"{{- end }}\n"
 }
@@ -308,10 +293,38 @@ func guardEnd(kind string) string {
 	return ""
 }
 
-// helpers are the chart's named templates: the image reference (a tag or a digest) and
-// the ServiceAccount's name.
+// helpers are the chart's named templates: the chart's name and the release's full name,
+// as Helm's own chart scaffold defines them (the full name at most 40 characters and a
+// DNS-1035 label: it is ork run --name, whose derived names must fit 63), the image
+// reference (a tag or a digest) and the ServiceAccount's name.
 func (c chartText) helpers() string {
-	return `{{/* The ork image: repository and tag (default the chart's appVersion), or a digest as tag. */}}
+	return `{{/* The chart's name: nameOverride, else the chart's. */}}
+{{- define "` + c.name + `.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{/* The name of every object and ork run --name: fullnameOverride, else the release's
+name, followed by the chart's unless it holds it already. */}}
+{{- define "` + c.name + `.fullname" -}}
+{{- $name := "" -}}
+{{- if .Values.fullnameOverride -}}
+{{- $name = .Values.fullnameOverride -}}
+{{- else -}}
+{{- $chart := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $chart .Release.Name -}}
+{{- $name = .Release.Name -}}
+{{- else -}}
+{{- $name = printf "%s-%s" .Release.Name $chart -}}
+{{- end -}}
+{{- end -}}
+{{- $name = $name | trunc ` + fmt.Sprint(maxNameLength) + ` | trimSuffix "-" -}}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name) -}}
+{{- fail (printf "the full name %q is no DNS-1035 label (lower case letters, digits and '-', starting with a letter): set fullnameOverride" $name) -}}
+{{- end -}}
+{{- $name -}}
+{{- end -}}
+
+{{/* The ork image: repository and tag (default the chart's appVersion), or a digest as tag. */}}
 {{- define "` + c.name + `.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion | toString -}}
 {{- if hasPrefix "sha256:" $tag -}}
@@ -321,26 +334,30 @@ func (c chartText) helpers() string {
 {{- end -}}
 {{- end -}}
 
-{{/* The ServiceAccount ork runs as: serviceAccount.name, else the operator's name. */}}
+{{/* The ServiceAccount ork runs as: serviceAccount.name, else the full name. */}}
 {{- define "` + c.name + `.serviceAccountName" -}}
-{{ .Values.serviceAccount.name | default "` + c.name + `" }}
+{{- .Values.serviceAccount.name | default (include "` + c.name + `.fullname" .) -}}
 {{- end -}}
 `
 }
 
 // punch writes the holes into o.
 func (c chartText) punch(o *unstructured.Unstructured) {
-	l := o.GetLabels()
-	l["helm.sh/chart"], l["app.kubernetes.io/instance"] = hole("CHART"), hole("RELEASE")
-	o.SetLabels(l)
+	o.SetLabels(helmLabels(o.GetLabels(), true))
 	switch o.GetKind() {
+	case "Service":
+		sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+		_ = unstructured.SetNestedStringMap(o.Object, helmLabels(sel, false), "spec", "selector")
+	case "PodDisruptionBudget":
+		sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+		_ = unstructured.SetNestedStringMap(o.Object, helmLabels(sel, false), "spec", "selector", "matchLabels")
 	case "ServiceAccount":
 		o.SetName(hole("SA_NAME"))
 		_ = unstructured.SetNestedField(o.Object, hole("SA_ANNOTATIONS"), "metadata", "annotations")
 	case "ClusterRoleBinding", "RoleBinding":
 		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
 		for _, s := range subjects {
-			if m := s.(map[string]any); m["kind"] == "ServiceAccount" && m["name"] == c.name {
+			if m := s.(map[string]any); m["kind"] == "ServiceAccount" && m["name"] == nameHole {
 				m["name"] = hole("SA_NAME")
 			}
 		}
@@ -366,12 +383,27 @@ func (c chartText) punch(o *unstructured.Unstructured) {
 
 func (c chartText) punchDeployment(o *unstructured.Unstructured) {
 	_ = unstructured.SetNestedField(o.Object, hole("REPLICAS"), "spec", "replicas")
+	sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+	_ = unstructured.SetNestedStringMap(o.Object, helmLabels(sel, false), "spec", "selector", "matchLabels")
 	pod, _, _ := unstructured.NestedMap(o.Object, "spec", "template")
 	md := pod["metadata"].(map[string]any)
-	md["labels"].(map[string]any)[holeKey+"pod-labels"] = hole("POD_LABELS")
+	podLabels := map[string]any{}
+	for k, v := range helmLabels(stringMap(md["labels"]), false) {
+		podLabels[k] = v
+	}
+	md["labels"] = podLabels
+	podLabels[holeKey+"pod-labels"] = hole("POD_LABELS")
 	md["annotations"].(map[string]any)[holeKey+"pod-annotations"] = hole("POD_ANNOTATIONS")
 	spec := pod["spec"].(map[string]any)
 	spec["serviceAccountName"] = hole("SA_NAME")
+	for _, tsc := range spec["topologySpreadConstraints"].([]any) {
+		ls := tsc.(map[string]any)["labelSelector"].(map[string]any)
+		ml := map[string]any{}
+		for k, v := range helmLabels(stringMap(ls["matchLabels"]), false) {
+			ml[k] = v
+		}
+		ls["matchLabels"] = ml
+	}
 	for h, key := range podSpecValues {
 		spec[key] = hole(h)
 	}
@@ -391,8 +423,33 @@ func (c chartText) punchDeployment(o *unstructured.Unstructured) {
 			args = append(args, a)
 		}
 	}
-	ct["args"] = append(args, hole("DEBUG_DECISIONS"), hole("EXTRA_ARGS"))
+	ct["args"] = append(args, hole("WATCH_NAMESPACES"), hole("ENDPOINTS"), hole("DEBUG_DECISIONS"), hole("EXTRA_ARGS"))
 	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template")
+}
+
+// helmLabels are labels, or a selector (all false), as the chart sets them: the chart's
+// name and the release's instance, and on labels Helm as manager and the chart.
+func helmLabels(l map[string]string, all bool) map[string]string {
+	out := map[string]string{}
+	for k, v := range l {
+		out[k] = v
+	}
+	out[nameLabel], out[instanceLabel] = hole("APP_NAME"), hole("RELEASE")
+	if all {
+		out[resources.ManagedByLabel], out["helm.sh/chart"] = hole("MANAGED_BY"), hole("CHART")
+	} else if _, ok := l[resources.ManagedByLabel]; ok {
+		out[resources.ManagedByLabel] = hole("MANAGED_BY")
+	}
+	return out
+}
+
+// stringMap is a map of an unstructured object as strings.
+func stringMap(m any) map[string]string {
+	out := map[string]string{}
+	for k, v := range m.(map[string]any) {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
 }
 
 // templateText encodes o and turns its holes into template actions. Nothing else in it may
@@ -418,23 +475,24 @@ func (c chartText) templateText(o *unstructured.Unstructured) (string, error) {
 	if strings.Contains(text, holePrefix) || strings.Contains(text, holeKey) {
 		return "", fmt.Errorf("%s %s: a hole left unfilled:\n%s", o.GetKind(), o.GetName(), text)
 	}
-	return strings.ReplaceAll(text, namespaceHole, "{{ .Release.Namespace }}"), nil
+	text = strings.ReplaceAll(text, nameHole, `{{ include "`+c.name+`.fullname" $ }}`)
+	return strings.ReplaceAll(text, namespaceHole, "{{ $.Release.Namespace }}"), nil
 }
 
 // serviceMonitor is the Prometheus Operator's scrape of the metrics Service, under
-// metrics.serviceMonitor.enabled. name is a DNS label (CheckName): no template text.
-func serviceMonitor(name string) string {
+// metrics.serviceMonitor.enabled.
+func (c chartText) serviceMonitor() string {
 	return `{{- if .Values.metrics.serviceMonitor.enabled }}
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:
-  name: ` + name + `
+  name: {{ include "` + c.name + `.fullname" . }}
   namespace: {{ .Release.Namespace }}
   labels:
-    app.kubernetes.io/managed-by: orkestra
-    app.kubernetes.io/name: ` + name + `
+    app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+    app.kubernetes.io/name: {{ include "` + c.name + `.name" . | quote }}
     app.kubernetes.io/instance: {{ .Release.Name | quote }}
-    helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
+    helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}
     {{- with .Values.metrics.serviceMonitor.labels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -444,7 +502,7 @@ spec:
       - {{ .Release.Namespace }}
   selector:
     matchLabels:
-      app.kubernetes.io/name: ` + name + `
+      app.kubernetes.io/name: {{ include "` + c.name + `.name" . | quote }}
       app.kubernetes.io/instance: {{ .Release.Name | quote }}
   endpoints:
     - port: metrics

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/orkspace/ork/internal/bundle"
+	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/testenv"
 )
 
@@ -122,30 +124,65 @@ func byKey(t *testing.T, objs []*unstructured.Unstructured) map[string]any {
 	return m
 }
 
-// withoutHelmLabels is o as the bundle has it: Helm's own labels dropped, after checking
-// the chart set them as Helm does (managed-by stays orkestra, SPEC §6).
-func withoutHelmLabels(t *testing.T, o *unstructured.Unstructured, release string) {
+// asBundle is o as the bundle has it, names and Helm's labels aside: fullname, the
+// release's name for every object, becomes name; every label set and selector that carries
+// the release's instance loses it and helm.sh/chart, after checking them, and says
+// managed-by orkestra where the chart says Helm.
+func asBundle(t *testing.T, o *unstructured.Unstructured, release, fullname, name string) *unstructured.Unstructured {
 	t.Helper()
-	l := o.GetLabels()
+	raw, err := json.Marshal(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = bytes.ReplaceAll(raw, []byte(`"`+fullname), []byte(`"`+name))
+	raw = bytes.ReplaceAll(raw, []byte(`=`+fullname), []byte(`=`+name))
+	out := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &out.Object); err != nil {
+		t.Fatal(err)
+	}
 	if o.GetKind() == "CustomResourceDefinition" { // crds/ is not templated
-		return
+		return out
 	}
-	want := map[string]string{"app.kubernetes.io/instance": release}
-	for _, k := range bundle.HelmLabels {
-		if k == "helm.sh/chart" {
-			if !strings.HasSuffix(l[k], "-"+bundle.ChartVersion) {
-				t.Errorf("%s %s: label %s=%q, want <chart>-%s", o.GetKind(), o.GetName(), k, l[k], bundle.ChartVersion)
+	labelled := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["app.kubernetes.io/instance"] == release {
+				labelled++
+				delete(v, "app.kubernetes.io/instance")
+				if c, ok := v["helm.sh/chart"]; ok {
+					if !strings.HasSuffix(c.(string), "-"+bundle.ChartVersion) {
+						t.Errorf("%s %s: label helm.sh/chart=%q, want <chart>-%s", o.GetKind(), o.GetName(), c, bundle.ChartVersion)
+					}
+					if v["app.kubernetes.io/managed-by"] != "Helm" {
+						t.Errorf("%s %s: labels %v, want app.kubernetes.io/managed-by: Helm", o.GetKind(), o.GetName(), v)
+					}
+					delete(v, "helm.sh/chart")
+				}
+				if v["app.kubernetes.io/managed-by"] == "Helm" {
+					v["app.kubernetes.io/managed-by"] = "orkestra"
+				}
 			}
-		} else if l[k] != want[k] {
-			t.Errorf("%s %s: label %s=%q, want %q", o.GetKind(), o.GetName(), k, l[k], want[k])
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
 		}
-		delete(l, k)
 	}
-	o.SetLabels(l)
+	walk(out.Object)
+	if out.GetLabels() == nil || labelled == 0 {
+		t.Errorf("%s %s: no labels of release %s", o.GetKind(), o.GetName(), release)
+	}
+	return out
 }
 
 // The chart lints, renders, and renders the bundle's own objects (CRDs included, no
-// Namespace), whatever values select; parsed objects are compared, not text.
+// Namespace), the same objects and specs, names and Helm's labels aside, whatever values
+// select; parsed objects are compared, not text.
 func TestChartRendersTheBundle(t *testing.T) {
 	bin := helmBin(t)
 	tests := []struct {
@@ -163,6 +200,20 @@ func TestChartRendersTheBundle(t *testing.T) {
 		{name: "remote example, default values", files: []string{remoteExample}},
 		{name: "watch namespaces: a Role in each", files: []string{remoteExample},
 			opts: bundle.Options{WatchNamespaces: []string{"team-a", "team-b"}}},
+		{name: "watchNamespaces: a Role in each, merged into ork's and the Secret's own", files: []string{remoteExample},
+			set:  []string{"watchNamespaces={team-a,ork-chart-test,default}"},
+			mode: func(o *bundle.Options) { o.WatchNamespaces = []string{"default", "ork-chart-test", "team-a"} }},
+		{name: "watchNamespaces cleared on a bundle that watched", files: []string{remoteExample},
+			opts: bundle.Options{WatchNamespaces: []string{"team-a"}}, set: []string{"watchNamespaces=null"},
+			mode: func(o *bundle.Options) { o.WatchNamespaces = nil }},
+		{name: "watchNamespaces, sharded", files: []string{remoteExample},
+			opts: bundle.Options{ShardBuckets: 4, Replicas: 3}, set: []string{"watchNamespaces={team-b}"},
+			mode: func(o *bundle.Options) { o.WatchNamespaces = []string{"team-b"} }},
+		{name: "endpoints: ork run --endpoint", files: []string{remoteExample},
+			set: []string{"endpoints.webapp=http://webapp-reconciler.apps.svc/reconcile"},
+			edit: func(c map[string]any) {
+				c["args"] = append(c["args"].([]any), "--endpoint=webapp=http://webapp-reconciler.apps.svc/reconcile")
+			}},
 		{name: "one replica, no PodDisruptionBudget", files: []string{tlsKatalog},
 			opts: bundle.Options{Name: "db-operator", Replicas: 1, ShutdownTimeout: 2 * 60e9}},
 		{name: "values for image, replicas and extra args", files: []string{remoteExample, "../../examples/website/katalog.yaml"},
@@ -211,8 +262,12 @@ func TestChartRendersTheBundle(t *testing.T) {
 				args = append(args, "--set", s)
 			}
 			rendered := parseObjects(t, []byte(helm(t, bin, args...)))
-			for _, o := range rendered {
-				withoutHelmLabels(t, o, release)
+			name := tt.opts.Name
+			if name == "" {
+				name = rbacgen.DefaultName
+			}
+			for i, o := range rendered {
+				rendered[i] = asBundle(t, o, release, release+"-"+name, name)
 			}
 
 			wantOpts := tt.opts
@@ -392,8 +447,8 @@ func TestChartValues(t *testing.T) {
 			if got := r["ServiceAccount"].GetAnnotations(); got["eks.amazonaws.com/role-arn"] != "arn:aws:iam::1:role/ork" {
 				t.Errorf("ServiceAccount annotations %v", got)
 			}
-			if r["ServiceAccount"].GetName() != "web-operator" || d.Spec.Template.Spec.ServiceAccountName != "web-operator" {
-				t.Error("the ServiceAccount is not the operator's name by default")
+			if r["ServiceAccount"].GetName() != "rel-web-operator" || d.Spec.Template.Spec.ServiceAccountName != "rel-web-operator" {
+				t.Error("the ServiceAccount is not the release's full name by default")
 			}
 		}},
 		{"logLevel and logFormat", []string{`logLevel="debug"`, `logFormat="json"`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
@@ -433,6 +488,47 @@ func TestChartValues(t *testing.T) {
 				t.Errorf("args %q", args)
 			}
 		}},
+		{"nameOverride", []string{`nameOverride="web"`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if d.Name != "rel-web" || d.Labels["app.kubernetes.io/name"] != "web" || !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--name=rel-web") {
+				t.Errorf("Deployment %s, labels %v, args %q", d.Name, d.Labels, d.Spec.Template.Spec.Containers[0].Args)
+			}
+			if r["ClusterRole"].GetName() != "rel-web" || subjectName(t, r["ClusterRoleBinding"]) != "rel-web" {
+				t.Errorf("ClusterRole %s binds %s", r["ClusterRole"].GetName(), subjectName(t, r["ClusterRoleBinding"]))
+			}
+		}},
+		{"fullnameOverride", []string{`fullnameOverride="ops-ork"`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if d.Name != "ops-ork" || r["Service"].GetName() != "ops-ork-metrics" || r["FlowSchema"].GetName() != "ops-ork-leader-election" ||
+				d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "ops-ork" || r["ConfigMap"].GetName() != "ops-ork" {
+				t.Errorf("Deployment %s, Service %s, FlowSchema %s", d.Name, r["Service"].GetName(), r["FlowSchema"].GetName())
+			}
+		}},
+		{"selector: name and instance", nil, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			want := map[string]string{"app.kubernetes.io/name": "web-operator", "app.kubernetes.io/instance": "rel"}
+			if !maps.Equal(d.Spec.Selector.MatchLabels, want) {
+				t.Errorf("Deployment selector %v, want %v", d.Spec.Selector.MatchLabels, want)
+			}
+			sel, _, _ := unstructured.NestedStringMap(r["Service"].Object, "spec", "selector")
+			if !maps.Equal(sel, want) {
+				t.Errorf("Service selector %v, want %v", sel, want)
+			}
+			for k, v := range want {
+				if d.Spec.Template.Labels[k] != v {
+					t.Errorf("pod label %s=%q, want %q", k, d.Spec.Template.Labels[k], v)
+				}
+			}
+		}},
+		{"endpoints", []string{`endpoints={"webapp":"http://webapp.apps.svc:8088/reconcile"}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
+			if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--endpoint=webapp=http://webapp.apps.svc:8088/reconcile") {
+				t.Errorf("args %q", args)
+			}
+		}},
+		{"watchNamespaces", []string{`watchNamespaces=["b","a","b"]`}, func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			args := d.Spec.Template.Spec.Containers[0].Args
+			i := slices.Index(args, "--watch-namespace=a")
+			if i < 0 || i+1 >= len(args) || args[i+1] != "--watch-namespace=b" || slices.Index(args[i+2:], "--watch-namespace=b") >= 0 {
+				t.Errorf("args %q, want --watch-namespace=a and =b once each, sorted", args)
+			}
+		}},
 		{"extraArgs", []string{`extraArgs=["--kube-api-qps=300"]`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
 			if args := d.Spec.Template.Spec.Containers[0].Args; args[len(args)-1] != "--kube-api-qps=300" {
 				t.Errorf("args %q", args)
@@ -470,6 +566,11 @@ func TestChartRefusesWrongValues(t *testing.T) {
 		{"two replicas without leader election", []string{`replicaCount=2`, `leaderElection.enabled=false`},
 			"replicaCount > 1 needs leaderElection.enabled: true"},
 		{"a bucket count that is not a power of two", []string{`sharding.buckets=3`}, "sharding"},
+		{"a key the chart does not know", []string{`replicas=3`}, "replicas"},
+		{"an endpoint for a CRD the Katalog has not", []string{`endpoints={"other":"http://x/reconcile"}`}, "other"},
+		{"an endpoint that is no URL", []string{`endpoints={"webapp":"webapp:8088"}`}, "webapp"},
+		{"a watch namespace that is no DNS label", []string{`watchNamespaces=["Team_A"]`}, "watchNamespaces"},
+		{"a full name that is no DNS-1035 label", []string{`fullnameOverride="1ork"`}, "fullnameOverride"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -649,5 +750,36 @@ func TestChartNotesPrintKatalogTextAsItIs(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, out)
 		}
+	}
+}
+
+// A chart generated by an ork that is no release has no image to default to: the schema
+// requires image.repository and image.tag, and with them set it renders.
+func TestChartWithoutImageRequiresIt(t *testing.T) {
+	bin := helmBin(t)
+	b, err := bundle.Generate(load(t, remoteExample), bundle.Options{Version: "dev", ChartOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := b.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops"); err == nil || !strings.Contains(err.Error(), "repository") {
+		t.Errorf("helm template without image values: %v, want an error naming image.repository", err)
+	}
+	if _, err := tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops", "--set", "image.repository=registry.example/ork"); err == nil || !strings.Contains(err.Error(), "tag") {
+		t.Errorf("helm template without image.tag: %v, want an error naming image.tag", err)
+	}
+	r := renderChart(t, bin, dir, `image={"repository":"registry.example/ork","tag":"1.0.0"}`)
+	if got := r.deployment(t).Spec.Template.Spec.Containers[0].Image; got != "registry.example/ork:1.0.0" {
+		t.Errorf("image %q", got)
+	}
+	if _, err := bundle.Generate(load(t, remoteExample), bundle.Options{Version: "dev"}); err == nil {
+		t.Error("the manifests of an ork that is no release got an image")
 	}
 }

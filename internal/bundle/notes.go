@@ -15,7 +15,7 @@ func (b *Bundle) notes() string {
 	var s strings.Builder
 	s.WriteString(`ork runs the operators of ` + lit(strings.Join(b.sources, ", ")) + ` in {{ .Release.Namespace }} as {{ include "` +
 		b.opts.Name + `.serviceAccountName" . }}.
-Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/` + b.opts.Name + `
+Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/{{ include "` + b.opts.Name + `.fullname" . }}
 `)
 	step := 1
 	for _, c := range b.set.CRDs {
@@ -38,7 +38,8 @@ Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/` + b.op
 			step++
 		}
 		fmt.Fprintf(&s, "\n%d. crds.%s: deploy its reconciler, serving %s\n"+
-			"   (ork init --remote writes deploy/reconciler.yaml for it).\n", step, lit(c.Name), lit(r.Endpoint))
+			"   (ork init --remote writes deploy/reconciler.yaml for it).\n", step, lit(c.Name),
+			fmt.Sprintf("{{ index .Values.endpoints %s | default %s }}", strconv.Quote(c.Name), strconv.Quote(r.Endpoint)))
 		step++
 	}
 	s.WriteString("\n" + strconv.Itoa(step) + ". Apply a custom resource and wait until it is Ready:\n")
@@ -49,7 +50,7 @@ Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/` + b.op
 
 WARNING: debugDecisions.enabled serves every object's last reconcile decisions at
 /debug/decisions/ on port 8080 WITHOUT AUTHENTICATION. Read them with
-  kubectl -n {{ .Release.Namespace }} port-forward deployment/` + b.opts.Name + ` 8080 & ork trace <namespace>/<name> --addr 127.0.0.1:8080
+  kubectl -n {{ .Release.Namespace }} port-forward deployment/{{ include "` + b.opts.Name + `.fullname" . }} 8080 & ork trace <namespace>/<name> --addr 127.0.0.1:8080
 and turn it off again when done.
 {{- end }}
 `)

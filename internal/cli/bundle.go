@@ -13,10 +13,11 @@ import (
 )
 
 type bundleOptions struct {
-	files  []string
-	format output.Format
-	helm   string
-	gen    bundle.Options
+	files         []string
+	format        output.Format
+	helm          string
+	migrationNote bool
+	gen           bundle.Options
 }
 
 func newBundleCmd(env *Env) *cobra.Command {
@@ -35,9 +36,10 @@ the FlowSchema and the ClusterRole takes a cluster admin; ork itself needs neith
 Every object, the leader Lease and ork run --name are named after the operator: --name,
 by default the Katalog's metadata.name (the same in every -f file, a DNS-1035 label of at most
 40 characters; otherwise exit 2). Two operators' bundles so apply side by side, and each
-ork caches only the children labelled orkestra.orkspace.io/operator=<its name>. When the
-default differs from orkestra, the name of earlier bundles, stderr lists the renamed objects
-(docs/naming.md: delete the old Deployment first).
+ork caches only the children labelled orkestra.orkspace.io/operator=<its name>.
+--migration-note lists on stderr the objects renamed since bundles named everything
+orkestra (docs/naming.md: delete the old Deployment first). ork bundle reads only its -f
+files: it never talks to a cluster.
 
 The Deployment's pods run the restricted Pod Security profile, read their namespace from the
 downward API, spread across nodes, and get terminationGracePeriodSeconds above
@@ -46,9 +48,11 @@ ork is a release (vX.Y.Z or vX.Y.Z-pre); otherwise pass --image (exit 2 without 
 built with KO_DOCKER_REPO=<registry> ko build ./cmd/ork.
 
 --helm DIR writes a Helm chart of the same install instead (CRDs in crds/, no Namespace: use
-helm install --create-namespace; values.yaml documents every value, values.schema.json
-checks them, NOTES.txt says what is left to do). DIR must be new, empty, or a chart ork wrote,
-which is replaced. --chart-version sets its version.
+helm install --create-namespace; objects named after the release as Helm charts name
+theirs; values.yaml documents every value, values.schema.json checks them, NOTES.txt says
+what is left to do). Without --image and a release, the chart leaves image.repository and
+image.tag to set at install (the schema requires them). DIR must be new, empty, or a chart
+ork wrote, which is replaced. --chart-version sets its version.
 
 The Katalog is validated first; an invalid one is reported as validate does (exit 1) and
 nothing is printed on stdout. Warnings go to stderr.`,
@@ -76,6 +80,7 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	f.StringArray("watch-namespace", nil, "ork run --watch-namespace: reconcile only the custom resources in this namespace, granted by a Role there (repeatable; default every namespace)")
 	f.String("helm", "", "write a Helm chart of the same install into this directory instead of printing manifests")
 	f.String("chart-version", bundle.ChartVersion, "with --helm: the chart's version (SemVer 2)")
+	f.Bool("migration-note", false, "list on stderr the objects renamed since bundles named everything orkestra (for an install from such a bundle)")
 	return cmd
 }
 
@@ -86,9 +91,10 @@ func completeBundle(env *Env) (bundleOptions, error) {
 		return bundleOptions{}, err
 	}
 	opts := bundleOptions{
-		files:  cfg.StringSlice("filename"),
-		format: format,
-		helm:   cfg.String("helm"),
+		files:         cfg.StringSlice("filename"),
+		format:        format,
+		helm:          cfg.String("helm"),
+		migrationNote: cfg.Bool("migration-note"),
 		gen: bundle.Options{
 			Name:            cfg.String("name"),
 			Namespace:       cfg.String("namespace"),
@@ -99,6 +105,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 			Version:         version.Get().Version,
 			ChartVersion:    cfg.String("chart-version"),
 			ShardBuckets:    cfg.Int("shard-buckets"),
+			ChartOnly:       cfg.String("helm") != "",
 		},
 	}
 	if opts.gen.Replicas < 1 {
@@ -128,7 +135,7 @@ func runBundle(env *Env, opts bundleOptions) error {
 	for _, w := range b.Warnings {
 		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
 	}
-	if renamed := b.Renamed(); defaulted && len(renamed) > 0 {
+	if renamed := b.Renamed(); opts.migrationNote && defaulted && len(renamed) > 0 {
 		fmt.Fprintf(env.Streams.ErrOut, "%s the objects are named after the Katalog (%s), no longer %s; an install from an older bundle keeps the old ones: delete its Deployment first, so that two leaders never run (docs/naming.md, \"Upgrading from orkestra\"):\n",
 			env.ErrStyle().Warning("note:"), opts.gen.Name, rbacgen.DefaultName)
 		for _, r := range renamed {
@@ -136,6 +143,10 @@ func runBundle(env *Env, opts bundleOptions) error {
 		}
 	}
 	if opts.helm != "" {
+		if opts.gen.Image == "" && !bundle.Released(opts.gen.Version) {
+			fmt.Fprintf(env.Streams.ErrOut, "%s ork %s is no release, so the chart has no default image: set image.repository and image.tag when installing it (e.g. --set image.repository=REPO --set image.tag=TAG)\n",
+				env.ErrStyle().Warning("note:"), opts.gen.Version)
+		}
 		return writeChart(env, b, opts.helm)
 	}
 	var out []byte
