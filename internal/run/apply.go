@@ -224,7 +224,7 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		return c.createOnce(ctx, cr, p, live)
 	}
 	for range childWriteAttempts {
-		if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
 		if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
@@ -289,7 +289,7 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // and an apply would overwrite a user's later edit.
 func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
 		out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
@@ -329,7 +329,7 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
-	if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+	if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 		return err
 	}
 	patch, err := operatorLabelPatch(live.GetUID(), "", c.e.opts.Name)

@@ -159,7 +159,7 @@ func keyOf(o metav1.Object) string {
 // dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
 // absent), whose answer, compared with the live object in full, says what would change.
 func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
-	if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+	if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 		return false, false, err
 	}
 	var before *unstructured.Unstructured

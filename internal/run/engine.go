@@ -53,6 +53,8 @@ type Engine struct {
 	ready      atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
+	// fence is the write guard asked before every write: lead's, or shards' when sharded.
+	fence fence
 	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
 	shards *shards
 	// healthAddr is the bound health address, for callers that asked for port 0.
@@ -189,6 +191,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		lead:           lead,
 		shards:         ring,
+		fence:          fenceOf(lead, ring),
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		owned:          ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),

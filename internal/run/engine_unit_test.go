@@ -178,7 +178,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
 	})
-	c := &controller{e: &Engine{dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), lead: leadership.New(leadership.Options{})},
+	c := &controller{e: &Engine{dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}},
 		crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}

@@ -85,7 +85,7 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 // ends the pass: its delete, or the new object's create, comes next.
 func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
 	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
-		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.e.dry != nil})
+		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.e.dry != nil})
 	if errors.Is(err, errNotLeader) {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -15,25 +14,29 @@ import (
 // (leadership.ErrNotLeader): the pass stops, and so does the run.
 var errNotLeader = leadership.ErrNotLeader
 
-// mayWrite is the leadership guard for the custom resource of key and uid: the Lease of
-// its bucket when sharded (shards.mayWrite), else the leader Lease (leadership.MayWrite).
-func (e *Engine) mayWrite(key string, uid types.UID) error {
-	if e.shards != nil {
-		return e.shards.mayWrite(uid)
-	}
-	return e.lead.MayWrite(key)
+// fence says whether this replica may write now: asked before every write and call, it
+// returns an error wrapping errNotLeader when another replica may hold the right. The
+// leader Lease implements it (leaderFence), and the shard ring does when sharded, per
+// bucket (shards).
+type fence interface {
+	// mayWrite guards a write for the custom resource of key and uid.
+	mayWrite(key string, uid types.UID) error
+	// mayWriteAny guards a write of no custom resource (the rollout ConfigMap).
+	mayWriteAny() error
 }
 
-// mayWriteAny is the guard for a write of no custom resource (the rollout ConfigMap): a
-// sharded replica must hold some bucket, a single one the leader Lease.
-func (e *Engine) mayWriteAny() error {
-	if e.shards != nil {
-		if !e.shards.armed.Load() || e.shards.m.HoldsAny() {
-			return nil
-		}
-		return fmt.Errorf("no shard bucket held: %w", errNotLeader)
+// leaderFence is the fence of a single leader: the leader Lease for every write.
+type leaderFence struct{ lead *leadership.Leadership }
+
+func (f leaderFence) mayWrite(key string, _ types.UID) error { return f.lead.MayWrite(key) }
+func (f leaderFence) mayWriteAny() error                     { return f.lead.MayWrite("") }
+
+// fenceOf is the engine's fence: the ring's when sharded, else the leader Lease's.
+func fenceOf(lead *leadership.Leadership, ring *shards) fence {
+	if ring != nil {
+		return ring
 	}
-	return e.lead.MayWrite("")
+	return leaderFence{lead: lead}
 }
 
 // leaseLost reports whether ctx ended because a Lease that fences the whole run was lost:

@@ -102,7 +102,7 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		if namespaced {
 			key = obj.GetNamespace() + "/" + ref.Name
 		}
-		if err := e.mayWrite(key, ref.UID); err != nil {
+		if err := e.fence.mayWrite(key, ref.UID); err != nil {
 			return n, err
 		}
 		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)

@@ -125,7 +125,7 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 				"objects ork creates are marked now, and this fallback goes in a later release",
 				"key", keyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 		}
-		if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 			return err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()

@@ -128,7 +128,7 @@ func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 		if live == nil || !prunable(cr, live) {
 			return false, nil
 		}
-		if err := c.e.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()

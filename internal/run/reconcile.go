@@ -284,7 +284,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	default:
 		// The call's side effects are the new leader's to cause, not a replica's whose
 		// Lease may have passed.
-		if err := c.e.mayWrite(in.key, in.cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(in.key, in.cr.GetUID()); err != nil {
 			return d, steps, false
 		}
 		if d = c.safeReconcile(ctx, in); d.notLeader {
@@ -508,7 +508,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.recorder == nil || c.e.mayWrite(keyOf(obj), obj.GetUID()) != nil {
+	if c.e.recorder == nil || c.e.fence.mayWrite(keyOf(obj), obj.GetUID()) != nil {
 		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)

@@ -159,7 +159,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		defer func() { d.relatedRead = true }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
-	req.Hold = func() error { return c.e.mayWrite(in.key, in.cr.GetUID()) }
+	req.Hold = func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }
 	call, side := rr.r.Call, rollout.Stable
 	if rr.cand != nil {
 		var badPin bool

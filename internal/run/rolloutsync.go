@@ -165,7 +165,7 @@ func (r *rollouts) write(ctx context.Context, states map[string]rollout.State) (
 	cms := r.e.kube.CoreV1().ConfigMaps(r.e.opts.Namespace)
 	cm, err := cms.Get(ctx, r.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		if err := r.e.mayWriteAny(); err != nil {
+		if err := r.e.fence.mayWriteAny(); err != nil {
 			return nil, err
 		}
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.e.opts.Namespace,
@@ -183,7 +183,7 @@ func (r *rollouts) write(ctx context.Context, states map[string]rollout.State) (
 	if maps.Equal(next, cm.Data) {
 		return cm, nil
 	}
-	if err := r.e.mayWriteAny(); err != nil {
+	if err := r.e.fence.mayWriteAny(); err != nil {
 		return nil, err
 	}
 	cm = cm.DeepCopy()

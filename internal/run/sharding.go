@@ -109,11 +109,19 @@ func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.
 
 // mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
 // the renew deadline.
-func (s *shards) mayWrite(uid types.UID) error {
+func (s *shards) mayWrite(_ string, uid types.UID) error {
 	if !s.armed.Load() || s.m.HoldsUID(uid) {
 		return nil
 	}
 	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
+}
+
+// mayWriteAny: a sharded replica must hold some bucket to write what belongs to no CR.
+func (s *shards) mayWriteAny() error {
+	if !s.armed.Load() || s.m.HoldsAny() {
+		return nil
+	}
+	return fmt.Errorf("no shard bucket held: %w", errNotLeader)
 }
 
 // begin starts a pass for the CR of uid. It is bucketNotOwned when its bucket is not held
@@ -380,7 +388,7 @@ func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A pass's write is checked against its CR's bucket here, at the send: it may have
 		// waited in client-go's rate limiter or retries since the pass checked.
 		if uid, ok := req.Context().Value(crUIDKey{}).(types.UID); ok {
-			if err := t.s.mayWrite(uid); err != nil {
+			if err := t.s.mayWrite("", uid); err != nil {
 				return nil, err
 			}
 		} else if !t.s.m.HoldsAny() {

@@ -123,7 +123,7 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		if patch == nil {
 			return res, nil
 		}
-		if err := c.e.mayWrite(in.key, in.cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(in.key, in.cr.GetUID()); err != nil {
 			return res, err
 		}
 		body, err := json.Marshal(patch)

@@ -253,7 +253,7 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 		if patch == nil {
 			return false, nil
 		}
-		if err := c.e.mayWrite(in.key, in.cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(in.key, in.cr.GetUID()); err != nil {
 			return false, err
 		}
 		body, err := json.Marshal(patch)
