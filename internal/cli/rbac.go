@@ -66,7 +66,7 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
-	f.String("name", rbacgen.DefaultName, "name of the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings")
+	f.String("name", "", "name of the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings: ork run --name"+nameDefault)
 	f.String("namespace", rbacgen.DefaultNamespace, "ork's namespace: the ServiceAccount's, the Lease's and a secretRef's without one; it does not limit what is granted: see --watch-namespace")
 	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs, in --namespace")
 	f.String("lease-name", "", "the Lease that get/update are limited to: ork run's --lease-name (default --name)")
@@ -86,7 +86,6 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 		files:  cfg.StringSlice("filename"),
 		format: format,
 		gen: rbacgen.Options{
-			Name:            cfg.String("name"),
 			Namespace:       cfg.String("namespace"),
 			LeaderElect:     cfg.Bool("leader-elect"),
 			LeaseName:       cfg.String("lease-name"),
@@ -100,6 +99,9 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 func runRBACGen(env *Env, opts rbacGenOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
+		return err
+	}
+	if opts.gen.Name, err = operatorName(env.Config(), set); err != nil {
 		return err
 	}
 	res, err := rbacgen.Generate(set, opts.gen)

@@ -80,7 +80,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("cr", "", "custom resource file (default: the CRD's first crFiles entry)")
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
 	f.String("candidate", "", "URL of a candidate reconciler: send it every request too and report where its answers differ (field paths, never values); its answers never fail the check")
-	f.String("name", resources.DefaultOperator, "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest")
+	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
 	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
 	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
@@ -96,14 +96,16 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
 		relatedFiles: cfg.StringSlice("related"),
-		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-delete"),
-			Operator: cfg.String("name")},
+		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-delete")},
 	}, nil
 }
 
 func runRemoteCheck(cmd *cobra.Command, env *Env, opts remoteCheckOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
+		return err
+	}
+	if opts.check.Operator, err = operatorName(env.Config(), set); err != nil {
 		return err
 	}
 	crd, err := remoteCRD(set, opts.check.CRD)

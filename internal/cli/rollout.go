@@ -14,7 +14,6 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/version"
 )
@@ -69,7 +68,7 @@ Exit code 0: shown (also before ork wrote any state), 1: the cluster could not b
 	f := cmd.Flags()
 	f.String("crd", "", "the CRD whose rollout to show (its name in the Katalog; default: the only remote one)")
 	f.String("namespace", "", "ork's own namespace, where the ConfigMap is (default $POD_NAMESPACE, else "+rbacgen.DefaultNamespace+")")
-	f.String("name", resources.DefaultOperator, "the operator's name (ork run --name): the ConfigMap is <name>-rollout")
+	f.String("name", "", "the operator's name (ork run --name): the ConfigMap is <name>-rollout"+nameDefault)
 	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	f.String("context", "", "kubeconfig context to use (default the current context)")
 	return cmd
@@ -88,13 +87,16 @@ func completeRolloutStatus(env *Env) (rolloutStatusOptions, error) {
 	if ns == "" {
 		ns = rbacgen.DefaultNamespace
 	}
-	return rolloutStatusOptions{files: cfg.StringSlice("filename"), crd: cfg.String("crd"), namespace: ns, name: cfg.String("name"),
+	return rolloutStatusOptions{files: cfg.StringSlice("filename"), crd: cfg.String("crd"), namespace: ns,
 		kubeconfig: cfg.String("kubeconfig"), context: cfg.String("context"), format: format}, nil
 }
 
 func runRolloutStatus(ctx context.Context, env *Env, opts rolloutStatusOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
+		return err
+	}
+	if opts.name, err = operatorName(env.Config(), set); err != nil {
 		return err
 	}
 	crd, err := remoteCRD(set, opts.crd)

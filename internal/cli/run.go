@@ -88,7 +88,7 @@ shown, not called, unless --include-deletes.`,
 	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
-	f.String("name", resources.DefaultOperator, "the operator's name: the value of the "+resources.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name")
+	f.String("name", "", "the operator's name: the value of the "+resources.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name"+nameDefault)
 	f.String("lease-name", "", "name of the leader election Lease (default --name)")
 	f.Duration("leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the last renewal before taking the Lease")
 	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
@@ -133,7 +133,6 @@ func completeRun(env *Env) (runOptions, error) {
 			DebugDecisions:        cfg.Bool("debug-decisions"),
 			Redact:                cfg.StringSlice("redact"),
 			LeaderElect:           cfg.Bool("leader-elect"),
-			Name:                  cfg.String("name"),
 			LeaseName:             cfg.String("lease-name"),
 			LeaseDuration:         cfg.Duration("leader-elect-lease-duration"),
 			RenewDeadline:         cfg.Duration("leader-elect-renew-deadline"),
@@ -146,10 +145,6 @@ func completeRun(env *Env) (runOptions, error) {
 			SkipPreflight:         !cfg.Bool("preflight"),
 			Logger:                logger,
 		},
-	}
-	// The name is a label value and the default Lease name: a DNS-1123 label is both.
-	if errs := validation.IsDNS1123Label(opts.engine.Name); len(errs) > 0 {
-		return opts, usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
 	}
 	for _, ns := range opts.engine.WatchNamespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
@@ -168,9 +163,6 @@ func completeRun(env *Env) (runOptions, error) {
 		}
 		if opts.engine.LeaderElect {
 			return opts, usageError("--shard-buckets replaces --leader-elect: the replicas share the work, each bucket fenced by a Lease of its own")
-		}
-		if errs := validation.IsDNS1123Subdomain(shard.MemberLeaseName(opts.engine.Name, memberName(env))); len(errs) > 0 {
-			return opts, usageError("--shard-buckets: member Lease name: %s (set $POD_NAME)", strings.Join(errs, "; "))
 		}
 	}
 	if opts.engine.CacheSyncTimeout <= 0 {
@@ -236,6 +228,18 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
+	}
+	if opts.engine.Name, err = operatorName(env.Config(), set); err != nil {
+		return err
+	}
+	// The name is a label value and the default Lease name: a DNS-1123 label is both.
+	if errs := validation.IsDNS1123Label(opts.engine.Name); len(errs) > 0 {
+		return usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
+	}
+	if opts.engine.ShardBuckets != 0 {
+		if errs := validation.IsDNS1123Subdomain(shard.MemberLeaseName(opts.engine.Name, memberName(env))); len(errs) > 0 {
+			return usageError("--shard-buckets: member Lease name: %s (set $POD_NAME)", strings.Join(errs, "; "))
+		}
 	}
 	overrides, err := endpointOverrides(set, opts.endpoints)
 	if err != nil {

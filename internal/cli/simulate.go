@@ -94,7 +94,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.String("crd", "", "simulate only this CRD (its name in the Katalog)")
 	f.String("cr", "", "custom resource file to use instead of the CRDs' crFiles")
 	f.Int("cycles", simulate.DefaultCycles, "most reconcile cycles to run per CR file")
-	f.String("name", resources.DefaultOperator, "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest")
+	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
 	f.Bool("remote", false, "simulate remote CRDs too, calling their endpoint")
 	f.String("endpoint", "", "with --remote: URL to call instead of each remote CRD's endpoint")
 	f.StringArray("secrets", nil, "with --remote: file of Secret manifests standing in for the cluster's; repeatable")
@@ -114,7 +114,7 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 		return simulateOptions{}, err
 	}
 	opts := simulateOptions{files: cfg.StringSlice("filename"), format: format, sim: simulate.Options{
-		CRD: cfg.String("crd"), CRFile: cfg.String("cr"), Cycles: cfg.Int("cycles"), Operator: cfg.String("name"),
+		CRD: cfg.String("crd"), CRFile: cfg.String("cr"), Cycles: cfg.Int("cycles"),
 	}}
 	if opts.sim.Cycles < 1 {
 		return simulateOptions{}, usageError("--cycles: want at least 1, got %d", opts.sim.Cycles)
@@ -155,6 +155,9 @@ func runSimulate(cmd *cobra.Command, env *Env, opts simulateOptions) error {
 	}
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
+		return err
+	}
+	if opts.sim.Operator, err = operatorName(env.Config(), set); err != nil {
 		return err
 	}
 	if name := opts.sim.CRD; name != "" && set.CRD(name) == nil {
