@@ -783,3 +783,24 @@ func TestChartWithoutImageRequiresIt(t *testing.T) {
 		t.Error("the manifests of an ork that is no release got an image")
 	}
 }
+
+// A Katalog with a cluster-scoped CRD cannot be limited to namespaces: the chart refuses
+// watchNamespaces, as ork run refuses --watch-namespace, and renders without it.
+func TestChartRefusesWatchNamespacesForAClusterScopedCRD(t *testing.T) {
+	bin := helmBin(t)
+	files, err := generate(t, bundle.Options{}, "../../examples/cluster-scoped/katalog.yaml").Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops"); err != nil {
+		t.Fatalf("default values: %v", err)
+	}
+	_, err = tryHelm(t, bin, "template", "rel", dir, "--namespace", "ops", "--set", "watchNamespaces={team-a}")
+	if err == nil || !strings.Contains(err.Error(), "watchNamespaces: ") || !strings.Contains(err.Error(), "tenant") {
+		t.Errorf("helm template --set watchNamespaces={team-a}: %v, want an error naming the cluster-scoped CRD", err)
+	}
+}
