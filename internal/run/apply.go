@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -224,7 +225,7 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		return c.createOnce(ctx, cr, p, live)
 	}
 	for range childWriteAttempts {
-		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
 		if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
@@ -289,7 +290,7 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // and an apply would overwrite a user's later edit.
 func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
 		out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
@@ -329,7 +330,7 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
-	if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return err
 	}
 	patch, err := operatorLabelPatch(live.GetUID(), "", c.e.opts.Name)

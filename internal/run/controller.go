@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -18,10 +17,10 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -152,7 +151,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.informer, err = e.watchScope(gvr, crInformer); err != nil {
 		return nil, err
 	}
-	if err := c.informer.SetTransform(stripManagedFields); err != nil {
+	if err := c.informer.SetTransform(kobj.StripManagedFields); err != nil {
 		return nil, fmt.Errorf("informer transform: %w", err)
 	}
 	if _, err := c.informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
@@ -195,7 +194,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
 		_ = inf.SetTransform(summariseWriters) // managedFields reduced to ork's own entries
-		_ = inf.AddIndexers(cache.Indexers{ownerIndex: ownerUIDIndex})
+		_ = inf.AddIndexers(cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
 	}
 	resource := gvr.GroupResource()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
@@ -299,7 +298,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
-	if onlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
 		c.onSync(newU)
 		return
 	}
@@ -308,7 +307,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 }
 
 func (c *controller) onDelete(obj any) {
-	u, ok := deletedObject(obj)
+	u, ok := kobj.DeletedObject(obj)
 	if !ok {
 		return
 	}
@@ -335,7 +334,7 @@ func (c *controller) onDelete(obj any) {
 // unless the change is ork's own write coming back, or only the child's status changed and
 // the reconciler does not see children.
 func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted bool) {
-	u, ok := deletedMeta(obj)
+	u, ok := kobj.DeletedMeta(obj)
 	if !ok {
 		return
 	}
@@ -360,11 +359,11 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 		}
 		return
 	}
-	if old, ok := deletedMeta(oldObj); ok {
+	if old, ok := kobj.DeletedMeta(oldObj); ok {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return // a re-list of an unchanged child: the owner's own resync covers it
 		}
-		if !c.childrenPayload && childStatusOnly(oldObj, obj) {
+		if !c.childrenPayload && kobj.ChildStatusOnly(oldObj, obj) {
 			return
 		}
 	}
@@ -404,113 +403,6 @@ func (c *controller) ownerKey(u metav1.Object) (string, bool) {
 
 func (c *controller) countTrigger(t Trigger) {
 	c.e.opts.Metrics.TriggersTotal.WithLabelValues(c.crd.Name, string(t)).Inc()
-}
-
-// onlyStatusChanged reports whether two versions differ only in status, resourceVersion or
-// managedFields. It compares in place: it runs for every update event.
-func onlyStatusChanged(a, b *unstructured.Unstructured) bool {
-	return sameExcept(a.Object, b.Object, "status", "metadata") &&
-		sameExcept(nestedMap(a.Object, "metadata"), nestedMap(b.Object, "metadata"), "resourceVersion", "managedFields")
-}
-
-// sameExcept reports whether maps a and b are equal apart from the keys skip.
-func sameExcept(a, b map[string]any, skip ...string) bool {
-	count := func(m map[string]any) int {
-		n := len(m)
-		for _, k := range skip {
-			if _, ok := m[k]; ok {
-				n--
-			}
-		}
-		return n
-	}
-	if count(a) != count(b) {
-		return false
-	}
-	for k, va := range a {
-		if slices.Contains(skip, k) {
-			continue
-		}
-		vb, ok := b[k]
-		if !ok || !equalJSON(va, vb) {
-			return false
-		}
-	}
-	return true
-}
-
-func nestedMap(m map[string]any, key string) map[string]any {
-	out, _ := m[key].(map[string]any)
-	return out
-}
-
-// stripManagedFields drops managedFields from cached objects: they are large and ork never
-// reads them.
-func stripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-func ownerUIDIndex(obj any) ([]string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, nil
-	}
-	if ref := metav1.GetControllerOf(m); ref != nil {
-		return []string{string(ref.UID)}, nil
-	}
-	return nil, nil
-}
-
-// deletedMeta is deletedObject for children, whose cache may hold their metadata only.
-func deletedMeta(obj any) (metav1.Object, bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if obj == nil {
-		return nil, false
-	}
-	m, err := meta.Accessor(obj)
-	return m, err == nil
-}
-
-// childStatusOnly reports whether a child's change touched nothing but its status. From a
-// metadata-only cache that is: the same generation (a spec change bumps it), not zero (kinds
-// without one, ConfigMaps say, have no status either), and the same labels, annotations,
-// owners, finalizers and deletion.
-func childStatusOnly(oldObj, newObj any) bool {
-	if a, ok := oldObj.(*unstructured.Unstructured); ok {
-		if b, ok := newObj.(*unstructured.Unstructured); ok {
-			return onlyStatusChanged(a, b)
-		}
-	}
-	a, errA := meta.Accessor(oldObj)
-	b, errB := meta.Accessor(newObj)
-	if errA != nil || errB != nil || a.GetGeneration() == 0 || a.GetGeneration() != b.GetGeneration() {
-		return false
-	}
-	return maps.Equal(a.GetLabels(), b.GetLabels()) && maps.Equal(a.GetAnnotations(), b.GetAnnotations()) &&
-		slices.Equal(a.GetFinalizers(), b.GetFinalizers()) && equalOwners(a.GetOwnerReferences(), b.GetOwnerReferences()) &&
-		(a.GetDeletionTimestamp() == nil) == (b.GetDeletionTimestamp() == nil)
-}
-
-func equalOwners(a, b []metav1.OwnerReference) bool {
-	return slices.EqualFunc(a, b, func(x, y metav1.OwnerReference) bool {
-		return x.UID == y.UID && x.Name == y.Name && x.Kind == y.Kind && x.APIVersion == y.APIVersion &&
-			ptr.Deref(x.Controller, false) == ptr.Deref(y.Controller, false)
-	})
-}
-
-// deletedObject is the object of an informer event, unwrapping the tombstone a delete
-// missed during a re-list arrives as.
-func deletedObject(obj any) (*unstructured.Unstructured, bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok
 }
 
 // servesStatus asks discovery whether the custom resource has the status subresource.

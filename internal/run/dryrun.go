@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -110,7 +111,7 @@ func (c *controller) note(cr metav1.Object, ch runplan.Change) {
 	if r == nil {
 		return
 	}
-	k := c.crd.Name + "\x00" + keyOf(cr)
+	k := c.crd.Name + "\x00" + kobj.KeyOf(cr)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.changes[k] = append(r.changes[k], ch)
@@ -148,18 +149,10 @@ func (c *controller) skipDelete(in input) (decision, bool) {
 		message: "being deleted: not called (--include-deletes calls the reconciler)"}, true
 }
 
-// keyOf is the queue key of an object.
-func keyOf(o metav1.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
-}
-
 // dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
 // absent), whose answer, compared with the live object in full, says what would change.
 func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
-	if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return false, false, err
 	}
 	var before *unstructured.Unstructured

@@ -27,6 +27,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -115,33 +116,6 @@ func TestStatusPatchWritesOnlyWhatThePassDecided(t *testing.T) {
 	}
 	if _, has := patch["status"].(map[string]any)["phase"]; has || res.readyTurnedTrue {
 		t.Errorf("a failed pass patches %v, want only the Ready condition", patch)
-	}
-}
-
-func TestOnlyStatusChanged(t *testing.T) {
-	base := func() *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"metadata": map[string]any{"name": "a", "resourceVersion": "1", "generation": int64(1)},
-			"spec":     map[string]any{"replicas": int64(1)},
-			"status":   map[string]any{"phase": "Pending"},
-		}}
-	}
-	statusOnly := base()
-	statusOnly.Object["status"] = map[string]any{"phase": "Ready"}
-	statusOnly.SetResourceVersion("2")
-	if !onlyStatusChanged(base(), statusOnly) {
-		t.Error("a status write was treated as a change worth a POST: it would loop")
-	}
-	specChange := base()
-	specChange.Object["spec"] = map[string]any{"replicas": int64(2)}
-	specChange.SetResourceVersion("2")
-	if onlyStatusChanged(base(), specChange) {
-		t.Error("a spec change was ignored")
-	}
-	labelChange := base()
-	labelChange.SetLabels(map[string]string{"a": "b"})
-	if onlyStatusChanged(base(), labelChange) {
-		t.Error("a label change was ignored")
 	}
 }
 
@@ -394,7 +368,7 @@ func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
-		cache.Indexers{ownerIndex: ownerUIDIndex})
+		cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
 	c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
 	cr := &unstructured.Unstructured{}
 	cr.SetName("a")

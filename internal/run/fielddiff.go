@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // serverMetadata are the metadata fields every write moves: not a change a plan shows.
@@ -67,7 +68,7 @@ func fieldChanges(before, after map[string]any) []string {
 }
 
 func diffValue(out []string, path string, a, b any) []string {
-	if equalJSON(a, b) {
+	if kobj.EqualJSON(a, b) {
 		return out
 	}
 	switch x := a.(type) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -100,7 +101,7 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 		// and never mutated (it already has no managedFields).
 		return nil, nil
 	}
-	_, _ = stripManagedFields(out)
+	_, _ = kobj.StripManagedFields(out)
 	if present && !finalizer.Has(out) {
 		// Deleted between the read and the add (the apiserver forbids new finalizers then):
 		// the delete's own pass comes with its update event. Quiet: nothing was reconciled,
@@ -165,8 +166,8 @@ func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) boo
 	if finalizer.Has(b) != finalize {
 		return false
 	}
-	if !sameExcept(a.Object, b.Object, "status", "metadata") ||
-		!sameExcept(nestedMap(a.Object, "metadata"), nestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
+	if !kobj.SameExcept(a.Object, b.Object, "status", "metadata") ||
+		!kobj.SameExcept(kobj.NestedMap(a.Object, "metadata"), kobj.NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
 		return false
 	}
 	without := func(fs []string) []string {

@@ -13,6 +13,7 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -55,7 +56,7 @@ func judgeRemoval(cr, live metav1.Object) removal {
 // CR controls or marks (see judgeRemoval), each with uid and resourceVersion preconditions,
 // under the children's locks. Objects already gone or going count as deleted.
 func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
-	key := keyOf(cr)
+	key := kobj.KeyOf(cr)
 	if c.ledger.removed(key, cr.GetUID()) {
 		return nil // done on an earlier pass: whatever has the names now is not this CR's
 	}
@@ -118,14 +119,14 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 		switch judgeRemoval(cr, live) {
 		case notMine:
 			c.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
-				"key", keyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
+				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 			return nil
 		case legacy:
 			c.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
 				"objects ork creates are marked now, and this fallback goes in a later release",
-				"key", keyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
+				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 		}
-		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -128,7 +129,7 @@ func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 		if live == nil || !prunable(cr, live) {
 			return false, nil
 		}
-		if err := c.e.fence.mayWrite(keyOf(cr), cr.GetUID()); err != nil {
+		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()

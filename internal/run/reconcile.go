@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/remote"
 )
 
@@ -508,7 +509,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 
 // event records an Event on obj, unless this replica may no longer write.
 func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg string) {
-	if c.e.recorder == nil || c.e.fence.mayWrite(keyOf(obj), obj.GetUID()) != nil {
+	if c.e.recorder == nil || c.e.fence.mayWrite(kobj.KeyOf(obj), obj.GetUID()) != nil {
 		return // a dry run records none
 	}
 	c.e.recorder.Event(obj, typ, reason, msg)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // Reasons of the passes payload.related holds back.
@@ -155,7 +156,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 			},
 			UpdateFunc: func(old, obj any) { w.changed(gvr, old, obj) },
 			DeleteFunc: func(obj any) {
-				if u, ok := deletedMeta(obj); ok {
+				if u, ok := kobj.DeletedMeta(obj); ok {
 					w.digests.forget(gvr.GroupResource(), u.GetNamespace(), u.GetName())
 				}
 				w.changed(gvr, nil, obj)
@@ -307,18 +308,18 @@ func (w *relatedWatch) forgetObjects(gone func(types.UID) bool) {
 // an unchanged object is no change; neither is a status-only change unless the reference
 // has watchStatus.
 func (w *relatedWatch) changed(gvr schema.GroupVersionResource, oldObj, obj any) {
-	u, ok := deletedMeta(obj)
+	u, ok := kobj.DeletedMeta(obj)
 	if !ok {
 		return
 	}
 	ch := related.Change{Resource: gvr.GroupResource(), Namespace: u.GetNamespace(), Name: u.GetName(), New: labels.Set(u.GetLabels()), Old: labels.Set(u.GetLabels())}
-	old, isUpdate := deletedMeta(oldObj)
+	old, isUpdate := kobj.DeletedMeta(oldObj)
 	if isUpdate {
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return
 		}
 		ch.Old = labels.Set(old.GetLabels())
-		ch.StatusOnly = childStatusOnly(oldObj, obj)
+		ch.StatusOnly = kobj.ChildStatusOnly(oldObj, obj)
 	}
 	keys := w.index.Affected(ch)
 	if isUpdate && !ch.StatusOnly && len(keys) > 0 && needsDigest(gvr, old, u) {

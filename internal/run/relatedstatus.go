@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orkspace/ork/internal/run/kobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -109,6 +110,6 @@ func needsDigest(gvr schema.GroupVersionResource, old, u metav1.Object) bool {
 
 func sameMeta(a, b metav1.Object) bool {
 	return maps.Equal(a.GetLabels(), b.GetLabels()) && maps.Equal(a.GetAnnotations(), b.GetAnnotations()) &&
-		slices.Equal(a.GetFinalizers(), b.GetFinalizers()) && equalOwners(a.GetOwnerReferences(), b.GetOwnerReferences()) &&
+		slices.Equal(a.GetFinalizers(), b.GetFinalizers()) && kobj.EqualOwners(a.GetOwnerReferences(), b.GetOwnerReferences()) &&
 		(a.GetDeletionTimestamp() == nil) == (b.GetDeletionTimestamp() == nil)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // ReasonCandidateRolledBack is the Warning Event on the rollout's ConfigMap when a
@@ -54,7 +55,7 @@ func (r *rollouts) pass(crd string, moved func(metav1.Object) bool) int {
 		if !ok || !moved(cr) {
 			continue
 		}
-		key := keyOf(cr)
+		key := kobj.KeyOf(cr)
 		c.add(key, addOpts{trigger: TriggerResync})
 		n++
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -257,7 +258,7 @@ func (c *controller) revealed(obj any) bool {
 	if c.e.shards == nil {
 		return false
 	}
-	u, ok := deletedMeta(obj)
+	u, ok := kobj.DeletedMeta(obj)
 	if !ok {
 		return false
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -178,13 +179,13 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 		return nil, nil
 	}
 	// This pass's own finalizer write, newer than the cache: its answer is the base.
-	if in.written && compareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
+	if in.written && kobj.CompareRV(in.cr.GetResourceVersion(), cached.GetResourceVersion()) > 0 {
 		cached = in.cr
 	}
 	// Not known to be at least as new as ork's own last write (older, or not comparable):
 	// read it.
 	if uid, rv := c.ledger.statusWrite(in.key); uid == cached.GetUID() && rv != "" &&
-		compareRV(rv, cached.GetResourceVersion()) > 0 {
+		kobj.CompareRV(rv, cached.GetResourceVersion()) > 0 {
 		return c.freshCR(ctx, in)
 	}
 	return cached, nil
@@ -219,11 +220,11 @@ func statusPatch(base *unstructured.Unstructured, d decision, generation int64, 
 			if k == "conditions" || k == "observedGeneration" || pruned(k) {
 				continue // ork's own keys (set below), or keys the schema drops
 			}
-			if mergeChanges(current, map[string]any{k: v}) {
+			if kobj.MergeChanges(current, map[string]any{k: v}) {
 				patch[k] = v
 			}
 		}
-		if og, ok := number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
+		if og, ok := kobj.Number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
 			patch["observedGeneration"] = generation
 			res.newGeneration = true
 		}
@@ -251,7 +252,7 @@ func statusPatch(base *unstructured.Unstructured, d decision, generation int64, 
 	}
 	res.readyTurnedTrue = ready["status"] == string(metav1.ConditionTrue) && (prev == nil || prev["status"] != ready["status"])
 	conds = setCondition(conds, ready)
-	if !equalJSON(oldConds, conds) {
+	if !kobj.EqualJSON(oldConds, conds) {
 		patch["conditions"] = conds
 	}
 	return finishPatch(base, patch, res)
@@ -319,7 +320,7 @@ func findCondition(conds []any, typ string) map[string]any {
 func setCondition(conds []any, cond map[string]any) []any {
 	for i, c := range conds {
 		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] {
-			if equalJSON(m, cond) {
+			if kobj.EqualJSON(m, cond) {
 				return conds
 			}
 			conds[i] = cond

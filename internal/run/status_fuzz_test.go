@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orkspace/ork/internal/run/kobj"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -57,7 +58,7 @@ func FuzzStatusMergeKeepsConditions(f *testing.F) {
 		}
 		before := deepCopyJSON(base.Object)
 		patch, _ := statusPatch(base, d, generation, now, func(string) bool { return false })
-		if !equalJSON(before, base.Object) {
+		if !kobj.EqualJSON(before, base.Object) {
 			t.Fatalf("statusPatch modified its base")
 		}
 		merged := map[string]any{}
@@ -106,13 +107,13 @@ func checkMergedStatus(t *testing.T, current, theirs map[string]any, success boo
 		if _, sent := theirs[k]; k == "conditions" || k == "observedGeneration" || success && sent {
 			continue
 		}
-		if !equalJSON(merged[k], v) {
+		if !kobj.EqualJSON(merged[k], v) {
 			t.Errorf("status.%s was %v and became %v, though the reconciler did not send it", k, v, merged[k])
 		}
 	}
 	if !success {
 		for k, v := range merged {
-			if k != "conditions" && !equalJSON(current[k], v) {
+			if k != "conditions" && !kobj.EqualJSON(current[k], v) {
 				t.Errorf("a failed pass changed status.%s to %v", k, v)
 			}
 		}
@@ -130,7 +131,7 @@ func hashable(v any) bool {
 
 func containsJSON(list []any, v any) bool {
 	for _, e := range list {
-		if equalJSON(e, v) {
+		if kobj.EqualJSON(e, v) {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orkspace/ork/internal/run/kobj"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -45,7 +46,7 @@ func TestSuspendedPatch(t *testing.T) {
 				t.Fatal("no patch")
 			}
 			status := p["status"].(map[string]any)
-			if len(status) != 1 || !equalJSON(status["conditions"], tc.want) {
+			if len(status) != 1 || !kobj.EqualJSON(status["conditions"], tc.want) {
 				t.Fatalf("status patch = %v, want conditions %v only", status, tc.want)
 			}
 			md := p["metadata"].(map[string]any)

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 
+	"github.com/orkspace/ork/internal/run/kobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -163,7 +163,7 @@ func (b *writeBook) get(ref childRef) (childWrite, bool) {
 func (b *writeBook) forget(ev childEvent, withPrune bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w, ok := b.writes[ev.ref]; ok && compareRV(w.rv, ev.rv) <= 0 {
+	if w, ok := b.writes[ev.ref]; ok && kobj.CompareRV(w.rv, ev.rv) <= 0 {
 		b.drop(ev.ref)
 	}
 	if withPrune && ev.uid != "" && b.pruned[ev.ref] == ev.uid {
@@ -205,24 +205,5 @@ func (b *writeBook) own(ev childEvent, upTo bool) bool {
 	if ev.rv == w.made[0] || ev.rv == w.made[1] {
 		return true
 	}
-	return upTo && compareRV(ev.rv, w.rv) <= 0
-}
-
-// compareRV orders two resourceVersions: -1, 0 or 1 as a is older than, the same as, or
-// newer than b. resourceVersions are opaque to clients, but every apiserver backed by etcd
-// issues increasing integers; when either is not one, the answer is 1 unless they are equal
-// ("newer": the cautious answer everywhere it is asked, costing a read or a call at most).
-func compareRV(a, b string) int {
-	if a == b {
-		return 0
-	}
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	switch {
-	case errA != nil || errB != nil, x > y:
-		return 1
-	case x < y:
-		return -1
-	}
-	return 0
+	return upTo && kobj.CompareRV(ev.rv, w.rv) <= 0
 }
