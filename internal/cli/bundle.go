@@ -72,7 +72,7 @@ nothing is printed on stdout. Warnings go to stderr.`,
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
 	f.String("name", "", "the operator's name: of every object, of the leader Lease and ork run --name (default the Katalog's metadata.name)")
-	f.String("namespace", rbacgen.DefaultNamespace, "namespace ork runs in")
+	addNamespaceFlag(cmd, "ork's own namespace, where it runs")
 	f.String("image", "", "ork image (default "+bundle.ImageRepository+":<this ork's version>)")
 	f.Int("replicas", bundle.DefaultReplicas, "replicas of the Deployment (one leads, the others stand by; with --shard-buckets each reconciles its share)")
 	f.Int("shard-buckets", 0, "ork run --shard-buckets: every replica reconciles a share of the custom resources, cut into this many buckets (a power of two from 2 to 256), in place of one leader; the Role grants the bucket Leases by name (docs/scaling.md)")
@@ -97,7 +97,7 @@ func completeBundle(env *Env) (bundleOptions, error) {
 		migrationNote: cfg.Bool("migration-note"),
 		gen: bundle.Options{
 			Name:            cfg.String("name"),
-			Namespace:       cfg.String("namespace"),
+			Namespace:       orkNamespace(env),
 			Image:           cfg.String("image"),
 			Replicas:        cfg.Int("replicas"),
 			ShutdownTimeout: cfg.Duration("shutdown-timeout"),

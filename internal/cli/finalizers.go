@@ -15,10 +15,9 @@ import (
 )
 
 type releaseOptions struct {
-	files      []string
-	kubeconfig string
-	context    string
-	format     output.Format
+	files   []string
+	cluster clusterOptions
+	format  output.Format
 }
 
 // releaseReport is ork finalizers release -o json: a contract.
@@ -63,8 +62,7 @@ write failed (the rest is still released).`,
 	}
 	addKatalogFlag(cmd)
 	addOutputFlag(cmd, output.Text, output.Text, output.JSON)
-	cmd.Flags().String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
-	cmd.Flags().String("context", "", "kubeconfig context to use (default the current context)")
+	addClusterFlags(cmd)
 	return cmd
 }
 
@@ -74,8 +72,7 @@ func completeRelease(env *Env) (releaseOptions, error) {
 	if err != nil {
 		return releaseOptions{}, err
 	}
-	return releaseOptions{files: cfg.StringSlice("filename"), kubeconfig: cfg.String("kubeconfig"),
-		context: cfg.String("context"), format: format}, nil
+	return releaseOptions{files: cfg.StringSlice("filename"), cluster: completeCluster(cfg), format: format}, nil
 }
 
 func runRelease(cmd *cobra.Command, env *Env, opts releaseOptions) error {
@@ -83,7 +80,7 @@ func runRelease(cmd *cobra.Command, env *Env, opts releaseOptions) error {
 	if err != nil {
 		return err
 	}
-	rc, err := restConfig(opts.kubeconfig, opts.context)
+	rc, err := opts.cluster.restConfig()
 	if err != nil {
 		return err
 	}

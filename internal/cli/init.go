@@ -26,7 +26,7 @@ and in a cluster). Without --remote the Katalog uses the declarative reconciler 
 and a Service per custom resource; try ork simulate). --remote go or --remote python adds
 reconciler/, an HTTP reconciler that uses only the language's standard library, with its own
 test (go test ./... or python3 -m unittest) and its Dockerfile (a distroless, non-root image
-pinned by digest); deploy/reconciler.yaml, its Deployment and Service in --namespace (restricted
+pinned by digest); deploy/reconciler.yaml, its Deployment and Service in --reconciler-namespace (restricted
 Pod Security, probes, the token Secret mounted as a file that it re-reads at every request);
 and secret.yaml, the token ork sends it. The Katalog's endpoint is that Service
 (http://NAME-operator-reconciler.NAMESPACE.svc:8088/reconcile); ork run --endpoint points it at
@@ -35,7 +35,7 @@ line points editors at the Katalog schema. Existing files are never overwritten 
 ork init checks them all first and writes nothing when one exists (exit 1). An existing
 README.md is extended, not overwritten.`,
 		Example: `  ork init my-operator
-  ork init my-operator --remote go --kind Database --group data.myorg.io --namespace data
+  ork init my-operator --remote go --kind Database --group data.myorg.io --reconciler-namespace data
   ork validate -f my-operator/katalog.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -56,16 +56,29 @@ README.md is extended, not overwritten.`,
 	f.String("name", "", "the CRD's name in the Katalog (default: the kind in lower case)")
 	f.String("group", scaffold.DefaultGroup, "the custom resource's API group")
 	f.String("kind", scaffold.DefaultKind, "the custom resource's kind (CamelCase)")
-	f.String("namespace", scaffold.DefaultNamespace, "with --remote: the namespace of the reconciler's Deployment, Service and token Secret")
+	f.String("reconciler-namespace", scaffold.DefaultNamespace, "with --remote: the namespace of the reconciler's Deployment, Service and token Secret")
+	f.String("namespace", scaffold.DefaultNamespace, "the former name of --reconciler-namespace")
+	// Deprecated, hidden, and said so on stderr by completeInit: cobra's own deprecation
+	// notice would go to stdout.
+	_ = f.MarkHidden("namespace")
 	f.Bool("force", false, "overwrite files that exist")
 	return cmd
 }
 
 func completeInit(env *Env, args []string) (initOptions, error) {
 	cfg := env.Config()
+	ns := cfg.String("reconciler-namespace")
+	if cfg.Source("namespace") != "the default" {
+		if cfg.Source("reconciler-namespace") != "the default" {
+			return initOptions{}, usageError("ork init: --namespace is the former name of --reconciler-namespace: pass one")
+		}
+		ns = cfg.String("namespace")
+		fmt.Fprintf(env.Streams.ErrOut, "%s ork init --namespace is deprecated: use --reconciler-namespace (ork's own namespace is -n/--namespace of the commands that run ork)\n",
+			env.ErrStyle().Warning("warning:"))
+	}
 	opts := initOptions{dir: ".", force: cfg.Bool("force"), gen: scaffold.Options{
 		Kind: cfg.String("kind"), Group: cfg.String("group"), Name: cfg.String("name"),
-		Remote: scaffold.Remote(cfg.String("remote")), Namespace: cfg.String("namespace"),
+		Remote: scaffold.Remote(cfg.String("remote")), Namespace: ns,
 	}.Complete()}
 	if len(args) == 1 {
 		opts.dir = args[0]

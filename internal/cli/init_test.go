@@ -20,7 +20,7 @@ func TestScaffoldedReconcilersPassRemoteCheck(t *testing.T) {
 	for _, flavour := range []string{"go", "python"} {
 		t.Run(flavour, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "op")
-			if code, _, errOut := runOrk(t, "init", dir, "--remote", flavour, "--namespace", "team-a"); code != 0 {
+			if code, _, errOut := runOrk(t, "init", dir, "--remote", flavour, "--reconciler-namespace", "team-a"); code != 0 {
 				t.Fatalf("ork init: exit %d: %s", code, errOut)
 			}
 			katalog := filepath.Join(dir, "katalog.yaml")

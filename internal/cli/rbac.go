@@ -53,7 +53,7 @@ namespace and not cluster-wide; a cluster-scoped CRD is then an error (exit 2).
 The namespaces must exist. The Katalog is validated first; an invalid one is
 reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
 		Example: `  ork rbac gen -f examples/remote/katalog.yaml > role.yaml && kubectl apply -f role.yaml
-  ork rbac gen -f katalog.yaml --leader-elect --namespace ops -o json | jq '.items[1].rules'`,
+  ork rbac gen -f katalog.yaml --leader-elect -n ops -o json | jq '.items[1].rules'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRBACGen(env)
@@ -67,7 +67,7 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	addOutputFlag(cmd, output.YAML, output.YAML, output.JSON)
 	f := cmd.Flags()
 	f.String("name", "", "name of the ServiceAccount, ClusterRole, ClusterRoleBinding, Roles and RoleBindings: ork run --name"+nameDefault)
-	f.String("namespace", rbacgen.DefaultNamespace, "ork's namespace: the ServiceAccount's, the Lease's and a secretRef's without one; it does not limit what is granted: see --watch-namespace")
+	addNamespaceFlag(cmd, "ork's own namespace: the ServiceAccount's, the Lease's and a secretRef's without one; it does not limit what is granted: see --watch-namespace")
 	f.Bool("leader-elect", false, "grant the Lease verbs that ork run --leader-elect needs, in --namespace")
 	f.String("lease-name", "", "the Lease that get/update are limited to: ork run's --lease-name (default --name)")
 	f.Int("shard-buckets", 0, "grant the Lease verbs that ork run --shard-buckets needs, in --namespace: the bucket Leases (named after --name) by name, the member Leases, list and watch")
@@ -86,7 +86,7 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 		files:  cfg.StringSlice("filename"),
 		format: format,
 		gen: rbacgen.Options{
-			Namespace:       cfg.String("namespace"),
+			Namespace:       orkNamespace(env),
 			LeaderElect:     cfg.Bool("leader-elect"),
 			LeaseName:       cfg.String("lease-name"),
 			ShardBuckets:    cfg.Int("shard-buckets"),

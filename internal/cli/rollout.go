@@ -13,7 +13,6 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/version"
 )
@@ -30,13 +29,12 @@ func newRolloutCmd(env *Env) *cobra.Command {
 }
 
 type rolloutStatusOptions struct {
-	files      []string
-	crd        string
-	namespace  string
-	name       string
-	kubeconfig string
-	context    string
-	format     output.Format
+	files     []string
+	crd       string
+	namespace string
+	name      string
+	cluster   clusterOptions
+	format    output.Format
 }
 
 func newRolloutStatusCmd(env *Env) *cobra.Command {
@@ -67,10 +65,9 @@ Exit code 0: shown (also before ork wrote any state), 1: the cluster could not b
 	addOutputFlag(cmd, output.Text, output.Text, output.JSON)
 	f := cmd.Flags()
 	f.String("crd", "", "the CRD whose rollout to show (its name in the Katalog; default: the only remote one)")
-	f.String("namespace", "", "ork's own namespace, where the ConfigMap is (default $POD_NAMESPACE, else "+rbacgen.DefaultNamespace+")")
+	addNamespaceFlag(cmd, "ork's own namespace, where the ConfigMap is")
 	f.String("name", "", "the operator's name (ork run --name): the ConfigMap is <name>-rollout"+nameDefault)
-	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
-	f.String("context", "", "kubeconfig context to use (default the current context)")
+	addClusterFlags(cmd)
 	return cmd
 }
 
@@ -80,15 +77,9 @@ func completeRolloutStatus(env *Env) (rolloutStatusOptions, error) {
 	if err != nil {
 		return rolloutStatusOptions{}, err
 	}
-	ns := cfg.String("namespace")
-	if ns == "" {
-		ns = env.Getenv("POD_NAMESPACE")
-	}
-	if ns == "" {
-		ns = rbacgen.DefaultNamespace
-	}
+	ns := orkNamespace(env)
 	return rolloutStatusOptions{files: cfg.StringSlice("filename"), crd: cfg.String("crd"), namespace: ns,
-		kubeconfig: cfg.String("kubeconfig"), context: cfg.String("context"), format: format}, nil
+		cluster: completeCluster(cfg), format: format}, nil
 }
 
 func runRolloutStatus(ctx context.Context, env *Env, opts rolloutStatusOptions) error {
@@ -107,7 +98,7 @@ func runRolloutStatus(ctx context.Context, env *Env, opts rolloutStatusOptions) 
 	if err != nil {
 		return err
 	}
-	rc, err := restConfig(opts.kubeconfig, opts.context)
+	rc, err := opts.cluster.restConfig()
 	if err != nil {
 		return err
 	}

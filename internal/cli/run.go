@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/orkspace/ork/internal/exchange"
@@ -27,13 +25,12 @@ import (
 )
 
 type runOptions struct {
-	files      []string
-	endpoints  []string
-	kubeconfig string
-	context    string
-	qps        float32
-	burst      int
-	engine     run.Options
+	files     []string
+	endpoints []string
+	cluster   clusterOptions
+	qps       float32
+	burst     int
+	engine    run.Options
 	// format is -o for --dry-run's plan.
 	format output.Format
 }
@@ -56,7 +53,7 @@ no Lease) and exits after one pass over every custom resource, or keeps going wi
 reconciler is called for real, with prepared.dryRun: true; custom resources being deleted are
 shown, not called, unless --include-deletes.`,
 		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
-  ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect
+  ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect -n ops
   ork run -f katalog.yaml --dry-run -o json
   ork run -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile`,
 		Args: noArgs,
@@ -71,9 +68,8 @@ shown, not called, unless --include-deletes.`,
 	addKatalogFlag(cmd)
 	f := cmd.Flags()
 	f.StringArray("endpoint", nil, "CRD=URL: call this URL instead of the CRD's reconcile.remote.endpoint, for this run only (repeatable; URL alone when the Katalog has one remote CRD)")
-	f.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
-	f.String("context", "", "kubeconfig context to use (default the current context)")
-	f.String("namespace", "", "ork's own namespace: default for secretRef.namespace and the leader Lease (default $POD_NAMESPACE, else orkestra-system); it does not limit what ork watches: see --watch-namespace")
+	addClusterFlags(cmd)
+	addNamespaceFlag(cmd, "ork's own namespace: default for secretRef.namespace and the leader Lease; it does not limit what ork watches: see --watch-namespace")
 	f.StringArray("watch-namespace", nil, "reconcile only the custom resources in this namespace, with caches there only (repeatable; default every namespace); RBAC: ork rbac gen --watch-namespace")
 	f.Float32("kube-api-qps", 0, "client-side limit of requests per second to the apiserver; 0: none, the apiserver's API Priority and Fairness paces ork")
 	f.Int("kube-api-burst", 0, "client-side burst to the apiserver, with --kube-api-qps (default 2 x qps)")
@@ -111,15 +107,11 @@ func completeRun(env *Env) (runOptions, error) {
 	if err != nil {
 		return runOptions{}, err
 	}
-	ns := cfg.String("namespace")
-	if ns == "" {
-		ns = env.Getenv("POD_NAMESPACE")
-	}
+	ns := orkNamespace(env)
 	opts := runOptions{
-		files:      cfg.StringSlice("filename"),
-		endpoints:  cfg.StringSlice("endpoint"),
-		kubeconfig: cfg.String("kubeconfig"),
-		context:    cfg.String("context"),
+		files:     cfg.StringSlice("filename"),
+		endpoints: cfg.StringSlice("endpoint"),
+		cluster:   completeCluster(cfg),
 		engine: run.Options{
 			Namespace:             ns,
 			BackoffBase:           cfg.Duration("backoff-base"),
@@ -197,33 +189,6 @@ func completeRun(env *Env) (runOptions, error) {
 	return opts, nil
 }
 
-// restConfig resolves --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, else in-cluster.
-func restConfig(kubeconfig, context string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
-	rc, err := cc.ClientConfig()
-	if clientcmd.IsEmptyConfig(err) {
-		// Say which files were looked for: a KUBECONFIG naming a missing file reads
-		// otherwise like an unset one.
-		var missing []string
-		for _, p := range rules.Precedence {
-			if _, statErr := os.Stat(p); statErr != nil {
-				missing = append(missing, p)
-			}
-		}
-		msg := "no cluster to talk to"
-		if len(missing) > 0 {
-			msg += fmt.Sprintf(" (no kubeconfig at %s)", strings.Join(missing, ", "))
-		}
-		return nil, errors.New(msg + ": pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run ork inside a cluster")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster config: %w", err)
-	}
-	return rc, nil
-}
-
 func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
@@ -250,7 +215,7 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	}
 	set = set.WithEndpoints(overrides)
 	// The cluster comes second: a broken Katalog is reported even without one.
-	rc, err := restConfig(opts.kubeconfig, opts.context)
+	rc, err := opts.cluster.restConfig()
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orkspace/ork/internal/output"
-	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -64,9 +63,8 @@ Exit code 0: printed, 1: no decisions or no answer from --addr, 2: usage error o
 	f.String("addr", DefaultTraceAddr, "host:port (or URL) of ork run's metrics address; with --holder, its port is the replicas' metrics port")
 	f.Bool("holder", false, "for ork run --shard-buckets: find the replica whose bucket Lease covers the object's uid and fetch its decisions through the apiserver's pod proxy (reads the Katalog, -f, for the object's type; needs get on pods/proxy in ork's namespace)")
 	f.String("name", "", "with --holder: ork run --name of the sharded ork, which names its bucket Leases (default the Katalog's metadata.name, as ork bundle names it)")
-	f.String("namespace", rbacgen.DefaultNamespace, "with --holder: ork's namespace, where its Leases are")
-	f.String("kubeconfig", "", "with --holder: kubeconfig file (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
-	f.String("context", "", "with --holder: kubeconfig context to use (default the current context)")
+	addNamespaceFlag(cmd, "with --holder: ork's own namespace, where its Leases are")
+	addClusterFlags(cmd)
 	return cmd
 }
 
@@ -90,8 +88,8 @@ func completeTrace(env *Env, args []string) (traceOptions, error) {
 	}
 	opts.key.Namespace, opts.key.Name = ns, name
 	if cfg.Bool("holder") {
-		opts.holder = &holderLookup{files: cfg.StringSlice("filename"), kubeconfig: cfg.String("kubeconfig"), context: cfg.String("context"),
-			name: cfg.String("name"), namespace: cfg.String("namespace")}
+		opts.holder = &holderLookup{files: cfg.StringSlice("filename"), cluster: completeCluster(cfg),
+			name: cfg.String("name"), namespace: orkNamespace(env)}
 	}
 	return opts, nil
 }

@@ -26,8 +26,8 @@ import (
 // --shard-buckets) whose bucket holds the object, and reaches its decisions through the
 // apiserver's pod proxy: no port-forward to guess which pod to open.
 type holderLookup struct {
-	files               []string
-	kubeconfig, context string
+	files   []string
+	cluster clusterOptions
 	// name is the operator's (ork run --name: the bucket Leases are named after it) and
 	// namespace ork's own (the Leases').
 	name, namespace string
@@ -56,7 +56,7 @@ func (h holderLookup) find(ctx context.Context, env *Env, k trace.Key, addr stri
 	if err != nil {
 		return heldBy{}, err
 	}
-	rc, err := restConfig(h.kubeconfig, h.context)
+	rc, err := h.cluster.restConfig()
 	if err != nil {
 		return heldBy{}, err
 	}
