@@ -3,6 +3,8 @@
 # line), using only the Go module proxy: no downloaded binary.
 #   helm  hack/helm-tools  the chart tests of `ork bundle --helm` (helm lint, helm template)
 #   ko    hack/ko-tools    the release image check (hack/image-check.sh)
+#   goreleaser  hack/goreleaser-tools  the release config check and snapshot
+#                                      (hack/goreleaser-check.sh)
 #
 # Usage:
 #   hack/build-tool.sh TOOL            build into the cache dir (`make helm-bin` runs it for helm)
@@ -21,7 +23,9 @@ case "$TOOL" in
         VERSION_VAR=$MODULE/internal/version.version ;;  # what `helm version` reports
   ko)   MODULE=github.com/google/ko; PKG=$MODULE; CACHE_VAR=ORK_KO_CACHE
         VERSION_VAR=$MODULE/pkg/commands.Version ;;
-  *) echo "usage: $0 helm|ko [pin VERSION]" >&2; exit 2 ;;
+  goreleaser) MODULE=github.com/goreleaser/goreleaser/v2; PKG=$MODULE; CACHE_VAR=ORK_GORELEASER_CACHE
+        VERSION_VAR=main.version ;;
+  *) echo "usage: $0 helm|ko|goreleaser [pin VERSION]" >&2; exit 2 ;;
 esac
 TOOLS="$ROOT/hack/$TOOL-tools"
 T0=$(date +%s)
