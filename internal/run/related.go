@@ -11,9 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -46,7 +49,7 @@ const relatedFanOut = 100
 // metadata, so that a change passes again the custom resources that read the object in their
 // last pass (index).
 type relatedWatch struct {
-	c       *controller
+	deps    relatedDeps
 	entries []relatedEntry
 	index   *related.Index
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
@@ -60,6 +63,25 @@ type relatedWatch struct {
 	// pass's Set one step each.
 	mu     sync.Mutex
 	owners map[string]types.UID
+}
+
+// relatedDeps is all a related watch needs of its controller: the clients, the namespaces
+// ork watches, and two callbacks; never the controller itself.
+type relatedDeps struct {
+	dyn             dynamic.Interface
+	meta            metadata.Interface
+	watchNamespaces []string
+	// changed queues the CR of key, whose last pass read an object that changed
+	// (controller.relatedChanged); fast picks the fast lane.
+	changed func(key string, fast bool)
+	// event records an Event on a CR (controller.event).
+	event func(cr *unstructured.Unstructured, typ, reason, msg string)
+}
+
+// relatedDeps are c's dependencies for its related watch.
+func (c *controller) relatedDeps() relatedDeps {
+	return relatedDeps{dyn: c.e.dyn, meta: c.e.meta, watchNamespaces: c.e.opts.WatchNamespaces,
+		changed: c.relatedChanged, event: c.event}
 }
 
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
@@ -86,7 +108,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 	if rem == nil || len(rem.Payload.Related) == 0 {
 		return nil, nil
 	}
-	w := &relatedWatch{c: c, index: related.NewIndex(), checks: newStatusChecks()}
+	w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), checks: newStatusChecks()}
 	// One watch per type, one per constant-named Secret; each over the namespaces its
 	// entries can name (the RBAC rbacgen grants is no wider).
 	type watchKey struct {
@@ -224,9 +246,9 @@ func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope,
 		}
 	}
 	build := func(ns string) cache.SharedIndexInformer {
-		return metadatainformer.NewFilteredMetadataInformer(w.c.e.meta, gvr, ns, 0, cache.Indexers{}, tweak).Informer()
+		return metadatainformer.NewFilteredMetadataInformer(w.deps.meta, gvr, ns, 0, cache.Indexers{}, tweak).Informer()
 	}
-	namespaces := scope.namespaces(w.c.e.opts.WatchNamespaces)
+	namespaces := scope.namespaces(w.deps.watchNamespaces)
 	if len(namespaces) == 0 {
 		return allNamespaces(build(metav1.NamespaceAll))
 	}
@@ -361,7 +383,7 @@ func (w *relatedWatch) finishCheck(ctx context.Context, ck statusCheck) {
 func (w *relatedWatch) pass(keys []string) {
 	fast := len(keys) <= relatedFanOut
 	for _, key := range keys {
-		w.c.relatedChanged(key, fast)
+		w.deps.changed(key, fast)
 	}
 }
 
@@ -474,7 +496,7 @@ func readNames(e relatedEntry, ref related.Ref, objs []map[string]any) []string 
 // related.MaxSelected (a Warning Event says so, and cut is the message for the
 // condition). A Secret's data goes only with allowSecrets.
 func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Ref, in input) (objs []map[string]any, cut string, err error) {
-	res := w.c.e.dyn.Resource(e.gvr).Namespace(ref.Namespace)
+	res := w.deps.dyn.Resource(e.gvr).Namespace(ref.Namespace)
 	if ref.Selector == nil {
 		u, err := res.Get(ctx, ref.Name, metav1.GetOptions{ResourceVersion: e.cachedRV(ref)})
 		if apierrors.IsNotFound(err) {
@@ -501,7 +523,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 			cut = fmt.Sprintf("payload.related %s: the selector %s matches more than %d %s: only the first %d are sent",
 				e.As, ref.Selector, related.MaxSelected, e.gvr.Resource, related.MaxSelected)
 			if !in.gone {
-				w.c.event(in.cr, "Warning", EventTooManyRelated, cut)
+				w.deps.event(in.cr, "Warning", EventTooManyRelated, cut)
 			}
 		}
 	}

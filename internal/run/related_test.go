@@ -39,7 +39,7 @@ func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
 			q := newLaneQueue("app", time.Millisecond, time.Second, m)
 			defer q.ShutDown()
 			c := &controller{e: &Engine{opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
-			w := &relatedWatch{c: c, index: related.NewIndex(), entries: []relatedEntry{{Entry: &related.Entry{As: "config"}, gvr: cms, watched: true}}}
+			w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), entries: []relatedEntry{{Entry: &related.Entry{As: "config"}, gvr: cms, watched: true}}}
 			for i := range tc.crs {
 				w.index.Set(fmt.Sprintf("ns/cr-%03d", i), []related.Target{{Resource: cms.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 			}
@@ -103,7 +103,7 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 		e.Namespaced = true
 		return relatedEntry{Entry: e, gvr: cmGVR, watched: true}
 	}
-	w := &relatedWatch{c: c, index: related.NewIndex(), entries: []relatedEntry{
+	w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), entries: []relatedEntry{
 		entry(katalog.Related{As: "shared", Kind: "ConfigMap", Name: "shared"}),
 		entry(katalog.Related{As: "broken", Kind: "ConfigMap", Name: "{{ .spec.missing }}"}),
 	}}
@@ -149,7 +149,7 @@ func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
 	if err := inf.GetIndexer().Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "seen", Namespace: "ns", ResourceVersion: "42"}}); err != nil {
 		t.Fatal(err)
 	}
-	w := &relatedWatch{c: &controller{e: &Engine{dyn: dyn}}, index: related.NewIndex()}
+	w := &relatedWatch{deps: relatedDeps{dyn: dyn}, index: related.NewIndex()}
 	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: allNamespaces(inf)}
 	for _, name := range []string{"seen", "unseen"} {
 		if _, _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
@@ -176,7 +176,7 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
 	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
-	w := &relatedWatch{c: c, index: related.NewIndex(), checks: newStatusChecks()}
+	w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), checks: newStatusChecks()}
 	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
 	w.digests.remember(pods, pod.Object) // what the pass read
 	// changed hands the read to the checks' workers (the informer's goroutine must not wait

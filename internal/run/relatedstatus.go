@@ -86,7 +86,7 @@ func (w *relatedWatch) statusOnly(ctx context.Context, gvr schema.GroupVersionRe
 	}
 	ctx, cancel := context.WithTimeout(ctx, digestRead)
 	defer cancel()
-	full, err := w.c.e.dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{ResourceVersion: u.GetResourceVersion()})
+	full, err := w.deps.dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{ResourceVersion: u.GetResourceVersion()})
 	if err != nil {
 		return false
 	}
