@@ -46,7 +46,7 @@ func newRemoteCheckCmd(env *Env) *cobra.Command {
 every answer: by the JSON Schema (schema/remote-reconcile-result.schema.json), by ork's own
 decoder and intent builders, and by the Katalog's managedResources; latency is measured
 against reconcile.remote.timeout. Round 1 sends create, update and resync (and delete with
---include-delete); round 2 sends each again with the children the first answer produced, as
+--include-deletes); round 2 sends each again with the children the first answer produced, as
 ork run would present them, and requires the same resources: a reconciler whose answer moves
 with its own children makes ork loop. Every request carries prepared.dryRun: true.
 The CR is --cr, else the CRD's first crFiles entry; Secrets for auth.secretRef and
@@ -81,7 +81,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
 	f.String("candidate", "", "URL of a candidate reconciler: send it every request too and report where its answers differ (field paths, never values); its answers never fail the check")
 	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
-	f.Bool("include-delete", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
+	f.Bool("include-deletes", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
 	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
 	return cmd
@@ -96,7 +96,7 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
 		relatedFiles: cfg.StringSlice("related"),
-		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-delete")},
+		check:        remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-deletes")},
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -146,11 +147,13 @@ func candidatePlan(crd *katalog.CRD) (rollout.Plan, error) {
 // writeRolloutStatus prints st as a few aligned lines, then the recent divergences.
 func writeRolloutStatus(w io.Writer, st output.Style, s rollout.Status, where string) error {
 	var b strings.Builder
-	line := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-12s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
+	line := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k+":", fmt.Sprintf(format, a...)) }
 	line("crd", "%s", st.Bold(s.CRD))
 	line("mode", "%s", s.Mode)
 	if s.Phase == "" {
 		line("phase", "%s", st.Dim("no state in "+where+" yet (ork run writes it every few seconds)"))
+		_ = tw.Flush() // into a strings.Builder: no error
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -179,6 +182,7 @@ func writeRolloutStatus(w io.Writer, st output.Style, s rollout.Status, where st
 	if s.Promote {
 		line("promote", "%s", st.OK("yes: make candidate.endpoint the endpoint and remove candidate"))
 	}
+	_ = tw.Flush()
 	if len(s.Recent) > 0 {
 		fmt.Fprintf(&b, "recent divergences (field paths):\n")
 	}

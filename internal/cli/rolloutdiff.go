@@ -37,7 +37,7 @@ diverging exchange is listed with the differing field paths, never values. Recor
 data and --redact paths are masked, so a divergence found offline can differ from one found
 live. The candidate is --candidate, else the Katalog's candidate.endpoint (with its auth:
 Secrets from --secrets FILE). --crd may be left out when the Katalog has one remote CRD.
-Recorded deletes are sent only with the candidate's shadowDeletes or --include-delete (a
+Recorded deletes are sent only with the candidate's shadowDeletes or --include-deletes (a
 reconciler may clean up outside the cluster whatever dryRun says).
 Exit code 0: every compared answer agrees and no candidate call failed; 1: a divergence, a
 failed candidate call, or nothing compared; 2: usage error (no recording, no candidate).`,
@@ -59,7 +59,7 @@ failed candidate call, or nothing compared; 2: usage error (no recording, no can
 	f.String("replay", "", "the recording directory (required)")
 	f.String("candidate", "", "the candidate's URL (default: the Katalog's candidate.endpoint)")
 	f.StringArray("secrets", nil, "file of Secret manifests for the candidate's auth.secretRef; repeatable")
-	f.Bool("include-delete", false, "send recorded deletes too (default: only with the candidate's shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says)")
+	f.Bool("include-deletes", false, "send recorded deletes too (default: only with the candidate's shadowDeletes: a reconciler may clean up outside the cluster whatever dryRun says)")
 	return cmd
 }
 
@@ -70,7 +70,7 @@ func completeRolloutDiff(env *Env) (rolloutDiffOptions, error) {
 		return rolloutDiffOptions{}, err
 	}
 	opts := rolloutDiffOptions{files: cfg.StringSlice("filename"), crd: cfg.String("crd"), replay: cfg.String("replay"),
-		candidate: cfg.String("candidate"), secretFiles: cfg.StringSlice("secrets"), format: format, includeDelete: cfg.Bool("include-delete")}
+		candidate: cfg.String("candidate"), secretFiles: cfg.StringSlice("secrets"), format: format, includeDelete: cfg.Bool("include-deletes")}
 	if opts.replay == "" {
 		return opts, usageError("--replay DIR is required: the recording to compare against")
 	}
@@ -130,7 +130,7 @@ func writeRolloutDiff(w io.Writer, st output.Style, rep replaydiff.Report) error
 	}
 	fmt.Fprintf(&b, "%s: %s, %d compared, %d diverging, %d failed", st.Bold(rep.CRD), plural(rep.Exchanges, "exchange"), rep.Compared, rep.Divergences, rep.Errors)
 	if rep.SkippedDeletes > 0 {
-		fmt.Fprintf(&b, ", %s not sent (--include-delete)", plural(rep.SkippedDeletes, "delete"))
+		fmt.Fprintf(&b, ", %s not sent (--include-deletes)", plural(rep.SkippedDeletes, "delete"))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

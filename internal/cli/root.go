@@ -11,9 +11,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/orkspace/ork/internal/config"
 	"github.com/orkspace/ork/internal/output"
+	"github.com/orkspace/ork/internal/version"
 )
 
 // Exit codes.
@@ -157,8 +159,12 @@ server-side apply, status, events, health, metrics and RBAC.`,
 	pf.String("config", "", "ork settings file: global settings at the top, each command's under its name (default $XDG_CONFIG_HOME/ork/config.yaml when present; never ./ork.yaml)")
 	pf.String("log-level", "info", "log level: debug, info, warn, error")
 	pf.String("log-format", "text", "log format: text or json")
-	pf.Bool("no-color", false, "never colour output (NO_COLOR is honoured too)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	pf.Bool("no-color", false, "never colour output (NO_COLOR, TERM=dumb and CLICOLOR=0 are honoured too; CLICOLOR_FORCE colours a pipe)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError{withFlagSuggestion(c, err)} })
+	// ork --version prints what ork version prints.
+	info := version.Get()
+	root.Version = info.Version
+	root.SetVersionTemplate(fmt.Sprintf("ork %s (commit %s, built %s)\n", info.Version, orUnknown(info.Commit), orUnknown(info.Date)))
 
 	root.AddCommand(
 		newVersionCmd(env),
@@ -174,6 +180,14 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newFinalizersCmd(env),
 		newRolloutCmd(env),
 	)
+	// One spelling of every flag: the singular --include-delete of earlier releases still parses.
+	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "include-delete" {
+			name = "include-deletes"
+		}
+		return pflag.NormalizedName(name)
+	})
+	registerCompletions(root)
 	// cobra's completion command prints help and exits 0 for a shell it does not know.
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -30,9 +31,10 @@ type validateOptions struct {
 
 func newValidateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "validate [-f katalog.yaml]...",
+		Use:   "validate [PATH]... [-f katalog.yaml]...",
 		Short: "Check a Katalog and report every problem with file:line and a hint",
-		Long: `Check one or more Katalog files. Every finding is reported in one run, sorted by file and
+		Long: `Check one or more Katalog files: each PATH, a Katalog file or a directory holding katalog.yaml
+(as helm lint PATH), and each -f file; katalog.yaml without either. Every finding is reported in one run, sorted by file and
 line. Exit code 0: valid (warnings allowed; --strict: none), 1: invalid (or, with --strict, a
 warning), 2: usage error or unreadable file.
 Output formats for CI, with the same exit codes:
@@ -51,13 +53,13 @@ Every custom resource of a CRD's crFiles is judged against its crdFile's schema 
 apiserver's own validation code (defaults applied, unknown fields refused, the CRD's
 x-kubernetes-validations CEL rules evaluated as on create), each finding at the field's line in
 the CR file; a CEL rule the apiserver would refuse in the CRD is a finding in the CRD file.`,
-		Example: `  ork validate -f examples/remote/katalog.yaml
+		Example: `  ork validate examples/remote
+  ork validate -f examples/remote/katalog.yaml
   ork validate -f a.yaml -f b.yaml -o json | jq .findings
   ork validate -f katalog.yaml -o github --strict   # in a GitHub Actions step: warnings fail too
   ork validate -f katalog.yaml -o sarif > ork.sarif # for github/codeql-action/upload-sarif`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := completeValidate(env)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := completeValidate(env, args)
 			if err != nil {
 				return err
 			}
@@ -71,13 +73,13 @@ the CR file; a CEL rule the apiserver would refuse in the CRD is a finding in th
 	return cmd
 }
 
-func completeValidate(env *Env) (validateOptions, error) {
+func completeValidate(env *Env, paths []string) (validateOptions, error) {
 	cfg := env.Config()
 	format, err := outputFormat(cfg, validateFormats()...)
 	if err != nil {
 		return validateOptions{}, err
 	}
-	opts := validateOptions{files: cfg.StringSlice("filename"), format: format, strict: cfg.Bool("strict")}
+	opts := validateOptions{files: append(katalogPaths(paths), cfg.StringSlice("filename")...), format: format, strict: cfg.Bool("strict")}
 	if p := cfg.String("api-resources"); p != "" {
 		f, err := os.Open(p)
 		if err != nil {
@@ -115,6 +117,20 @@ func runValidate(env *Env, opts validateOptions) error {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--strict: %s, and warnings fail under --strict", plural(len(findings), "warning"))}
 	}
 	return nil
+}
+
+// katalogPaths are the Katalog files of ork validate's PATH arguments: a directory stands
+// for the katalog.yaml in it, anything else for itself (a missing file is reported by the
+// load, as one given with -f is).
+func katalogPaths(paths []string) []string {
+	files := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			p = filepath.Join(p, katalog.DefaultFile)
+		}
+		files = append(files, p)
+	}
+	return files
 }
 
 // printFindings prints the findings in opts.format on stdout.

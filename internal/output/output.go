@@ -82,9 +82,17 @@ func NewStyle(w io.Writer, color bool) Style {
 	return Style{color: color, r: r}
 }
 
-// UseColor decides whether to style: a terminal, NO_COLOR unset, --no-color off.
+// UseColor decides whether to style. Never with --no-color or NO_COLOR; always with
+// CLICOLOR_FORCE (not "0"), a pipe included; else on a terminal, unless TERM is dumb or
+// CLICOLOR is "0".
 func UseColor(tty, noColorFlag bool, getenv func(string) string) bool {
-	return tty && !noColorFlag && getenv("NO_COLOR") == ""
+	switch {
+	case noColorFlag || getenv("NO_COLOR") != "":
+		return false
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	}
+	return tty && getenv("TERM") != "dumb" && getenv("CLICOLOR") != "0"
 }
 
 func (s Style) paint(fg string, bold bool, text string) string {
