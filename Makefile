@@ -42,7 +42,7 @@ help:
 	@echo 'make test       check-cc, k8s-bin, helm-bin, ko-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
-	@echo 'make sdk-test   the reconciler SDKs: sdk/go module (vet, test) and sdk/python (mypy --strict, unittest)'
+	@echo 'make sdk-test   the reconciler SDKs: sdk/go module (vet, test), sdk/python (mypy --strict, unittest), sdk/ts (tsc --strict, node --test)'
 	@echo 'make lint       gofmt -l and go vet'
 	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=..., BENCH_RUNS=3): docs/benchmarks.md'
 
@@ -86,11 +86,16 @@ test-unit:
 	ORK_SKIP_INTEGRATION=1 $(GO) test -timeout 10m ./...
 
 # sdk-test: sdk/go is a module of its own (go test ./... at the root does not enter it);
-# sdk/python needs python3 and mypy (Debian: apt-get install python3 mypy). ~10 s warm.
+# sdk/python needs python3 and mypy (Debian: apt-get install python3 mypy); sdk/ts needs node
+# and npm (Debian: apt-get install nodejs npm) and installs the TypeScript of its lock file
+# with npm ci when node_modules is older than the lock file. tsconfig.json is strict, so the
+# build is the type check. ~20 s warm.
 sdk-test:
 	cd sdk/go && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...
 	@command -v python3 >/dev/null && command -v mypy >/dev/null || { echo "make sdk-test needs python3 and mypy for the Python SDK (Debian/Ubuntu: apt-get install python3 mypy)" >&2; exit 1; }
 	cd sdk/python && mypy --strict ork_reconciler examples tests && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests -t .
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "make sdk-test needs node and npm for the TypeScript SDK (Debian/Ubuntu: apt-get install nodejs npm)" >&2; exit 1; }
+	cd sdk/ts && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && node_modules/.bin/tsc -p . --strict && node --test build/test/*.test.js
 
 lint:
 	@unformatted=$$(gofmt -l .); \

@@ -52,6 +52,38 @@ func pythonExample(t *testing.T) example {
 	}}
 }
 
+// tsExample compiles sdk/ts (with the TypeScript of its lock file, installed by `npm ci`)
+// and runs examples/webapp; the test is skipped without node or that install.
+func tsExample(t *testing.T) example {
+	skip := func(why string) example {
+		return example{"ts", func(t *testing.T, _ string) *exec.Cmd {
+			t.Skip(why)
+			return nil
+		}}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return skip("node is not on PATH: the TypeScript SDK's example cannot run")
+	}
+	tsc := filepath.Join("ts", "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		return skip("no sdk/ts/node_modules: run npm ci in sdk/ts (make sdk-test does)")
+	}
+	out := t.TempDir()
+	// The compiled files are ES modules: node reads that from the nearest package.json.
+	if err := os.WriteFile(filepath.Join(out, "package.json"), []byte(`{"type": "module"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(node, filepath.Join("node_modules", ".bin", "tsc"), "-p", ".", "--outDir", out)
+	build.Dir = "ts"
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("tsc the TypeScript SDK: %v\n%s", err, b)
+	}
+	return example{"ts", func(_ *testing.T, addr string) *exec.Cmd {
+		return exec.Command(node, filepath.Join(out, "examples", "webapp.js"), "--addr", addr)
+	}}
+}
+
 // Each SDK's example reconciler passes ork remote check with no violation (delete
 // included), answers /healthz, and exits 0 within 10 s of SIGTERM.
 func TestExamplesPassRemoteCheck(t *testing.T) {
@@ -71,7 +103,7 @@ func TestExamplesPassRemoteCheck(t *testing.T) {
 	if err != nil || token == "" {
 		t.Fatalf("examples/remote/secret.yaml: no stringData.token (%v)", err)
 	}
-	for _, ex := range []example{goExample(t), pythonExample(t)} {
+	for _, ex := range []example{goExample(t), pythonExample(t), tsExample(t)} {
 		t.Run(ex.name, func(t *testing.T) {
 			tokenFile := filepath.Join(t.TempDir(), "token")
 			if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {

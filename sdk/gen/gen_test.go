@@ -25,6 +25,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}{
 		{"../go/reconciler/wire_gen.go", Go},
 		{"../python/ork_reconciler/_wire.py", Python},
+		{"../ts/src/wire.gen.ts", TypeScript},
 	} {
 		want, err := tc.write(m)
 		if err != nil {
@@ -69,7 +70,11 @@ func mustGen(t *testing.T, result []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(g, p...)
+	ts, err := TypeScript(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(append(g, p...), ts...)
 }
 
 // A change of the wire schema reaches both languages' types.
@@ -81,13 +86,13 @@ func TestSchemaChangesReachTheTypes(t *testing.T) {
 		want, not []string
 	}{
 		{"renamed field", `"serviceName"`, `"backendName"`,
-			[]string{"BackendName string `json:\"backendName\"`", "backend_name: str,"},
+			[]string{"BackendName string `json:\"backendName\"`", "backend_name: str,", "backendName: string;"},
 			[]string{"ServiceName", "service_name"}},
 		{"new intent type", `"job",`, `"job",
             "networkpolicy",`,
 			nil, nil}, // no $defs/networkpolicyFields: Build fails, checked below
 		{"new enum value", `"NodePort",`, `"NodePort", "ExternalName",`,
-			[]string{`ServiceTypeExternalName ServiceType = "ExternalName"`, `"ExternalName"`}, nil},
+			[]string{`ServiceTypeExternalName ServiceType = "ExternalName"`, `"ExternalName"`, `"NodePort" | "ExternalName" | "LoadBalancer";`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			changed := strings.Replace(base, tc.old, tc.new, -1)
@@ -106,7 +111,8 @@ func TestSchemaChangesReachTheTypes(t *testing.T) {
 			}
 			g, _ := Go(m)
 			p, _ := Python(m)
-			out := string(g) + string(p)
+			ts, _ := TypeScript(m)
+			out := string(g) + string(p) + string(ts)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q", w)

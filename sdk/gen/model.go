@@ -1,10 +1,11 @@
 // Package gen writes the reconciler SDKs' wire types (the PreparedRequest ork sends, the
 // RemoteReconcileResult it reads, the fields of each intent type) from schema/*.json, in Go
-// (sdk/go/reconciler) and Python (sdk/python/ork_reconciler), so that a schema change
-// reaches the SDKs by `go generate ./sdk/...` and a stale SDK fails the tests.
+// (sdk/go/reconciler), Python (sdk/python/ork_reconciler) and TypeScript (sdk/ts/src), so
+// that a schema change reaches the SDKs by `go generate ./sdk/...` and a stale SDK fails the
+// tests.
 package gen
 
-//go:generate go run ./sdkgen -go ../go/reconciler/wire_gen.go -python ../python/ork_reconciler/_wire.py
+//go:generate go run ./sdkgen -go ../go/reconciler/wire_gen.go -python ../python/ork_reconciler/_wire.py -ts ../ts/src/wire.gen.ts
 
 import (
 	"fmt"

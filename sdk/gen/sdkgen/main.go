@@ -13,14 +13,15 @@ import (
 func main() {
 	goOut := flag.String("go", "", "write the Go SDK's types to this file")
 	pyOut := flag.String("python", "", "write the Python SDK's types to this file")
+	tsOut := flag.String("ts", "", "write the TypeScript SDK's types to this file")
 	flag.Parse()
-	if err := run(*goOut, *pyOut); err != nil {
+	if err := run(*goOut, *pyOut, *tsOut); err != nil {
 		fmt.Fprintln(os.Stderr, "sdkgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(goOut, pyOut string) error {
+func run(goOut, pyOut, tsOut string) error {
 	m, err := gen.Load()
 	if err != nil {
 		return err
@@ -28,7 +29,7 @@ func run(goOut, pyOut string) error {
 	for _, out := range []struct {
 		path  string
 		write func(*gen.Model) ([]byte, error)
-	}{{goOut, gen.Go}, {pyOut, gen.Python}} {
+	}{{goOut, gen.Go}, {pyOut, gen.Python}, {tsOut, gen.TypeScript}} {
 		if out.path == "" {
 			continue
 		}
