@@ -58,6 +58,12 @@ type candidate struct {
 	// inFlight are the CRs with a shadow call under way: one at a time per CR, so that
 	// answers neither overlap nor land out of order.
 	inFlight map[string]bool
+	// waiting is the latest request of each CR whose shadow call waits for a slot or for
+	// its previous call, order the CRs oldest first; at most backlog of them (0:
+	// shadowBacklog).
+	waiting map[string]shadowJob
+	order   []string
+	backlog int
 }
 
 // newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
@@ -101,50 +107,116 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	return c, nil
 }
 
+// shadowBacklog bounds the CRs whose shadow call waits for a slot: a burst (start-up, a
+// relist, a bucket take) is shadowed whole up to it; past it a pass's shadow call is skipped
+// and counted.
+const shadowBacklog = 256
+
+// shadowJob is one shadow call to make: the request, and stable's answer to compare with.
+type shadowJob struct {
+	req             remote.Request
+	namespace, name string
+	stable          *remote.Result
+}
+
 // shadow sends req to the candidate as a dry run, on the pool, and compares its answer with
 // stable's (stableRes nil when the stable call failed: nothing to compare, the candidate's
-// errors still count). It returns at once.
+// errors still count). It returns at once: with every slot busy, or the CR's previous call
+// still out, the request waits in the backlog, where a newer pass of the same CR replaces
+// it (the candidate is asked about the latest state); past the backlog's bound it is
+// skipped.
 func (c *candidate) shadow(req remote.Request, namespace, name string, stableRes *remote.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return
 	}
-	if c.inFlight[req.Key] {
-		c.metrics.skipped.WithLabelValues(c.crd).Inc()
-		return
-	}
-	select {
-	case c.slots <- struct{}{}:
-	default:
-		c.metrics.skipped.WithLabelValues(c.crd).Inc()
-		return
-	}
 	req.DryRun = true
-	c.inFlight[req.Key] = true
+	job := shadowJob{req: req, namespace: namespace, name: name, stable: stableRes}
+	if _, ok := c.waiting[req.Key]; ok {
+		c.waiting[req.Key] = job
+		return
+	}
+	if !c.inFlight[req.Key] {
+		select {
+		case c.slots <- struct{}{}:
+			c.start(job)
+			return
+		default:
+		}
+	}
+	if len(c.waiting) >= c.backlogBound() {
+		c.metrics.skipped.WithLabelValues(c.crd).Inc()
+		return
+	}
+	if c.waiting == nil {
+		c.waiting = map[string]shadowJob{}
+	}
+	c.waiting[req.Key] = job
+	c.order = append(c.order, req.Key)
+}
+
+func (c *candidate) backlogBound() int {
+	if c.backlog > 0 {
+		return c.backlog
+	}
+	return shadowBacklog
+}
+
+// start makes job's call on the slot it holds, then, on the same slot, the waiting calls
+// that may go, oldest first (c.mu held).
+func (c *candidate) start(job shadowJob) {
+	c.inFlight[job.req.Key] = true
 	c.calls.Add(1)
 	go func() {
 		defer c.calls.Done()
-		defer func() { <-c.slots }()
-		defer func() {
+		for {
+			c.call(job)
 			c.mu.Lock()
-			delete(c.inFlight, req.Key)
+			delete(c.inFlight, job.req.Key)
+			next, ok := c.nextWaiting()
+			if !ok || c.closed {
+				<-c.slots
+				c.mu.Unlock()
+				return
+			}
+			c.inFlight[next.req.Key] = true
 			c.mu.Unlock()
-		}()
-		start := c.now()
-		res, _, err := c.r.Call(c.ctx, req)
-		if errors.Is(err, errNotLeader) {
-			return // held at the send: says nothing of the candidate
-		}
-		s, paths := c.judge(req.Key, namespace, name, stableRes, res, err)
-		if c.trace != nil {
-			c.trace.Record(trace.Key{CRD: c.crd, Namespace: namespace, Name: name}, trace.Decision{
-				Time: start, Trigger: string(req.Trigger), Attempt: req.Attempt, Side: sideShadow, Result: resultOf(res),
-				Success: s.Reason == remote.ReasonReconcileSucceeded, Reason: s.Reason, Divergences: paths,
-				Durations: trace.Durations{Remote: trace.Duration(c.now().Sub(start)), Total: trace.Duration(c.now().Sub(start))},
-			})
+			job = next
 		}
 	}()
+}
+
+// nextWaiting takes the oldest waiting job whose CR has no call out (c.mu held).
+func (c *candidate) nextWaiting() (shadowJob, bool) {
+	for i, key := range c.order {
+		if c.inFlight[key] {
+			continue
+		}
+		job := c.waiting[key]
+		delete(c.waiting, key)
+		c.order = slices.Delete(c.order, i, i+1)
+		return job, true
+	}
+	return shadowJob{}, false
+}
+
+// call makes one shadow call and records its comparison.
+func (c *candidate) call(job shadowJob) {
+	req, namespace, name := job.req, job.namespace, job.name
+	start := c.now()
+	res, _, err := c.r.Call(c.ctx, req)
+	if errors.Is(err, errNotLeader) {
+		return // held at the send: says nothing of the candidate
+	}
+	s, paths := c.judge(req.Key, namespace, name, job.stable, res, err)
+	if c.trace != nil {
+		c.trace.Record(trace.Key{CRD: c.crd, Namespace: namespace, Name: name}, trace.Decision{
+			Time: start, Trigger: string(req.Trigger), Attempt: req.Attempt, Side: sideShadow, Result: resultOf(res),
+			Success: s.Reason == remote.ReasonReconcileSucceeded, Reason: s.Reason, Divergences: paths,
+			Durations: trace.Durations{Remote: trace.Duration(c.now().Sub(start)), Total: trace.Duration(c.now().Sub(start))},
+		})
+	}
 }
 
 // forgetObjects drops the warned pins of the CRs for which gone is true (controller.forgetObjects).
@@ -152,6 +224,16 @@ func (c *candidate) forgetObjects(gone func(types.UID) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	maps.DeleteFunc(c.badPins, func(uid types.UID, _ bool) bool { return gone(uid) })
+	// A waiting shadow call of a CR now another replica's: that replica shadows its passes.
+	c.order = slices.DeleteFunc(c.order, func(key string) bool {
+		md, _ := c.waiting[key].req.Object["metadata"].(map[string]any)
+		uid, _ := md["uid"].(string)
+		if uid != "" && gone(types.UID(uid)) {
+			delete(c.waiting, key)
+			return true
+		}
+		return false
+	})
 }
 
 // forget drops what the candidate remembers of a deleted custom resource.
@@ -297,6 +379,7 @@ func (c *candidate) advance() (rollout.State, rollout.Change) {
 func (c *candidate) close() {
 	c.mu.Lock()
 	c.closed = true
+	c.waiting, c.order = nil, nil
 	c.mu.Unlock()
 	c.cancel()
 	c.calls.Wait()

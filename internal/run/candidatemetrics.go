@@ -13,7 +13,7 @@ type candidateMetrics struct {
 	errors *prometheus.CounterVec
 	// divergences counts the compared answers that differ from the stable one's.
 	divergences *prometheus.CounterVec
-	// skipped counts the shadow calls not sent because candidate.concurrency were in flight.
+	// skipped counts the shadow calls not sent because the backlog was full (shadowBacklog).
 	skipped *prometheus.CounterVec
 	// rollbacks counts the gate's failures.
 	rollbacks *prometheus.CounterVec
@@ -27,7 +27,7 @@ func newCandidateMetrics() candidateMetrics {
 		calls:       counter("ork_candidate_calls_total", "Candidate reconciler answers by the reason its pass ends with.", "reason"),
 		errors:      counter("ork_candidate_errors_total", "Candidate reconciler answers whose reason is not ReconcileSucceeded."),
 		divergences: counter("ork_candidate_divergence_total", "Candidate answers that differ from the stable reconciler's after normalising."),
-		skipped:     counter("ork_candidate_skipped_total", "Shadow calls not sent because candidate.concurrency calls were in flight."),
+		skipped:     counter("ork_candidate_skipped_total", "Shadow calls not sent because candidate.concurrency calls were in flight and the backlog of waiting custom resources was full."),
 		rollbacks:   counter("ork_candidate_rollbacks_total", "Rollouts rolled back by a failed gate."),
 	}
 }
