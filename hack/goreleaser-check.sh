@@ -38,7 +38,7 @@ if [ "$got" != "$version" ]; then
   echo "goreleaser-check: ork version reports $got, the release is $version" >&2
   exit 1
 fi
-image=$("$work/x/ork" bundle -f examples/remote/katalog.yaml 2>/dev/null | sed -n 's/^ *image: *//p' | head -1)
+image=$("$work/x/ork" bundle -f examples/remote/katalog.yaml 2>/dev/null | sed -n 's/^        image: //p' | head -1)
 if [ "$image" != "ghcr.io/orkspace/ork:$version" ]; then
   echo "goreleaser-check: ork bundle of the release defaults to image $image, want ghcr.io/orkspace/ork:$version" >&2
   exit 1
