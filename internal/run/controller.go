@@ -67,6 +67,8 @@ type controller struct {
 	rec      reconciler
 	// cand is the remote reconciler's rollout candidate (candidate.go), nil without one.
 	cand *candidate
+	// env is what the reconciler may use of the controller (passEnv), built once.
+	env passEnv
 	// writes is the controller's write path for its children (childwrites.go), built once.
 	writes childWrites
 	log    *slog.Logger
@@ -173,6 +175,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.related, err = newRelatedWatch(c); err != nil {
 		return nil, err
 	}
+	c.env = c.passEnv()
 	return c, nil
 }
 

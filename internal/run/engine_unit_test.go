@@ -123,7 +123,7 @@ type panickingReconciler struct{}
 
 func (panickingReconciler) close() {}
 
-func (panickingReconciler) reconcile(context.Context, *controller, input) decision {
+func (panickingReconciler) reconcile(context.Context, passEnv, input) decision {
 	var m map[string]int
 	m["boom"]++ // a nil-map write, the kind of bug a reconciler ships
 	return decision{}

@@ -21,7 +21,7 @@ type countingReconciler struct{ calls *int }
 
 func (countingReconciler) close() {}
 
-func (r countingReconciler) reconcile(context.Context, *controller, input) decision {
+func (r countingReconciler) reconcile(context.Context, passEnv, input) decision {
 	*r.calls++
 	return decision{success: true, action: actionDone}
 }
@@ -95,6 +95,7 @@ func TestNoCallWhenTheLeasePassesBeforeTheSend(t *testing.T) {
 	t.Cleanup(r.Close)
 	c := &controller{e: &Engine{lead: lead, fence: leaderFence{lead: lead}, opts: Options{Metrics: NewMetrics()}}, crd: crd, ledger: newLedger(),
 		suspended: newSuspensions(), rec: &remoteReconciler{r: r}, log: slog.New(slog.DiscardHandler)}
+	c.env = c.passEnv()
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "App"}}
 	cr.SetNamespace("ns")
 	cr.SetName("web")

@@ -20,7 +20,7 @@ import (
 // reconciler decides what one custom resource should look like: the remote or the
 // declarative reconciler.
 type reconciler interface {
-	reconcile(ctx context.Context, c *controller, in input) decision
+	reconcile(ctx context.Context, env passEnv, in input) decision
 	// close releases what the reconciler holds (connections) when the engine stops.
 	close()
 }
@@ -504,7 +504,7 @@ func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 			d = failure(reasonPanic, "reconcile panicked: %v", r)
 		}
 	}()
-	return c.rec.reconcile(ctx, c, in)
+	return c.rec.reconcile(ctx, c.env, in)
 }
 
 // event records an Event on obj, unless this replica may no longer write.

@@ -133,20 +133,20 @@ func wireTrigger(t Trigger) remote.Trigger {
 	return remote.Trigger(t)
 }
 
-func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in input) (d decision) {
+func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input) (d decision) {
 	obj := in.cr.Object
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
 	}
-	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: c.e.dry != nil}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: env.dryRun}
 	if rr.children {
-		req.Children = c.childrenOf(in.cr)
+		req.Children = env.children(in.cr)
 	}
 	if rr.lastApply {
-		req.LastApply = c.ledger.lastApply(in.key, in.cr.GetUID())
+		req.LastApply = env.lastApply(in.key, in.cr.GetUID())
 	}
-	if c.related != nil {
-		rel, held := c.related.read(ctx, in)
+	if env.related != nil {
+		rel, held := env.related.read(ctx, in)
 		if held != nil {
 			held.related = rel.names
 			return *held
@@ -159,12 +159,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		defer func() { d.relatedRead = true }()
 	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
-	req.Hold = func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }
+	req.Hold = func() error { return env.mayWrite(in.key, in.cr.GetUID()) }
 	call, side := rr.r.Call, rollout.Stable
 	if rr.cand != nil {
 		var badPin bool
 		if side, badPin = rr.cand.sideOf(in.cr); badPin {
-			c.event(in.cr, corev1.EventTypeWarning, ReasonInvalidReconcilerPin, fmt.Sprintf("annotation %s: %q names no side (stable or candidate): ignored, the canary slice decides",
+			env.event(in.cr, corev1.EventTypeWarning, ReasonInvalidReconcilerPin, fmt.Sprintf("annotation %s: %q names no side (stable or candidate): ignored, the canary slice decides",
 				rollout.PinAnnotation, in.cr.GetAnnotations()[rollout.PinAnnotation]))
 		}
 	}
@@ -178,12 +178,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 		return decision{notLeader: true}
 	}
 	if side == rollout.Stable {
-		rr.shadow(c, in, req, x, res, err)
+		rr.shadow(env, in, req, x, res, err)
 	}
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
-	if c.e.trace != nil && !x.Time.IsZero() {
-		d.request, _ = exchange.Digest(x.Request, c.e.redact)
+	if env.traced && !x.Time.IsZero() {
+		d.request, _ = exchange.Digest(x.Request, env.redact)
 	}
 	if res != nil {
 		d.result = cmp.Or(res.Result, remote.ResultOK)
@@ -229,8 +229,8 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, c *controller, in inp
 // objects included, as a dry run. A dry run of ork itself shadows nothing (it passes each CR
 // once and stops), nor does a delete unless candidate.shadowDeletes: a reconciler may clean
 // up outside the cluster whatever dryRun says.
-func (rr *remoteReconciler) shadow(c *controller, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
-	if rr.cand == nil || c.e.dry != nil || x.Time.IsZero() || !rr.cand.shadows() {
+func (rr *remoteReconciler) shadow(env passEnv, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
+	if rr.cand == nil || env.dryRun || x.Time.IsZero() || !rr.cand.shadows() {
 		return
 	}
 	if in.deleting && !rr.cand.shadowDeletes {
@@ -262,7 +262,7 @@ func withDeletionTimestamp(obj map[string]any) map[string]any {
 // declarativeReconciler renders the CRD's onCreate/onReconcile/onDelete blocks.
 type declarativeReconciler struct{ r *declarative.Reconciler }
 
-func (dr declarativeReconciler) reconcile(ctx context.Context, c *controller, in input) decision {
+func (dr declarativeReconciler) reconcile(ctx context.Context, _ passEnv, in input) decision {
 	plan, err := dr.r.Desired(in.cr.Object, resources.Options{})
 	if err != nil {
 		return failure(reasonRenderFailed, "%v", err)

@@ -1,0 +1,38 @@
+package run
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/run/remote"
+)
+
+// passEnv is what a reconciler may use of its controller during a pass: reads for the
+// request, the write fence, Events. A reconciler never holds the controller.
+type passEnv struct {
+	// dryRun is ork run --dry-run: the request says so, and nothing is shadowed.
+	dryRun bool
+	// children are the CR's children as the caches hold them (payload.children).
+	children func(cr *unstructured.Unstructured) map[string]map[string]map[string]any
+	// lastApply is what applying the CR's last answer did (payload.lastApply).
+	lastApply func(key string, uid types.UID) []remote.AppliedResource
+	// related reads payload.related; nil without entries.
+	related *relatedWatch
+	// mayWrite is the write fence, asked again right before the call.
+	mayWrite func(key string, uid types.UID) error
+	// event records an Event on the CR.
+	event func(cr *unstructured.Unstructured, typ, reason, msg string)
+	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
+	// redact applied first.
+	traced bool
+	redact []dotpath.Path
+}
+
+// passEnv is c's environment for its reconciler.
+func (c *controller) passEnv() passEnv {
+	return passEnv{
+		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.lastApply, related: c.related,
+		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
+	}
+}
