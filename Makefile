@@ -111,4 +111,4 @@ BENCH_RUNS ?= 1
 BENCH_FLAGS ?=
 bench: k8s-bin
 	$(GO) run ./bench -n $(BENCH_N) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
-	$(GO) test ./internal/run/remote -run '^$$' -bench . -benchmem
+	$(GO) test ./internal/remote -run '^$$' -bench . -benchmem

@@ -8,7 +8,7 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // ork rollout diff over a recording: a candidate that builds another image is listed with

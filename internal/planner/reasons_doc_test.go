@@ -32,7 +32,7 @@ func TestTroubleshootingListsEveryReason(t *testing.T) {
 		t.Fatal(`docs/troubleshooting.md has no section "## Every reason ork writes"`)
 	}
 	var dirs []string
-	for _, glob := range []string{"../planner", "../run", "../run/*", "../rollout", "../declarative"} {
+	for _, glob := range []string{"../planner", "../run", "../run/*", "../remote", "../rollout", "../declarative"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

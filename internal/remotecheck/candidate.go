@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/rollout"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // CandidateAnswer is a candidate reconciler's answer to one request (Options.Candidate),

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 const (

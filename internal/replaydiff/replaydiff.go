@@ -14,8 +14,8 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/rollout"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // Options select what to compare.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // answering serves an ok answer with a Deployment named after the CR; image gives its image.

@@ -2,7 +2,7 @@ package rollout
 
 import (
 	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // AnswerOf is a decoded result as a comparison sees it: the objects the shared planner

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/rollout"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // shadowHarness is a candidate whose reconciler holds every call until release is closed,

@@ -1,5 +1,5 @@
 // Package run is ork's reconcile engine. The reconcile decision itself comes from the
-// remote reconciler (internal/run/remote) or the declarative one; what to write for it is
+// remote reconciler (internal/remote) or the declarative one; what to write for it is
 // the planner's (internal/planner), and who may write is leadership's
 // (internal/leadership). A custom resource's change goes through four places:
 //

@@ -23,8 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/reconcilertest"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run"
-	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 

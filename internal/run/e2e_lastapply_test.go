@@ -7,8 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 

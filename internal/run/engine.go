@@ -27,8 +27,8 @@ import (
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/metacreate"
 	"github.com/orkspace/ork/internal/rbacgen"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/ownedfields"
-	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/trace"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // countingReconciler counts its calls: each stands for the POST to the remote reconciler.

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // Trigger says why a key is reconciled; it is sent as prepared.trigger.

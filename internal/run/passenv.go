@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/dotpath"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 )
 
 // passEnv is what a reconciler may use of its controller during a pass: reads for the

@@ -16,10 +16,10 @@ import (
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // newReconciler picks the CRD's reconciler and the resource types it may manage.

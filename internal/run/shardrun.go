@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/shard"
 )
 

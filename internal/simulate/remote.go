@@ -16,8 +16,8 @@ import (
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/run/remote"
 )
 
 // RemoteOptions make simulate call the endpoints of remote CRDs.

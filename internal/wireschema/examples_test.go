@@ -16,8 +16,8 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/reconcilertest"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/internal/testkit"
 )
 

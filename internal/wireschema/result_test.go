@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/run/remote"
 	"github.com/orkspace/ork/schema"
 )
 

@@ -19,16 +19,16 @@ func newValidator(t testing.TB) *Validator {
 	return v
 }
 
-// The request goldens of internal/run/remote are bodies ork's request builder really
+// The request goldens of internal/remote are bodies ork's request builder really
 // produced; every *.json file there is one.
 func TestGoldenRequestsMatchTheRequestSchema(t *testing.T) {
 	v := newValidator(t)
-	files, err := filepath.Glob(filepath.Join("..", "run", "remote", "testdata", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "remote", "testdata", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no golden request bodies found in internal/run/remote/testdata")
+		t.Fatal("no golden request bodies found in internal/remote/testdata")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -194,7 +194,7 @@ func marshal(t testing.TB, v any) []byte {
 // with -race, this fails if validation shares mutable state.
 func TestValidatorIsSafeForConcurrentUse(t *testing.T) {
 	v := newValidator(t)
-	body, err := os.ReadFile(filepath.Join("..", "run", "remote", "testdata", "request.json"))
+	body, err := os.ReadFile(filepath.Join("..", "remote", "testdata", "request.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestValidatorIsSafeForConcurrentUse(t *testing.T) {
 // The integration suite validates every request it captures: this keeps that cheap.
 func BenchmarkValidatePreparedRequest(b *testing.B) {
 	v := newValidator(b)
-	body, err := os.ReadFile(filepath.Join("..", "run", "remote", "testdata", "request.json"))
+	body, err := os.ReadFile(filepath.Join("..", "remote", "testdata", "request.json"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orkspace/ork/internal/run/remote"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/schema"
 )
 

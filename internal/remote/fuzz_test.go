@@ -107,7 +107,7 @@ func decodeRequest(data []byte) (preparedRequest, error) {
 // FuzzPreparedRequestRoundTrip: decode → encode (encodeRequest, what buildBody sends) →
 // decode gives the same PreparedRequest, and encoding that again gives the same bytes.
 //
-//	go test ./internal/run/remote -run '^$' -fuzz FuzzPreparedRequestRoundTrip -fuzztime 5m
+//	go test ./internal/remote -run '^$' -fuzz FuzzPreparedRequestRoundTrip -fuzztime 5m
 func FuzzPreparedRequestRoundTrip(f *testing.F) {
 	golden, err := os.ReadFile("testdata/request.json")
 	if err != nil {
@@ -183,7 +183,7 @@ func encodeResult(res *Result) ([]byte, error) {
 // wrong with it, never a panic; and a body that decodes round-trips: decode → encode →
 // decode gives the same result (and the same error, for an "error" result).
 //
-//	go test ./internal/run/remote -run '^$' -fuzz FuzzDecodeResult -fuzztime 5m
+//	go test ./internal/remote -run '^$' -fuzz FuzzDecodeResult -fuzztime 5m
 func FuzzDecodeResult(f *testing.F) {
 	for _, s := range []string{
 		`{"result":"ok","status":{"phase":"Ready"},"resources":[{"type":"deployment","fields":{"name":"a","image":"b"}}]}`,
@@ -244,7 +244,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 // never a partial object; the same template renders alike wherever it stands and on every
 // call; and the args survive the PreparedRequest's encoding.
 //
-//	go test ./internal/run/remote -run '^$' -fuzz FuzzCompileArgs -fuzztime 5m
+//	go test ./internal/remote -run '^$' -fuzz FuzzCompileArgs -fuzztime 5m
 func FuzzCompileArgs(f *testing.F) {
 	for _, s := range []string{
 		`{{ .metadata.name }}`, `{{ .spec.replicas }}`, `{{ .spec.missing }}`, `{{ .spec.missing | default "info" }}`,
