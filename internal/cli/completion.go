@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/orkspace/ork/internal/gentypes"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/scaffold"
 	"github.com/orkspace/ork/internal/suggest"
@@ -53,6 +54,10 @@ func registerCompletions(root *cobra.Command) {
 		}
 		if c.LocalFlags().Lookup("crd") != nil {
 			_ = c.RegisterFlagCompletionFunc("crd", completeCRDs)
+		}
+		if c.Name() == "types" && c.Parent().Name() == "gen" {
+			_ = c.RegisterFlagCompletionFunc("lang", fixed(string(gentypes.Go), string(gentypes.Python), string(gentypes.TypeScript)))
+			_ = c.MarkFlagDirname("out-dir")
 		}
 		if c.Name() == "init" {
 			_ = c.RegisterFlagCompletionFunc("remote", fixed(string(scaffold.RemoteGo), string(scaffold.RemotePython), string(scaffold.RemoteNone)))

@@ -179,6 +179,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newTraceCmd(env),
 		newFinalizersCmd(env),
 		newRolloutCmd(env),
+		newGenCmd(env),
 	)
 	// One spelling of every flag: the singular --include-delete of earlier releases still parses.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {

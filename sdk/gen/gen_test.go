@@ -136,8 +136,11 @@ func TestNames(t *testing.T) {
 		{"targetPort", "TargetPort", "target_port"},
 		{"ok", "OK", "ok"},
 		{"ClusterIP", "ClusterIP", "cluster_ip"},
+		{"x-mode", "XMode", "x_mode"},
+		{"app.kubernetes.io/name", "AppKubernetesIoName", "app_kubernetes_io_name"},
+		{"2fa", "X2fa", "2fa"},
 	} {
-		if g, s := goName(tc.json), snakeName(tc.json); g != tc.goName || s != tc.snake {
+		if g, s := GoName(tc.json), snakeName(tc.json); g != tc.goName || s != tc.snake {
 			t.Errorf("%s: %s %s, want %s %s", tc.json, g, s, tc.goName, tc.snake)
 		}
 	}

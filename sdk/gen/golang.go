@@ -20,31 +20,13 @@ func Go(m *Model) ([]byte, error) {
 	p("// ContractVersion is the version of ork's wire contract these types follow. ork sends its\n")
 	p("// own in the %s header of every request.\n", "Ork-Contract-Version")
 	p("const ContractVersion = %q\n\n", m.ContractVersion)
-	for _, e := range m.Enums {
-		writeDoc(&b, "", e.Name+" is one of the values of the schema's enum.", e.Doc)
-		p("type %s string\n\n", e.Name)
-		p("// Values of %s.\nconst (\n", e.Name)
-		for _, v := range e.Values {
-			p("\t%s%s %s = %q\n", e.Name, goName(v), e.Name, v)
-		}
-		p(")\n\n")
-	}
+	var structs []*Struct
 	for _, s := range m.Structs {
-		if s.Name == "Intent" {
-			continue // Resource stands for it: an intent or a full object
+		if s.Name != "Intent" { // Resource stands for it: an intent or a full object
+			structs = append(structs, s)
 		}
-		writeDoc(&b, "", s.Name+" is an object of the wire contract.", s.Doc)
-		p("type %s struct {\n", s.Name)
-		for _, f := range s.Fields {
-			writeDoc(&b, "\t", "", f.Doc)
-			tag := f.JSON
-			if !f.Required {
-				tag += ",omitzero"
-			}
-			p("\t%s %s `json:%q`\n", goName(f.JSON), goType(f), tag)
-		}
-		p("}\n\n")
 	}
+	GoDecls(&b, m.Enums, structs, "an object of the wire contract")
 	byName := map[string]*Struct{}
 	for _, s := range m.Structs {
 		byName[s.Name] = s
@@ -62,6 +44,39 @@ func Go(m *Model) ([]byte, error) {
 	return out, nil
 }
 
+// GoDecls writes the Go declarations of enums (a string type and a constant per value) and
+// structs (JSON tags; optional fields omitted when zero). what ends the doc sentence of a
+// struct without one of its own ("X is an object of the wire contract.").
+func GoDecls(b *bytes.Buffer, enums []*EnumType, structs []*Struct, what string) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	for _, e := range enums {
+		writeDoc(b, "", e.Name+" is one of the values of the schema's enum.", e.Doc)
+		p("type %s string\n\n", e.Name)
+		p("// Values of %s.\nconst (\n", e.Name)
+		for _, v := range e.Values {
+			p("\t%s%s %s = %q\n", e.Name, GoName(v), e.Name, v)
+		}
+		p(")\n\n")
+	}
+	for _, s := range structs {
+		lead := s.Name + " is " + what + "."
+		if strings.HasPrefix(s.Doc, s.Name+" ") {
+			lead = ""
+		}
+		writeDoc(b, "", lead, s.Doc)
+		p("type %s struct {\n", s.Name)
+		for _, f := range s.Fields {
+			writeDoc(b, "\t", "", f.Doc)
+			tag := f.JSON
+			if !f.Required {
+				tag += ",omitzero"
+			}
+			p("\t%s %s `json:%q`\n", GoName(f.JSON), goType(f), tag)
+		}
+		p("}\n\n")
+	}
+}
+
 // writeValidate writes the Validate method of an intent's fields: the required fields that
 // are empty, as ork's intent builders would reject them.
 func writeValidate(b *bytes.Buffer, in Intent, s *Struct) {
@@ -71,7 +86,7 @@ func writeValidate(b *bytes.Buffer, in Intent, s *Struct) {
 		if !f.Required {
 			continue
 		}
-		if cond := emptyCheck("f."+goName(f.JSON), f.Type); cond != "" {
+		if cond := emptyCheck("f."+GoName(f.JSON), f.Type); cond != "" {
 			fmt.Fprintf(b, "\tif %s {\n\t\treturn fmt.Errorf(\"%s: fields.%s is required\")\n\t}\n", cond, in.Type, f.JSON)
 		}
 	}
@@ -80,7 +95,7 @@ func writeValidate(b *bytes.Buffer, in Intent, s *Struct) {
 		for _, name := range group {
 			for _, f := range s.Fields {
 				if f.JSON == name {
-					conds = append(conds, emptyCheck("f."+goName(f.JSON), f.Type))
+					conds = append(conds, emptyCheck("f."+GoName(f.JSON), f.Type))
 				}
 			}
 		}
@@ -103,17 +118,22 @@ func emptyCheck(v string, t Type) string {
 	return ""
 }
 
-// goType is the Go type of a field: optional numbers, booleans and structs are pointers, so
-// that 0 and false can be said (replicas: 0) and absent stays absent.
+// goType is the Go type of a field: optional or nullable numbers, booleans, strings (only
+// nullable ones) and structs are pointers, so that 0 and false can be said (replicas: 0)
+// and absent or null stays so.
 func goType(f Field) string {
 	t := typeString(f.Type)
 	switch f.Type.Kind {
 	case KindInt, KindFloat, KindStruct:
-		if !f.Required {
+		if !f.Required || f.Nullable {
 			return "*" + t
 		}
 	case KindBool:
-		if !f.Required && !f.Flag {
+		if (!f.Required && !f.Flag) || f.Nullable {
+			return "*" + t
+		}
+	case KindString, KindEnum:
+		if f.Nullable {
 			return "*" + t
 		}
 	}

@@ -2,7 +2,8 @@
 // RemoteReconcileResult it reads, the fields of each intent type) from schema/*.json, in Go
 // (sdk/go/reconciler), Python (sdk/python/ork_reconciler) and TypeScript (sdk/ts/src), so
 // that a schema change reaches the SDKs by `go generate ./sdk/...` and a stale SDK fails the
-// tests.
+// tests. Its declaration writers (GoDecls, PythonDecls, TypeScriptDecls) also write what
+// `ork gen types` makes of a Katalog's CRDs.
 package gen
 
 //go:generate go run ./sdkgen -go ../go/reconciler/wire_gen.go -python ../python/ork_reconciler/_wire.py -ts ../ts/src/wire.gen.ts
@@ -52,6 +53,8 @@ type Field struct {
 	Required bool
 	// Flag is a property that is either absent or true (prepared.dryRun).
 	Flag bool
+	// Nullable is a property that may be null when present.
+	Nullable bool
 }
 
 // Struct is an object with known properties.
@@ -124,7 +127,7 @@ func Build(requestSchema, resultSchema []byte) (*Model, error) {
 		if def == nil {
 			return nil, fmt.Errorf("remote-reconcile-result schema: intent type %q has no $defs/%sFields", typ, typ)
 		}
-		name := goName(typ)
+		name := GoName(typ)
 		if _, err := b.structOf(name+"Fields", def); err != nil {
 			return nil, fmt.Errorf("remote-reconcile-result schema: $defs/%sFields: %w", typ, err)
 		}
@@ -211,7 +214,7 @@ func (b *builder) structOf(name string, s *object) (Type, error) {
 		}
 		pname, ok := names[name+"."+k]
 		if !ok {
-			pname = name + goName(k)
+			pname = name + GoName(k)
 		}
 		ft, ok := fieldTypes[name+"."+k]
 		if !ok {
@@ -285,7 +288,7 @@ func (b *builder) typeOf(name string, s *object) (Type, error) {
 			return Type{}, fmt.Errorf("$ref to a missing $defs/%s", ref)
 		}
 		if _, ok := names["ComputeResources."+ref]; !ok {
-			name = goName(ref)
+			name = GoName(ref)
 		}
 		return b.typeOf(name, def)
 	}
@@ -363,17 +366,31 @@ func (b *builder) enumOf(name, doc string, values []string) Type {
 }
 
 // words splits a JSON name into its words: "apiVersion" -> api, Version;
-// "persistentvolumeclaim" stays one word (see compound).
+// "persistentvolumeclaim" stays one word (see compound); a character that is no letter or
+// digit separates words and is dropped ("app.kubernetes.io/name" -> app, kubernetes, io,
+// name).
 func words(s string) []string {
 	var out []string
-	start := 0
-	for i := 1; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' && !(s[i-1] >= 'A' && s[i-1] <= 'Z') {
-			out = append(out, s[start:i])
-			start = i
+	word := ""
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'):
+			if word != "" {
+				out = append(out, word)
+			}
+			word = ""
+			continue
+		case word != "" && c >= 'A' && c <= 'Z' && !(s[i-1] >= 'A' && s[i-1] <= 'Z'):
+			out = append(out, word)
+			word = ""
 		}
+		word += string(c)
 	}
-	return append(out, s[start:])
+	if word != "" || len(out) == 0 {
+		out = append(out, word)
+	}
+	return out
 }
 
 // initialisms are written in capitals in Go names.
@@ -390,13 +407,15 @@ var compound = map[string]string{
 	"statefulset":           "StatefulSet",
 }
 
-// goName is the exported Go name of a JSON name: "apiVersion" -> "APIVersion",
-// "statefulset" -> "StatefulSet".
-func goName(s string) string {
+// GoName is the exported Go name of a JSON name: "apiVersion" -> "APIVersion",
+// "statefulset" -> "StatefulSet", "x-mode" -> "XMode"; one that would start with a digit
+// starts with "X".
+func GoName(s string) string {
 	var b strings.Builder
 	for _, w := range words(s) {
 		lw := strings.ToLower(w)
 		switch {
+		case w == "":
 		case initialisms[lw] != "":
 			b.WriteString(initialisms[lw])
 		case compound[lw] != "":
@@ -405,7 +424,11 @@ func goName(s string) string {
 			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
 		}
 	}
-	return b.String()
+	out := b.String()
+	if out == "" || out[0] >= '0' && out[0] <= '9' {
+		out = "X" + out
+	}
+	return out
 }
 
 // snakeName is the Python keyword argument of a JSON name: "apiVersion" -> "api_version".

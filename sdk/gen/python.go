@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,28 +20,10 @@ func Python(m *Model) ([]byte, error) {
 	p("from typing import Any, Literal, NotRequired, TypedDict, Union\n\n")
 	p("CONTRACT_VERSION = %q\n", m.ContractVersion)
 	p("\"\"\"The version of ork's wire contract these types follow; ork sends its own in the\nOrk-Contract-Version header of every request.\"\"\"\n\n")
-	for _, e := range m.Enums {
-		var vs []string
-		for _, v := range e.Values {
-			vs = append(vs, fmt.Sprintf("%q", v))
-		}
-		p("%s = Literal[%s]\n", e.Name, strings.Join(vs, ", "))
-		writePyDoc(&b, "", e.Doc)
-		p("\n")
-	}
+	PythonDecls(&b, m.Enums, m.Structs)
 	byName := map[string]*Struct{}
 	for _, s := range m.Structs {
 		byName[s.Name] = s
-		p("\nclass %s(TypedDict):\n", s.Name)
-		writePyDoc(&b, "    ", s.Doc)
-		for _, f := range s.Fields {
-			t := pyType(f.Type)
-			if !f.Required {
-				t = "NotRequired[" + t + "]"
-			}
-			p("    %s: %s\n", f.JSON, t)
-		}
-		p("\n")
 	}
 	p("\nResource = Union[Intent, dict[str, Any]]\n")
 	p("\"\"\"One entry of Result.resources: an intent (a builder's answer) or a full object.\"\"\"\n\n")
@@ -52,6 +35,74 @@ func Python(m *Model) ([]byte, error) {
 		writePyBuilder(&b, in, byName[in.Fields])
 	}
 	return b.Bytes(), nil
+}
+
+// PythonDecls writes the Python declarations of enums (a Literal each) and structs (a
+// TypedDict each, optional keys NotRequired, nullable values "| None"). A TypedDict with a
+// key that is no identifier, or is a keyword, is written in the functional form.
+func PythonDecls(b *bytes.Buffer, enums []*EnumType, structs []*Struct) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	for _, e := range enums {
+		var vs []string
+		for _, v := range e.Values {
+			vs = append(vs, fmt.Sprintf("%q", v))
+		}
+		p("%s = Literal[%s]\n", e.Name, strings.Join(vs, ", "))
+		writePyDoc(b, "", e.Doc)
+		p("\n")
+	}
+	for _, s := range structs {
+		functional := slices.ContainsFunc(s.Fields, func(f Field) bool { return !pyIdentifier(f.JSON) })
+		if functional {
+			p("\n%s = TypedDict(\n    %q,\n    {\n", s.Name, s.Name)
+			for _, f := range s.Fields {
+				// Quoted: the dict is evaluated when the module loads, before the types
+				// it may name further down exist.
+				p("        %q: %q,\n", f.JSON, pyFieldType(f))
+			}
+			p("    },\n)\n")
+			writePyDoc(b, "", s.Doc)
+			p("\n")
+			continue
+		}
+		p("\nclass %s(TypedDict):\n", s.Name)
+		writePyDoc(b, "    ", s.Doc)
+		for _, f := range s.Fields {
+			p("    %s: %s\n", f.JSON, pyFieldType(f))
+		}
+		if len(s.Fields) == 0 {
+			p("    pass\n")
+		}
+		p("\n")
+	}
+}
+
+func pyFieldType(f Field) string {
+	t := pyType(f.Type)
+	if f.Nullable {
+		t += " | None"
+	}
+	if !f.Required {
+		t = "NotRequired[" + t + "]"
+	}
+	return t
+}
+
+// pyKeywords cannot be the name of a TypedDict's key in the class form.
+var pyKeywords = strings.Fields(`False None True and as assert async await break class continue def
+del elif else except finally for from global if import in is lambda nonlocal not or pass raise
+return try while with yield`)
+
+func pyIdentifier(s string) bool {
+	if s == "" || slices.Contains(pyKeywords, s) || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // writePyBuilder writes the builder of one intent type: required fields are required

@@ -22,28 +22,10 @@ func TypeScript(m *Model) ([]byte, error) {
 	p("/** The version of ork's wire contract these types follow; ork sends its own in the\n")
 	p(" * Ork-Contract-Version header of every request. */\n")
 	p("export const CONTRACT_VERSION = %q;\n\n", m.ContractVersion)
-	for _, e := range m.Enums {
-		var vs []string
-		for _, v := range e.Values {
-			vs = append(vs, fmt.Sprintf("%q", v))
-		}
-		writeTSDoc(&b, "", e.Doc)
-		p("export type %s = %s;\n\n", tsName(e.Name), strings.Join(vs, " | "))
-	}
+	TypeScriptDecls(&b, m.Enums, m.Structs)
 	byName := map[string]*Struct{}
 	for _, s := range m.Structs {
 		byName[s.Name] = s
-		writeTSDoc(&b, "", s.Doc)
-		p("export interface %s {\n", tsName(s.Name))
-		for _, f := range s.Fields {
-			writeTSDoc(&b, "  ", f.Doc)
-			opt := ""
-			if !f.Required {
-				opt = "?"
-			}
-			p("  %s%s: %s;\n", tsProperty(f.JSON), opt, tsType(f.Type))
-		}
-		p("}\n\n")
 	}
 	p("/** One entry of Result.resources: an intent (a builder's answer) or a full object. */\n")
 	p("export type Resource = Intent | { [key: string]: unknown };\n\n")
@@ -82,6 +64,38 @@ func TypeScript(m *Model) ([]byte, error) {
 		p("  return intent(%q, fields, opts);\n}\n", in.Type)
 	}
 	return b.Bytes(), nil
+}
+
+// TypeScriptDecls writes the TypeScript declarations of enums (a union of string literals
+// each) and structs (an exported interface each, optional properties marked ?, nullable
+// ones "| null").
+func TypeScriptDecls(b *bytes.Buffer, enums []*EnumType, structs []*Struct) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	for _, e := range enums {
+		var vs []string
+		for _, v := range e.Values {
+			vs = append(vs, fmt.Sprintf("%q", v))
+		}
+		writeTSDoc(b, "", e.Doc)
+		p("export type %s = %s;\n\n", tsName(e.Name), strings.Join(vs, " | "))
+	}
+	for _, s := range structs {
+		writeTSDoc(b, "", s.Doc)
+		p("export interface %s {\n", tsName(s.Name))
+		for _, f := range s.Fields {
+			writeTSDoc(b, "  ", f.Doc)
+			opt := ""
+			if !f.Required {
+				opt = "?"
+			}
+			t := tsType(f.Type)
+			if f.Nullable {
+				t += " | null"
+			}
+			p("  %s%s: %s;\n", tsProperty(f.JSON), opt, t)
+		}
+		p("}\n\n")
+	}
 }
 
 func tsName(name string) string {
