@@ -75,7 +75,11 @@ func (m *Manager) handBack(r *runState, b int, why string) {
 	if e == nil || e.draining != nil {
 		return
 	}
-	dctx, cancel := context.WithTimeout(r.ctx, m.opts.HandBackTimeout)
+	deadline := time.Now().Add(m.opts.HandBackTimeout)
+	if !r.stopAt.IsZero() {
+		deadline = r.stopAt.Add(m.opts.HandBackTimeout) // one deadline for the whole stop
+	}
+	dctx, cancel := context.WithDeadline(r.ctx, deadline)
 	e.draining = cancel
 	m.opts.Log.Info("handing a bucket back", "bucket", b, "reason", why)
 	go func() {

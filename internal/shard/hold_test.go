@@ -273,3 +273,25 @@ func TestABucketLostAndTakenBackInOneRoundIsReported(t *testing.T) {
 		t.Errorf("held sets reported %v: want [0 1] twice, the take back reported", g.held)
 	}
 }
+
+// A stop's hand-backs drain until the stop's moment plus HandBackTimeout, not from whenever
+// the loop got to them (a round in flight delays it): the engine's own drain counts its
+// shutdown timeout from the same moment, so the two end together.
+func TestAStopsHandBacksShareTheStopsDeadline(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	deadlines := make(chan time.Time, 1)
+	g.m.opts.Drain = func(ctx context.Context, _ int) {
+		d, _ := ctx.Deadline()
+		deadlines <- d
+	}
+	// The loop saw the stop 3 s after it came (a round was in flight).
+	g.r.stopAt = time.Now().Add(-3 * time.Second)
+	g.m.handBack(g.r, 0, "stopping")
+	got := <-deadlines
+	// Slack: 1 s of the 3 s for this goroutine's scheduling on a busy machine.
+	if limit := time.Now().Add(g.m.opts.HandBackTimeout - 2*time.Second); got.After(limit) {
+		t.Errorf("the stop's drain runs until %s from now, want at most %s: HandBackTimeout counted from the stop",
+			time.Until(got).Round(time.Second), g.m.opts.HandBackTimeout-3*time.Second)
+	}
+}

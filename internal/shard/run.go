@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -37,6 +38,11 @@ type runState struct {
 	joined   time.Time
 	lastLive int
 	settled  bool
+	// stopAt is when Run's ctx ended (wall clock, as the drains' deadlines are): a stop's
+	// hand-backs drain until stopAt + HandBackTimeout, however late a round in flight let
+	// the loop see the stop, so that they end within the engine's own shutdown timeout,
+	// counted from the same moment.
+	stopAt time.Time
 }
 
 // reportHeld calls OnHeldChange when the held set moved since the last call.
@@ -71,6 +77,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	r := &runState{buckets: map[int]*bucketLease{}, drained: make(chan *bucketLease), done: make(chan struct{}), ctx: apiCtx}
 	defer close(r.done)
+	var stopAt atomic.Pointer[time.Time]
+	defer context.AfterFunc(ctx, func() { now := time.Now(); stopAt.Store(&now) })()
 	ctxDone := ctx.Done()
 	timer := m.clock.NewTimer(0)
 	defer timer.Stop()
@@ -83,6 +91,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		select {
 		case <-ctxDone:
 			ctxDone = nil // stopping: hand everything back, keep renewing meanwhile
+			r.stopAt = time.Now()
+			if at := stopAt.Load(); at != nil {
+				r.stopAt = *at
+			}
 			m.leave(apiCtx, r)
 			for _, b := range slices.Sorted(maps.Keys(r.buckets)) {
 				m.handBack(r, b, "stopping")
