@@ -39,8 +39,9 @@ type shards struct {
 	armed atomic.Bool
 	mu    sync.Mutex
 	work  []bucketWork
-	// controllers are the engine's, once built; recorder records the takes and hand-backs.
-	controllers []*controller
+	// controllers are the engine's, once built, as the ring knows them (ringMember);
+	// recorder records the takes and hand-backs.
+	controllers []ringMember
 	recorder    record.EventRecorder
 	// started is closed once the controllers are built: the Manager takes no bucket before.
 	started   chan struct{}
@@ -264,22 +265,46 @@ func (s *shards) upToDate() bool {
 		return false
 	}
 	for _, c := range cs {
-		for _, cc := range c.crCaches {
-			if !cc.upToDate() {
-				return false
-			}
+		if !c.cachesUpToDate() {
+			return false
 		}
 	}
 	return true
 }
+
+// ringMember is all the ring knows of a controller: it never holds the controller itself.
+type ringMember interface {
+	// forgetObjects drops what the controller remembers of the CRs for which gone is true
+	// (a bucket moved: controller.forgetObjects).
+	forgetObjects(gone func(types.UID) bool)
+	// cachesUpToDate reports whether its CR caches have listed with the current holding.
+	cachesUpToDate() bool
+	// requeue queues key now: a key that waited for its bucket to be ready.
+	requeue(key string)
+}
+
+func (c *controller) cachesUpToDate() bool {
+	for _, cc := range c.crCaches {
+		if !cc.upToDate() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *controller) requeue(key string) { c.add(key, addOpts{}) }
 
 // setControllers hands the built controllers, the Event recorder (nil in a dry run) and
 // the labelling of unslotted children over; the Manager starts taking buckets after it
 // (started).
 func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder,
 	slotChildren func(ctx context.Context, buckets []int) map[string]string, childStores map[string]cache.Store) {
+	members := make([]ringMember, len(cs))
+	for i, c := range cs {
+		members[i] = c
+	}
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = cs, rec, slotChildren, childStores, ctx.Done()
+	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = members, rec, slotChildren, childStores, ctx.Done()
 	s.mu.Unlock()
 	s.startOnce.Do(func() {
 		go s.labeller(ctx)

@@ -17,7 +17,7 @@ import (
 // are dropped with its take. Another bucket's memory stays, and so do pending triggers.
 func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 	c, s, _, cr := newShardedController(t)
-	s.controllers = []*controller{c}
+	s.controllers = []ringMember{c}
 	other := uuid.NewUUID()
 	for shard.BucketOf(other, s.buckets) != 0 {
 		other = uuid.NewUUID()

@@ -37,7 +37,7 @@ const (
 
 // waitingKey is a key put back until its bucket is ready.
 type waitingKey struct {
-	c   *controller
+	c   ringMember
 	key string
 }
 
@@ -178,7 +178,7 @@ func (s *shards) caughtUpLocked(b int) bool {
 
 // waitReady puts key back until the bucket of uid is ready; false when it is ready by now
 // (the caller passes it at once) or no longer taken (its next holder passes it).
-func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
+func (s *shards) waitReady(uid types.UID, c ringMember, key string) bool {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,6 +196,6 @@ func (s *shards) waitReady(uid types.UID, c *controller, key string) bool {
 
 func wakeAll(keys []waitingKey) {
 	for _, k := range keys {
-		k.c.add(k.key, addOpts{})
+		k.c.requeue(k.key)
 	}
 }
