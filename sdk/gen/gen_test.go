@@ -127,6 +127,25 @@ func TestSchemaChangesReachTheTypes(t *testing.T) {
 	}
 }
 
+// The schemas' $id carries the contract version ork sends: a schema whose $id disagrees
+// makes no SDK.
+func TestSchemaIDCarriesTheContractVersion(t *testing.T) {
+	m, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ContractVersion == "" {
+		t.Fatal("no contract version")
+	}
+	other := strings.Replace(string(schema.RemoteReconcileResult()), "?contract="+m.ContractVersion+`"`, `?contract=99"`, 1)
+	if other == string(schema.RemoteReconcileResult()) {
+		t.Fatalf("the result schema's $id carries no ?contract=%s", m.ContractVersion)
+	}
+	if _, err := Build(schema.PreparedRequest(), []byte(other)); err == nil || !strings.Contains(err.Error(), `carries contract version "99"`) {
+		t.Errorf("Build = %v, want an error naming the $id's contract version", err)
+	}
+}
+
 func TestNames(t *testing.T) {
 	for _, tc := range []struct{ json, goName, snake string }{
 		{"apiVersion", "APIVersion", "api_version"},

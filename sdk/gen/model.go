@@ -10,6 +10,7 @@ package gen
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -106,6 +107,14 @@ func Build(requestSchema, resultSchema []byte) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote-reconcile-result schema: %w", err)
 	}
+	for _, sc := range []struct {
+		name string
+		o    *object
+	}{{"prepared-request", req}, {"remote-reconcile-result", res}} {
+		if v := contractOf(sc.o.str("$id")); v != m.ContractVersion {
+			return nil, fmt.Errorf("%s schema: $id %q carries contract version %q, ork speaks %q", sc.name, sc.o.str("$id"), v, m.ContractVersion)
+		}
+	}
 	b := &builder{m: m, named: map[string]bool{}}
 	b.defs = req.obj("$defs")
 	if _, err := b.structOf("PreparedRequest", req); err != nil {
@@ -134,6 +143,16 @@ func Build(requestSchema, resultSchema []byte) (*Model, error) {
 		m.Intents = append(m.Intents, Intent{Type: typ, Name: name, Fields: name + "Fields", Doc: def.str("description")})
 	}
 	return m, nil
+}
+
+// contractOf is the contract parameter of a schema's $id ("1" of "…/x.schema.json?contract=1"),
+// "" when there is none.
+func contractOf(id string) string {
+	u, err := url.Parse(id)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("contract")
 }
 
 func root(data []byte) (*object, error) {

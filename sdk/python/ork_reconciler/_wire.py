@@ -44,10 +44,13 @@ class PreparedRequest(TypedDict):
     """The JSON body ork POSTs to reconcile.remote.endpoint after every watch event of a
     custom resource, each periodic resync, each requeue and each change of an owned
     child. Headers: Content-Type: application/json, Accept: application/json,
-    User-Agent: ork/<version>, and the auth header when auth.secretRef is declared. The
-    fields are always present and always in this order; there are no others
-    (prepared.dryRun, prepared.children, prepared.related and prepared.lastApply aside,
-    present only as their descriptions say).
+    User-Agent: ork/<version>, Ork-Contract-Version: <the version of this wire contract,
+    the contract parameter of this schema's $id: a minor step per additive field, a
+    major one for any breaking change>, Idempotency-Key: <random> (new for every call),
+    and the auth header when auth.secretRef is declared. The fields are always present
+    and always in this order; there are no others (prepared.dryRun, prepared.children,
+    prepared.related and prepared.lastApply aside, present only as their descriptions
+    say).
     """
     key: str
     gvk: GVK
