@@ -52,11 +52,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	}
 	if e.shards != nil {
 		e.shards.setControllers(ctx, controllers, e.recorder, func(ctx context.Context, bs []int) map[string]string {
-			return e.labelUnslotted(ctx, controllers, bs)
+			return e.labelTaken(ctx, controllers, bs)
 		},
 			childStoresOf(controllers, factories.needFull))
 	}
 	e.labelOlderChildren(ctx, controllers)
+	e.relabelDefaultNamed(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.
 	rollouts := e.rollouts(controllers)
 	if err := rollouts.resume(ctx); err != nil {

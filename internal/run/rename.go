@@ -1,0 +1,183 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+
+	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/shard"
+)
+
+// The operator's name (--name) used to default to resources.DefaultOperator whatever the
+// Katalog; it now defaults to the Katalog's metadata.name. An operator that ran under the
+// old default and starts under its Katalog's name would find its own children labelled for
+// "another operator": outside its child caches (the first calls would miss them) and, at
+// the apply, an OperatorConflict on every CR. So it relabels them once, as it labels the
+// children of an ork from before the label (migrate.go): only a child whose controller is a
+// custom resource of one of the Katalog's CRDs. Another ork legitimately named orkestra
+// reconciles CRDs of its own, whose children this one never touches.
+
+// defaultNamedChildren selects the children ork wrote under the old default name.
+const defaultNamedChildren = ManagedByLabel + "=" + ManagedByValue + "," + OperatorLabel + "=" + resources.DefaultOperator
+
+// relabelDefaultNamed gives OperatorLabel=Name to the children of this Katalog's custom
+// resources labelled for the old default name, before the child caches start. A sharded
+// replica holds no bucket yet: labelTaken relabels at each take. A failure is logged, not
+// fatal.
+func (e *Engine) relabelDefaultNamed(ctx context.Context, controllers []*controller) {
+	if e.dry != nil || e.shards != nil {
+		return
+	}
+	e.relabelDefaultNamedIn(ctx, controllers, nil)
+}
+
+// labelTaken labels the children of the CRs of the buckets a sharded replica took: those
+// written before sharding (labelUnslotted) and those written under the old default name.
+// It returns the highest resourceVersion written per collection (collectionKey).
+func (e *Engine) labelTaken(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
+	written := e.labelUnslotted(ctx, controllers, buckets)
+	for col, rv := range e.relabelDefaultNamedIn(ctx, controllers, buckets) {
+		if rvAfter(rv, written[col]) {
+			written[col] = rv
+		}
+	}
+	return written
+}
+
+// relabelDefaultNamedIn relabels the default-named children of the Katalog's CRs (when
+// sharded, of the CRs of buckets) and returns the highest resourceVersion it wrote per
+// collection.
+func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
+	if e.opts.Name == resources.DefaultOperator {
+		return nil
+	}
+	owners := map[schema.GroupKind]bool{}
+	for _, c := range controllers {
+		owners[c.gvk.GroupKind()] = c.crd.IsNamespaced()
+	}
+	var want map[int]bool
+	if e.shards != nil {
+		want = map[int]bool{}
+		for _, b := range buckets {
+			want[b] = true
+		}
+	}
+	relabelled := 0
+	written := map[string]string{}
+	for _, col := range childCollections(controllers) {
+		n, rv, err := e.relabelDefaultNamedOf(ctx, col, owners, want)
+		relabelled += n
+		if rv != "" {
+			written[collectionKey(col.gvr, col.ns)] = rv
+		}
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("relabelling the children written under the old default name: relabel the rest with kubectl label --overwrite",
+				"resource", col.gvr.GroupResource().String(), "from", resources.DefaultOperator, "error", err.Error())
+		}
+	}
+	if relabelled > 0 {
+		e.log.Info("relabelled the children written under the old default name",
+			"label", OperatorLabel, "from", resources.DefaultOperator, "to", e.opts.Name, "children", relabelled)
+	}
+	return written
+}
+
+// relabelDefaultNamedOf relabels one collection's default-named children whose controller
+// is one of owners (when sharded, of a bucket in want), and returns how many and the
+// highest resourceVersion written.
+func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection, owners map[schema.GroupKind]bool,
+	want map[int]bool) (int, string, error) {
+	res := e.meta.Resource(col.gvr)
+	list, err := res.Namespace(col.ns).List(ctx, metav1.ListOptions{LabelSelector: defaultNamedChildren})
+	if err != nil {
+		return 0, "", fmt.Errorf("list: %w", err)
+	}
+	n, highest := 0, ""
+	for i := range list.Items {
+		obj := &list.Items[i]
+		ref := metav1.GetControllerOf(obj)
+		if ref == nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue
+		}
+		namespaced, ours := owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+		if !ours {
+			continue // another operator's: another ork named orkestra, for CRDs of its own
+		}
+		var rv string
+		if e.shards != nil {
+			if !want[shard.BucketOf(ref.UID, e.shards.buckets)] {
+				continue
+			}
+			// As a pass of the owner's bucket, with the slot label (labelSlot).
+			rv, err = e.labelSlot(ctx, col.gvr, obj, ref.UID)
+		} else {
+			key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
+			if namespaced {
+				key = obj.GetNamespace() + "/" + ref.Name
+			}
+			if err := e.fence.mayWrite(key, ref.UID); err != nil {
+				return n, highest, err
+			}
+			rv, err = relabelChild(ctx, res.Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name)
+		}
+		if err != nil {
+			return n, highest, err
+		}
+		if rv != "" {
+			n++
+			if rvAfter(rv, highest) {
+				highest = rv
+			}
+		}
+	}
+	return n, highest, nil
+}
+
+// relabelChild writes OperatorLabel=name on the default-named child obj of owner, with its
+// uid and resourceVersion as preconditions, and returns the write's resourceVersion. A
+// child whose resourceVersion moved meanwhile is read again and tried again, up to
+// labelSlotTries writes, while it is still default-named and owner's; "" and no error when
+// it went or is no longer either.
+func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
+	name string) (string, error) {
+	for try := 1; ; try++ {
+		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), name)
+		if err != nil {
+			return "", err
+		}
+		got, err := res.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		switch {
+		case err == nil:
+			return got.GetResourceVersion(), nil
+		case apierrors.IsNotFound(err):
+			return "", nil
+		case !precondition.Failed(err) || try == labelSlotTries:
+			return "", fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		}
+		cur, err := res.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		}
+		if cur.GetUID() != obj.GetUID() || cur.GetLabels()[OperatorLabel] != resources.DefaultOperator {
+			return "", nil
+		}
+		if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != owner {
+			return "", nil
+		}
+		obj = cur
+	}
+}
