@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testenv"
 )
@@ -202,7 +203,7 @@ func failover(ctx context.Context, c *cluster, victim *running, pod string, uids
 		return err
 	}
 	for _, l := range leases.Items {
-		i, b, ok := shard.ParseBucketLeaseName("orkestra", l.Name)
+		i, b, ok := naming.ParseBucketLeaseName("orkestra", l.Name)
 		if ok && b == shardBuckets && l.Spec.HolderIdentity != nil && strings.HasPrefix(*l.Spec.HolderIdentity, pod+"_") {
 			held[i] = true
 		}

@@ -17,10 +17,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/orkspace/ork/internal/exchange"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run"
-	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/version"
 )
 
@@ -150,7 +150,7 @@ func completeRun(env *Env) (runOptions, error) {
 		return opts, usageError("leader election needs --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration, all positive")
 	}
 	if b := opts.engine.ShardBuckets; b != 0 {
-		if err := shard.ValidBuckets(b); err != nil {
+		if err := naming.ValidBuckets(b); err != nil {
 			return opts, usageError("--shard-buckets: %v (0 keeps one replica reconciling everything)", err)
 		}
 		if opts.engine.LeaderElect {
@@ -202,7 +202,7 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 		return usageError("--name %q: %s", opts.engine.Name, strings.Join(errs, "; "))
 	}
 	if opts.engine.ShardBuckets != 0 {
-		if errs := validation.IsDNS1123Subdomain(shard.MemberLeaseName(opts.engine.Name, memberName(env))); len(errs) > 0 {
+		if errs := validation.IsDNS1123Subdomain(naming.MemberLeaseName(opts.engine.Name, memberName(env))); len(errs) > 0 {
 			return usageError("--shard-buckets: member Lease name: %s (set $POD_NAME)", strings.Join(errs, "; "))
 		}
 	}

@@ -10,23 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// MinBuckets and MaxBuckets bound B. The upper bound keeps every bucket a whole number of
-// the 256 child slots, so a child's slot label never depends on B.
-const (
-	MinBuckets = 2
-	MaxBuckets = 256
-)
-
 // uidField is the field KEP-5866 hashes, in the selector's CEL-style path.
 const uidField = "object.metadata.uid"
-
-// ValidBuckets reports whether b is a power of two from MinBuckets to MaxBuckets.
-func ValidBuckets(b int) error {
-	if b < MinBuckets || b > MaxBuckets || b&(b-1) != 0 {
-		return fmt.Errorf("shard buckets %d: want a power of two from %d to %d", b, MinBuckets, MaxBuckets)
-	}
-	return nil
-}
 
 // Hash is the KEP-5866 hash of uid: FNV-1a 64 of its bytes, as the apiserver computes it.
 // It goes through the apimachinery function the apiserver uses, so the two cannot disagree.
@@ -91,15 +76,8 @@ func Selector(held []int, b int) sharding.Selector {
 // Slots is the number of child slots: the first byte of the owner's hash.
 const Slots = 256
 
-// SlotOf is the value of the child slot label for a child of the owner uid: the first two
-// hex digits of the owner's hash. It does not depend on B, so moving a bucket or changing B
-// relabels nothing.
-func SlotOf(owner types.UID) string {
-	return fmt.Sprintf("%02x", Hash(owner)>>56)
-}
-
-// SlotValues are the slot label values of the held buckets among b, sorted: bucket i covers
-// the 256/b slots from i*256/b.
+// SlotValues are the values of naming.SlotLabel (naming.SlotOf an owner) of the held buckets
+// among b, sorted: bucket i covers the 256/b slots from i*256/b.
 func SlotValues(held []int, b int) []string {
 	per := Slots / b
 	var out []string

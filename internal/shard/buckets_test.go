@@ -11,21 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	apisharding "k8s.io/apiserver/pkg/sharding"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 )
-
-func TestValidBuckets(t *testing.T) {
-	for _, b := range []int{2, 4, 8, 16, 32, 64, 128, 256} {
-		if err := shard.ValidBuckets(b); err != nil {
-			t.Errorf("ValidBuckets(%d) = %v, want nil", b, err)
-		}
-	}
-	for _, b := range []int{-2, 0, 1, 3, 6, 12, 100, 512, 1024} {
-		if err := shard.ValidBuckets(b); err == nil {
-			t.Errorf("ValidBuckets(%d) = nil, want an error", b)
-		}
-	}
-}
 
 // fnv1a64 is FNV-1a 64 written out from its definition (offset basis and prime), the hash
 // KEP-5866 names, to check that Hash is that hash and not merely what apimachinery does.
@@ -163,7 +151,7 @@ func TestSlotOf(t *testing.T) {
 	for range 200 {
 		uid := uuid.NewUUID()
 		want := fmt.Sprintf("%016x", fnv1a64(string(uid)))[:2]
-		if got := shard.SlotOf(uid); got != want {
+		if got := naming.SlotOf(uid); got != want {
 			t.Fatalf("SlotOf(%s) = %q, want %q", uid, got, want)
 		}
 		// A child's slot is among the slots of its owner's bucket, whatever B.
@@ -203,38 +191,5 @@ func TestFairShare(t *testing.T) {
 		if got := shard.FairShare(tc.b, tc.live); got != tc.want {
 			t.Errorf("FairShare(%d, %d) = %d, want %d", tc.b, tc.live, got, tc.want)
 		}
-	}
-}
-
-func TestLeaseNames(t *testing.T) {
-	if got := shard.BucketLeaseName("ork", 3, 16); got != "ork-bucket-3-of-16" {
-		t.Errorf("BucketLeaseName = %q", got)
-	}
-	if got := shard.MemberLeaseName("ork", "ork-7d9f-x2"); got != "ork-member-ork-7d9f-x2" {
-		t.Errorf("MemberLeaseName = %q", got)
-	}
-	for _, tc := range []struct {
-		lease string
-		i, b  int
-		ok    bool
-	}{
-		{"ork-bucket-3-of-16", 3, 16, true},
-		{"ork-bucket-0-of-2", 0, 2, true},
-		{"ork-bucket-16-of-16", 0, 0, false},
-		{"ork-bucket-03-of-16", 0, 0, false},
-		{"ork-bucket-3-of-12", 0, 0, false},
-		{"ork-bucket-+3-of-16", 0, 0, false},
-		{"other-bucket-3-of-16", 0, 0, false},
-		{"ork", 0, 0, false},
-		{"ork-member-p", 0, 0, false},
-	} {
-		i, b, ok := shard.ParseBucketLeaseName("ork", tc.lease)
-		if i != tc.i || b != tc.b || ok != tc.ok {
-			t.Errorf("ParseBucketLeaseName(%q) = %d, %d, %v; want %d, %d, %v", tc.lease, i, b, ok, tc.i, tc.b, tc.ok)
-		}
-	}
-	if !shard.IsMemberLeaseName("ork", "ork-member-p") || shard.IsMemberLeaseName("ork", "ork-member-") ||
-		shard.IsMemberLeaseName("ork", "ork-bucket-1-of-2") {
-		t.Error("IsMemberLeaseName misjudges")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // FenceLeaderLock wraps the single-leader mode's Lease lock so that it never leads while a
@@ -138,7 +140,7 @@ func liveBucketLeases(ctx context.Context, leases coordinationv1client.LeasesGet
 	var live []string
 	for i := range list.Items {
 		l := &list.Items[i]
-		if _, _, ok := ParseBucketLeaseName(name, l.Name); ok && obs.live(l, now, leaseDuration) {
+		if _, _, ok := naming.ParseBucketLeaseName(name, l.Name); ok && obs.live(l, now, leaseDuration) {
 			live = append(live, l.Name)
 		}
 	}

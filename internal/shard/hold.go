@@ -9,6 +9,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // renewBuckets renews every held bucket, several at once (B Leases one after another
@@ -96,7 +98,7 @@ func (m *Manager) handBack(r *runState, b int, why string) {
 
 // finishHandBack releases a drained bucket so that its next holder starts at once.
 func (m *Manager) finishHandBack(r *runState, e *bucketLease) {
-	b, _, _ := ParseBucketLeaseName(m.opts.Name, e.lease.Name)
+	b, _, _ := naming.ParseBucketLeaseName(m.opts.Name, e.lease.Name)
 	if r.buckets[b] != e {
 		return // lost while draining: already reported
 	}

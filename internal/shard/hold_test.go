@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // ring is one replica over a fake clientset, its Lease writes counted, driven round by
@@ -148,7 +150,7 @@ func TestAStoppingReplicaLeavesBeforeItsBucketsAreHandedBack(t *testing.T) {
 	g := newRing(t, 2)
 	g.join()
 	g.m.leave(context.Background(), g.r)
-	member, err := g.raw.Leases("ns").Get(context.Background(), MemberLeaseName("ork", "p"), metav1.GetOptions{})
+	member, err := g.raw.Leases("ns").Get(context.Background(), naming.MemberLeaseName("ork", "p"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestAStoppingReplicaLeavesBeforeItsBucketsAreHandedBack(t *testing.T) {
 		t.Errorf("stopping round: member taken back %v, %d bucket writes, holds %v: want no member, both buckets renewed",
 			g.r.member != nil, g.writes.Load()-before, g.m.Held())
 	}
-	if member, _ = g.raw.Leases("ns").Get(context.Background(), MemberLeaseName("ork", "p"), metav1.GetOptions{}); holder(member) != "" {
+	if member, _ = g.raw.Leases("ns").Get(context.Background(), naming.MemberLeaseName("ork", "p"), metav1.GetOptions{}); holder(member) != "" {
 		t.Errorf("member Lease held by %q after a stopping round: want it left released", holder(member))
 	}
 }
@@ -248,13 +250,13 @@ func TestABucketLostAndTakenBackInOneRoundIsReported(t *testing.T) {
 	renewing0 := make(chan struct{})
 	var once sync.Once
 	g.before = func(verb, name string) {
-		if verb == "update" && name == BucketLeaseName("ork", 0, 2) {
+		if verb == "update" && name == naming.BucketLeaseName("ork", 0, 2) {
 			once.Do(func() { close(renewing0) })
 		}
 	}
 	var hung atomic.Bool
 	g.block = func(ctx context.Context, name string) error {
-		if name != BucketLeaseName("ork", 1, 2) || !hung.CompareAndSwap(false, true) {
+		if name != naming.BucketLeaseName("ork", 1, 2) || !hung.CompareAndSwap(false, true) {
 			return nil // only the renewal hangs, not the take that follows
 		}
 		<-ctx.Done()

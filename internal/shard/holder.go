@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // HolderOf finds who holds the bucket of the CR uid, for `ork trace`: the holder identity
@@ -21,7 +23,7 @@ func HolderOf(ctx context.Context, leases coordinationv1client.LeasesGetter, nam
 	}
 	for i := range list.Items {
 		l := &list.Items[i]
-		bucket, b, ok := ParseBucketLeaseName(name, l.Name)
+		bucket, b, ok := naming.ParseBucketLeaseName(name, l.Name)
 		if !ok || BucketOf(uid, b) != bucket {
 			continue
 		}

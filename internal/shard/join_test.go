@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // Two replicas started together, the second's member Lease written just after the first
@@ -86,8 +88,8 @@ func TestAReplicaJoiningARunningRingTakesAtOnce(t *testing.T) {
 	raw := fake.NewClientset().CoordinationV1()
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	held := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: BucketLeaseName("ork", 0, b), Namespace: "ns", ResourceVersion: "1",
-			Annotations: map[string]string{BucketsAnnotation: "4"}},
+		ObjectMeta: metav1.ObjectMeta{Name: naming.BucketLeaseName("ork", 0, b), Namespace: "ns", ResourceVersion: "1",
+			Annotations: map[string]string{naming.BucketsAnnotation: "4"}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("other_1"), LeaseDurationSeconds: ptr.To(int32(15))},
 	}
 	if _, err := raw.Leases("ns").Create(context.Background(), held, metav1.CreateOptions{}); err != nil {

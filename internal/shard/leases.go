@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // leaseWriter makes the Lease writes of one replica. Every update carries the
@@ -116,6 +118,6 @@ func (w leaseWriter) annotations(in map[string]string) map[string]string {
 	for k, v := range in {
 		out[k] = v
 	}
-	out[BucketsAnnotation] = strconv.Itoa(w.m.opts.Buckets)
+	out[naming.BucketsAnnotation] = strconv.Itoa(w.m.opts.Buckets)
 	return out
 }

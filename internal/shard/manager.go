@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // ErrMemberLost ends Run when this replica loses its member Lease: it can no longer tell
@@ -83,7 +85,7 @@ func (o *Options) complete() error {
 	if o.Client == nil || o.Namespace == "" || o.Name == "" {
 		return errors.New("shard: Client, Namespace and Name are required")
 	}
-	if err := ValidBuckets(o.Buckets); err != nil {
+	if err := naming.ValidBuckets(o.Buckets); err != nil {
 		return err
 	}
 	if o.LeaderLease == "" {

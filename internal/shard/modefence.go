@@ -10,6 +10,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // Mode fencing is write, then check: each side first writes its own Lease (the single
@@ -37,7 +39,7 @@ func (m *Manager) otherMode(l *coordinationv1.Lease) (rank int, ok bool) {
 	if l.Name == m.opts.LeaderLease {
 		return leaderRank, true
 	}
-	_, b, isBucket := ParseBucketLeaseName(m.opts.Name, l.Name)
+	_, b, isBucket := naming.ParseBucketLeaseName(m.opts.Name, l.Name)
 	if isBucket && (b != m.opts.Buckets || !sameBuckets(l, m.opts.Buckets)) {
 		return b, true
 	}
@@ -98,7 +100,7 @@ func (m *Manager) takeBuckets(r *runState, take []int, leases map[int]*coordinat
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			name := BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
+			name := naming.BucketLeaseName(m.opts.Name, b, m.opts.Buckets)
 			at := m.clock.Now()
 			l, ok, err := m.w.take(ctx, name, leases[b], nil)
 			if err != nil {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // runState is what Run's goroutine keeps between rounds.
@@ -68,7 +70,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer stopAPI()
 	if m.opts.MemberUID == "" {
 		m.opts.Log.Info("the member Lease names no pod as its owner ($POD_UID unset, or ork's namespace is not its pod's): it stays after the pod is gone",
-			"lease", MemberLeaseName(m.opts.Name, m.opts.Member))
+			"lease", naming.MemberLeaseName(m.opts.Name, m.opts.Member))
 	}
 	inf := m.informer()
 	go inf.RunWithContext(apiCtx)
@@ -256,7 +258,7 @@ func (m *Manager) settling(r *runState, v view) bool {
 
 // holdMember takes the member Lease (waiting out a predecessor's) or renews it.
 func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store) error {
-	name := MemberLeaseName(m.opts.Name, m.opts.Member)
+	name := naming.MemberLeaseName(m.opts.Name, m.opts.Member)
 	sent := m.clock.Now()
 	if r.member == nil {
 		cur := stored(store, m.opts.Namespace, name)

@@ -5,6 +5,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // view is one round's reading of the namespace's Leases.
@@ -19,7 +21,7 @@ type view struct {
 
 func (m *Manager) view(store cache.Store, r *runState) view {
 	now := m.clock.Now()
-	self := MemberLeaseName(m.opts.Name, m.opts.Member)
+	self := naming.MemberLeaseName(m.opts.Name, m.opts.Member)
 	v := view{leases: map[int]*coordinationv1.Lease{}, live: 1}
 	for _, obj := range store.List() {
 		l, ok := obj.(*coordinationv1.Lease)
@@ -27,7 +29,7 @@ func (m *Manager) view(store cache.Store, r *runState) view {
 			continue
 		}
 		live := m.obs.live(l, now, m.opts.LeaseDuration)
-		switch i, b, isBucket := ParseBucketLeaseName(m.opts.Name, l.Name); {
+		switch i, b, isBucket := naming.ParseBucketLeaseName(m.opts.Name, l.Name); {
 		case l.Name == m.opts.LeaderLease:
 			v.fenced = v.fenced || live
 		case isBucket:
@@ -38,7 +40,7 @@ func (m *Manager) view(store cache.Store, r *runState) view {
 			if b == m.opts.Buckets {
 				v.leases[i] = l // taking it rewrites the annotation
 			}
-		case IsMemberLeaseName(m.opts.Name, l.Name) && l.Name != self:
+		case naming.IsMemberLeaseName(m.opts.Name, l.Name) && l.Name != self:
 			if live && sameBuckets(l, m.opts.Buckets) {
 				v.live++
 			}
@@ -64,7 +66,7 @@ func (m *Manager) view(store cache.Store, r *runState) view {
 	return v
 }
 
-// sameBuckets reports whether l records b buckets (BucketsAnnotation).
+// sameBuckets reports whether l records b buckets (naming.BucketsAnnotation).
 func sameBuckets(l *coordinationv1.Lease, b int) bool {
-	return l.Annotations[BucketsAnnotation] == strconv.Itoa(b)
+	return l.Annotations[naming.BucketsAnnotation] == strconv.Itoa(b)
 }

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/reconcilertest"
-	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testenv"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -221,7 +221,7 @@ func (f *fixture) holders(ctx context.Context, b int) (map[int]string, error) {
 	}
 	out := map[int]string{}
 	for _, l := range list.Items {
-		i, lb, ok := shard.ParseBucketLeaseName("orkestra", l.Name)
+		i, lb, ok := naming.ParseBucketLeaseName("orkestra", l.Name)
 		if !ok || lb != b || l.Spec.HolderIdentity == nil {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/orkspace/ork/internal/shard"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -40,7 +40,7 @@ func TestMemberLeaseGoesWithItsPod(t *testing.T) {
 	}
 	f.env = []string{"POD_UID=" + string(pod.UID), "POD_NAMESPACE=" + f.ns}
 	p := f.sharded(pod.Name, 2, "--endpoint", f.via(pod.Name))
-	name := shard.MemberLeaseName("orkestra", pod.Name)
+	name := naming.MemberLeaseName("orkestra", pod.Name)
 	testkit.Eventually(t, "the member Lease names its pod", 100*time.Millisecond, slack, func(ctx context.Context) (bool, error) {
 		l, err := env.Clientset.CoordinationV1().Leases(f.ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

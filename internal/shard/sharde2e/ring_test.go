@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -52,8 +53,8 @@ func TestRingHoldsEveryBucketOnce(t *testing.T) {
 	var names []string
 	for _, l := range leases.Items {
 		names = append(names, l.Name)
-		if got := l.Annotations[shard.BucketsAnnotation]; got != strconv.Itoa(b) {
-			t.Errorf("Lease %s: %s = %q, want %q", l.Name, shard.BucketsAnnotation, got, strconv.Itoa(b))
+		if got := l.Annotations[naming.BucketsAnnotation]; got != strconv.Itoa(b) {
+			t.Errorf("Lease %s: %s = %q, want %q", l.Name, naming.BucketsAnnotation, got, strconv.Itoa(b))
 		}
 	}
 	want := []string{"ork-member-p1", "ork-member-p2", "ork-member-p3"}
