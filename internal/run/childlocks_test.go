@@ -353,7 +353,7 @@ func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
+			c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
 			obj := &unstructured.Unstructured{}
 			obj.SetName("c")
 			obj.SetNamespace("ns")

@@ -289,7 +289,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// The same version again is the informer's resync, or a re-list after a broken watch.
 	if oldU.GetResourceVersion() == newU.GetResourceVersion() {
-		if c.e.shards != nil {
+		if c.e.gate.partial() {
 			// A sharded cache lists again whenever the held buckets change: the CRs it
 			// still holds are no news (a change comes with a new resourceVersion), unless
 			// a take owes them a pass.
@@ -314,10 +314,8 @@ func (c *controller) onDelete(obj any) {
 	if !ok {
 		return
 	}
-	if c.e.shards != nil {
-		c.e.shards.forgetPass(u.GetUID())
-	}
-	if c.e.shards != nil && !c.e.shards.owns(u.GetUID()) {
+	c.e.gate.forgetPass(u.GetUID())
+	if !c.e.gate.owns(u.GetUID()) {
 		return // its bucket went to another replica: it left this cache, not the cluster
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)
@@ -343,7 +341,7 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
 	key, ok := c.ownerKey(u)
-	if deleted && c.e.shards != nil && ok && !c.e.shards.owns(metav1.GetControllerOf(u).UID) {
+	if deleted && ok && !c.e.gate.owns(metav1.GetControllerOf(u).UID) {
 		// Its owner's bucket went to another replica: it left this cache, not the cluster.
 		c.e.writes.forget(ev, ok)
 		return

@@ -55,6 +55,8 @@ type Engine struct {
 	lead *leadership.Leadership
 	// fence is the write guard asked before every write: lead's, or shards' when sharded.
 	fence fence
+	// gate decides which CRs this replica passes: all, or its buckets' when sharded.
+	gate passGate
 	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
 	shards *shards
 	// healthAddr is the bound health address, for callers that asked for port 0.
@@ -192,6 +194,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		lead:           lead,
 		shards:         ring,
 		fence:          fenceOf(lead, ring),
+		gate:           gateOf(ring),
 		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
 		writes:         newWriteBook(),
 		owned:          ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),

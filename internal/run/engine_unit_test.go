@@ -152,7 +152,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
 	})
-	c := &controller{e: &Engine{dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}},
+	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}},
 		crd: &katalog.CRD{Name: "site"}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
@@ -256,7 +256,7 @@ func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
 	q := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]()), added: func(d time.Duration) { delays = append(delays, d) }}
 	defer q.ShutDown()
-	c := &controller{e: &Engine{opts: Options{BackoffMax: 5 * time.Second}}, ledger: newLedger(), queue: q}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{BackoffMax: 5 * time.Second}}, ledger: newLedger(), queue: q}
 	pause := 2 * time.Minute
 	for range 20 {
 		c.ledger.note("ns/a", TriggerCreate)
@@ -310,7 +310,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 	var plans []runplan.CR
 	dry := newDryRunner(Options{DryRun: true, OnPlan: func(p runplan.CR) { plans = append(plans, p) }}, 1)
 	crd := &katalog.CRD{Name: "app", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: &katalog.Remote{}}}}
-	c := &controller{e: &Engine{dry: dry}, crd: crd}
+	c := &controller{e: &Engine{gate: allMine{}, dry: dry}, crd: crd}
 	cr := &unstructured.Unstructured{}
 	cr.SetNamespace("ns")
 	cr.SetName("a")
@@ -328,7 +328,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
 	c := &controller{
-		e:      &Engine{writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}},
+		e:      &Engine{gate: allMine{}, writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}},
 		crd:    &katalog.CRD{Name: "app"},
 		gvk:    gvk,
 		ledger: newLedger(),
@@ -369,7 +369,7 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
 		cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
-	c := &controller{e: &Engine{writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
+	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
 	cr := &unstructured.Unstructured{}
 	cr.SetName("a")
 	cr.SetUID("cr-uid")

@@ -18,7 +18,7 @@ import (
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: &Engine{opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
 		suspended: newSuspensions(), related: &relatedWatch{index: related.NewIndex()},
 		cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]string{}}}
 	ctx := t.Context()

@@ -43,7 +43,7 @@ func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
 			lead := leadership.New(leadership.Options{Enabled: true, RenewDeadline: 10 * time.Second})
 			tt.stale(lead)
 			var calls int
-			c := &controller{e: &Engine{lead: lead, fence: leaderFence{lead: lead}, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
+			c := &controller{e: &Engine{gate: allMine{}, lead: lead, fence: leaderFence{lead: lead}, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
 				suspended: newSuspensions(), rec: countingReconciler{&calls}, log: slog.New(slog.DiscardHandler)}
 			cr := &unstructured.Unstructured{}
 			cr.SetNamespace("ns")
@@ -93,7 +93,7 @@ func TestNoCallWhenTheLeasePassesBeforeTheSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	c := &controller{e: &Engine{lead: lead, fence: leaderFence{lead: lead}, opts: Options{Metrics: NewMetrics()}}, crd: crd, ledger: newLedger(),
+	c := &controller{e: &Engine{gate: allMine{}, lead: lead, fence: leaderFence{lead: lead}, opts: Options{Metrics: NewMetrics()}}, crd: crd, ledger: newLedger(),
 		suspended: newSuspensions(), rec: &remoteReconciler{r: r}, log: slog.New(slog.DiscardHandler)}
 	c.env = c.passEnv()
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "App"}}

@@ -18,7 +18,7 @@ func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	writes := newWriteBook()
 	newController := func(kind string) *controller {
 		return &controller{
-			e:   &Engine{writes: writes, opts: Options{Metrics: NewMetrics()}},
+			e:   &Engine{gate: allMine{}, writes: writes, opts: Options{Metrics: NewMetrics()}},
 			crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind},
 			ledger: newLedger(),
 			queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),

@@ -153,7 +153,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.endPass(key, true)
 		return
 	}
-	if in.gone && c.e.shards != nil {
+	if in.gone && c.e.gate.partial() {
 		exists, err := c.stillExists(ctx, in.cr)
 		if err != nil {
 			c.log.Warn("could not confirm the delete of a sharded custom resource; retrying", "key", key, "err", err)
@@ -175,31 +175,31 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
 	// than refuses would hold the worker until the probe restarts ork.
 	passCtx := ctx
-	if c.e.shards != nil {
-		bucketCtx, done, st := c.e.shards.begin(in.cr.GetUID())
-		if st == bucketNotReady {
-			// Taken here, its children not in the child caches yet: a pass now would send
-			// none. The key waits, its trigger kept, and is queued when the bucket is ready.
-			c.endPass(key, false)
-			c.ledger.note(key, trigger)
-			c.lanes.keepLane(key)
-			if !c.e.shards.waitReady(in.cr.GetUID(), c, key) {
-				c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
-			}
+	bucketCtx, endBucket, st := c.e.gate.begin(in.cr.GetUID())
+	if st == bucketNotReady {
+		// Taken here, its children not in the child caches yet: a pass now would send
+		// none. The key waits, its trigger kept, and is queued when the bucket is ready.
+		c.endPass(key, false)
+		c.ledger.note(key, trigger)
+		c.lanes.keepLane(key)
+		if !c.e.gate.waitReady(in.cr.GetUID(), c, key) {
+			c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
+		}
+		return
+	}
+	if st != bucketReady {
+		if c.e.gate.owns(in.cr.GetUID()) {
+			// Still this replica's bucket, its renewal late: the key waits for it.
+			c.retryLater(key, trigger)
 			return
 		}
-		if st != bucketReady {
-			if c.e.shards.owns(in.cr.GetUID()) {
-				// Still this replica's bucket, its renewal late: the key waits for it.
-				c.retryLater(key, trigger)
-				return
-			}
-			// Another replica's bucket, or one being handed back: its holder passes it.
-			c.queue.Forget(key)
-			c.endPass(key, false)
-			return
-		}
-		defer done()
+		// Another replica's bucket, or one being handed back: its holder passes it.
+		c.queue.Forget(key)
+		c.endPass(key, false)
+		return
+	}
+	defer endBucket()
+	if bucketCtx != nil {
 		var cancel context.CancelFunc
 		passCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
@@ -213,7 +213,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	}
 	d, steps, done := c.pass(passCtx, in)
 	if !done {
-		if c.e.shards != nil && c.e.shards.owns(in.cr.GetUID()) && ctx.Err() == nil {
+		if c.e.gate.partial() && c.e.gate.owns(in.cr.GetUID()) && ctx.Err() == nil {
 			// A sharded replica's guard refused while the bucket is still its own (a late
 			// renewal): the pass is owed, not dropped.
 			c.retryLater(key, trigger)

@@ -38,7 +38,7 @@ func TestRelatedChangeFanOutPicksTheLane(t *testing.T) {
 			m := NewMetrics()
 			q := newLaneQueue("app", time.Millisecond, time.Second, m)
 			defer q.ShutDown()
-			c := &controller{e: &Engine{opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+			c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
 			w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), entries: []relatedEntry{{Entry: &related.Entry{As: "config"}, gvr: cms, watched: true}}}
 			for i := range tc.crs {
 				w.index.Set(fmt.Sprintf("ns/cr-%03d", i), []related.Target{{Resource: cms.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
@@ -77,7 +77,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	defer q.ShutDown()
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	w := &relatedWatch{index: related.NewIndex()}
-	c := &controller{e: &Engine{opts: Options{Metrics: m}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "app"},
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "app"},
 		ledger: newLedger(), lanes: q, queue: q, informer: allNamespaces(inf), related: w}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.index.Set("ns/a", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
@@ -94,7 +94,7 @@ func TestAnUnresolvedReferenceKeepsTheOthersAndHoldsNoDelete(t *testing.T) {
 	cmGVR := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	shared := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "shared", "namespace": "ns"}}}
-	c := &controller{e: &Engine{dyn: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), shared)}}
+	c := &controller{e: &Engine{gate: allMine{}, dyn: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), shared)}}
 	entry := func(r katalog.Related) relatedEntry {
 		e, err := related.Compile("payload.related", r)
 		if err != nil {
@@ -175,7 +175,7 @@ func TestRelatedStatusOnlyChangeOfAKindWithoutGeneration(t *testing.T) {
 	m := NewMetrics()
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
-	c := &controller{e: &Engine{dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
+	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}
 	w := &relatedWatch{deps: c.relatedDeps(), index: related.NewIndex(), checks: newStatusChecks()}
 	w.index.Set("ns/a", []related.Target{{Resource: pods.GroupResource(), Ref: related.Ref{Namespace: "ns", Name: "p"}}})
 	w.digests.remember(pods, pod.Object) // what the pass read
@@ -235,7 +235,7 @@ func hourIntervalController(t *testing.T) (*controller, *laneQueue) {
 	m := NewMetrics()
 	q := newLaneQueue("app", time.Millisecond, time.Second, m)
 	t.Cleanup(q.ShutDown)
-	return &controller{e: &Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}, q
+	return &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), lanes: q, queue: q}, q
 }
 
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured

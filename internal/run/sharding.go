@@ -435,9 +435,6 @@ func withCRUID(ctx context.Context, uid types.UID) context.Context {
 // was taken (a CR, or with child a child by its controller's uid): a CR's one pass is in
 // the slow lane, as the initial list's, and a child's add passes nothing.
 func (c *controller) takenBacklog(obj any, child bool) bool {
-	if c.e.shards == nil {
-		return false
-	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return false
@@ -450,5 +447,5 @@ func (c *controller) takenBacklog(obj any, child bool) bool {
 		}
 		uid = ref.UID
 	}
-	return c.e.shards.backlog(uid, m.GetCreationTimestamp().Time)
+	return c.e.gate.backlog(uid, m.GetCreationTimestamp().Time)
 }

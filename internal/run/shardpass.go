@@ -65,14 +65,11 @@ func (c *controller) onSync(obj any) {
 	}
 }
 
-// notePass is shards.takePass for obj (false unsharded).
+// notePass is the gate's takePass for obj (false unsharded).
 func (c *controller) notePass(obj any) bool {
-	if c.e.shards == nil {
-		return false
-	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return false
 	}
-	return c.e.shards.takePass(m.GetUID())
+	return c.e.gate.takePass(m.GetUID())
 }

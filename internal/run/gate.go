@@ -1,0 +1,55 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// passGate decides, per CR, whether this replica passes it now: the shard ring when
+// sharded (shards), else allMine, which owns every CR (one leader's Lease fences the
+// whole run). The controller asks the gate, never whether it is sharded.
+type passGate interface {
+	// owns reports whether the CR of uid is in a bucket held here.
+	owns(uid types.UID) bool
+	// begin starts a pass of the CR of uid. ctx (nil when nothing can end the pass early)
+	// ends when its bucket is lost; done ends the pass; st says whether it may run.
+	begin(uid types.UID) (ctx context.Context, done func(), st bucketState)
+	// waitReady parks key until the bucket of uid is ready; false when it may go now.
+	waitReady(uid types.UID, m ringMember, key string) bool
+	// takePass notes a pass of the CR of uid and reports whether its bucket's take owed it
+	// one; forgetPass drops that note once the CR left the cache.
+	takePass(uid types.UID) bool
+	forgetPass(uid types.UID)
+	// backlog reports whether an object created at created, of the CR of uid, came with
+	// its bucket's take (the slow lane) rather than as news.
+	backlog(uid types.UID, created time.Time) bool
+	// partial reports whether the CR cache holds only some CRs: a relist of the same
+	// version is then no news, and a CR gone from the cache may only have left it.
+	partial() bool
+}
+
+// allMine is the gate of a run that is not sharded.
+type allMine struct{}
+
+func (allMine) owns(types.UID) bool { return true }
+func (allMine) begin(types.UID) (context.Context, func(), bucketState) {
+	return nil, func() {}, bucketReady
+}
+func (allMine) waitReady(types.UID, ringMember, string) bool { return false }
+func (allMine) takePass(types.UID) bool                      { return false }
+func (allMine) forgetPass(types.UID)                         {}
+func (allMine) backlog(types.UID, time.Time) bool            { return false }
+func (allMine) partial() bool                                { return false }
+
+// partial: a sharded replica's CR cache holds its buckets' CRs only.
+func (s *shards) partial() bool { return true }
+
+// gateOf is the engine's pass gate: the ring's when sharded, else allMine.
+func gateOf(ring *shards) passGate {
+	if ring != nil {
+		return ring
+	}
+	return allMine{}
+}
