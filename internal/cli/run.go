@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/version"
 )
@@ -27,10 +24,12 @@ import (
 type runOptions struct {
 	files     []string
 	endpoints []string
-	cluster   clusterOptions
-	qps       float32
-	burst     int
-	engine    run.Options
+	// timeouts and authSecrets are --endpoint-timeout's and --auth-secret's values.
+	timeouts, authSecrets []string
+	cluster               clusterOptions
+	qps                   float32
+	burst                 int
+	engine                run.Options
 	// format is -o for --dry-run's plan.
 	format output.Format
 }
@@ -45,6 +44,8 @@ watch event and applies the RemoteReconcileResult; other CRDs use the declarativ
 SIGINT/SIGTERM stop taking work and let in-flight reconciles finish within --shutdown-timeout.
 --endpoint CRD=URL calls URL instead of the CRD's endpoint for this run only (the Katalog is not
 changed): a reconciler started on this machine while the Katalog names its in-cluster Service.
+--endpoint-timeout CRD=DURATION and --auth-secret CRD=[NAMESPACE/]NAME:KEY replace its
+reconcile.remote.timeout and auth.secretRef the same way (the chart's timeouts and authSecrets).
 
 --dry-run runs the same loop against the live cluster with every write a server-side dry run
 (applies, status, prune, finalizers) and prints, per custom resource, what would change: objects
@@ -55,7 +56,8 @@ shown, not called, unless --include-deletes.`,
 		Example: `  ork run -f examples/remote/katalog.yaml --install-crds --namespace default
   ork run --kubeconfig ~/.kube/dev --context kind-dev --leader-elect -n ops
   ork run -f katalog.yaml --dry-run -o json
-  ork run -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile`,
+  ork run -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile
+  ork run -f katalog.yaml --endpoint-timeout webapp=2m --auth-secret webapp=ops/webapp-token:token`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRun(env)
@@ -68,6 +70,8 @@ shown, not called, unless --include-deletes.`,
 	addKatalogFlag(cmd)
 	f := cmd.Flags()
 	f.StringArray("endpoint", nil, "CRD=URL: call this URL instead of the CRD's reconcile.remote.endpoint, for this run only (repeatable; URL alone when the Katalog has one remote CRD)")
+	f.StringArray("endpoint-timeout", nil, "CRD=DURATION: bound each call to the CRD's reconciler by this Go duration instead of its reconcile.remote.timeout (repeatable; DURATION alone when the Katalog has one remote CRD)")
+	f.StringArray("auth-secret", nil, "CRD=[NAMESPACE/]NAME:KEY: send the token in this Secret key instead of the CRD's reconcile.remote.auth.secretRef (namespace default: ork's own; ork needs get on it; repeatable; the reference alone when the Katalog has one remote CRD)")
 	addClusterFlags(cmd)
 	addNamespaceFlag(cmd, "ork's own namespace: default for secretRef.namespace and the leader Lease; it does not limit what ork watches: see --watch-namespace")
 	f.StringArray("watch-namespace", nil, "reconcile only the custom resources in this namespace, with caches there only (repeatable; default every namespace); RBAC: ork rbac gen --watch-namespace")
@@ -84,7 +88,7 @@ shown, not called, unless --include-deletes.`,
 	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
-	f.String("name", "", "the operator's name: the value of the "+resources.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name"+nameDefault)
+	f.String("name", "", "the operator's name: the value of the "+naming.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name"+nameDefault)
 	f.String("lease-name", "", "name of the leader election Lease (default --name)")
 	f.Duration("leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the last renewal before taking the Lease")
 	f.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up; it writes nothing once its last renewal is older")
@@ -109,9 +113,11 @@ func completeRun(env *Env) (runOptions, error) {
 	}
 	ns := orkNamespace(env)
 	opts := runOptions{
-		files:     cfg.StringSlice("filename"),
-		endpoints: cfg.StringSlice("endpoint"),
-		cluster:   completeCluster(cfg),
+		files:       cfg.StringSlice("filename"),
+		endpoints:   cfg.StringSlice("endpoint"),
+		timeouts:    cfg.StringSlice("endpoint-timeout"),
+		authSecrets: cfg.StringSlice("auth-secret"),
+		cluster:     completeCluster(cfg),
 		engine: run.Options{
 			Namespace:             ns,
 			BackoffBase:           cfg.Duration("backoff-base"),
@@ -206,14 +212,9 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 			return usageError("--shard-buckets: member Lease name: %s (set $POD_NAME)", strings.Join(errs, "; "))
 		}
 	}
-	overrides, err := endpointOverrides(set, opts.endpoints)
-	if err != nil {
+	if set, err = overrideRemotes(set, opts, opts.engine.Logger); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(overrides)) {
-		opts.engine.Logger.Info("endpoint overridden for this run", "crd", name, "endpoint", redactURL(overrides[name]))
-	}
-	set = set.WithEndpoints(overrides)
 	// The cluster comes second: a broken Katalog is reported even without one.
 	rc, err := opts.cluster.restConfig()
 	if err != nil {
