@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // The model tests run in a synctest bubble: time is fake and moves only when every goroutine
@@ -353,7 +354,7 @@ func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
+			c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
 			obj := &unstructured.Unstructured{}
 			obj.SetName("c")
 			obj.SetNamespace("ns")

@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -33,7 +34,7 @@ type controller struct {
 	crd      *katalog.CRD
 	gvr      schema.GroupVersionResource
 	gvk      schema.GroupVersionKind
-	informer scopedInformer
+	informer informers.Scoped
 	// crCaches are the sharded CR caches behind informer (shardcache.go); nil unsharded.
 	crCaches []*crCache
 	children []child
@@ -78,7 +79,7 @@ type controller struct {
 type child struct {
 	gvr      schema.GroupVersionResource
 	typeKey  string
-	informer scopedInformer
+	informer informers.Scoped
 }
 
 func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -369,7 +370,7 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
 		cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
-	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: allNamespaces(inf)}}}
+	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
 	cr := &unstructured.Unstructured{}
 	cr.SetName("a")
 	cr.SetUID("cr-uid")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // childInformers hands out the shared informers on managed types. They list and watch only
@@ -71,7 +72,7 @@ func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *kata
 
 // informer is the shared informer on gvr: over every namespace, or, under
 // --watch-namespace, one per watched namespace for a namespaced type.
-func (ci childInformers) informer(gvr schema.GroupVersionResource, namespaced bool) scopedInformer {
+func (ci childInformers) informer(gvr schema.GroupVersionResource, namespaced bool) informers.Scoped {
 	pick := func(full dynamicinformer.DynamicSharedInformerFactory, meta metadatainformer.SharedInformerFactory) cache.SharedIndexInformer {
 		if ci.needFull[gvr.GroupResource()] {
 			return full.ForResource(gvr).Informer()
@@ -79,14 +80,15 @@ func (ci childInformers) informer(gvr schema.GroupVersionResource, namespaced bo
 		return meta.ForResource(gvr).Informer()
 	}
 	if !namespaced || len(ci.watched) == 0 {
-		return allNamespaces(pick(ci.full, ci.metadata))
+		return informers.AllNamespaces(pick(ci.full, ci.metadata))
 	}
-	var s scopedInformer
+	var namespaces []string
+	var infs []cache.SharedIndexInformer
 	for _, f := range ci.watched {
-		s.namespaces = append(s.namespaces, f.namespace)
-		s.informers = append(s.informers, pick(f.full, f.metadata))
+		namespaces = append(namespaces, f.namespace)
+		infs = append(infs, pick(f.full, f.metadata))
 	}
-	return s
+	return informers.FromInformers(namespaces, infs)
 }
 
 func (ci childInformers) start(stop <-chan struct{}) {

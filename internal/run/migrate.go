@@ -64,7 +64,7 @@ func childCollections(controllers []*controller) []childCollection {
 	var out []childCollection
 	for _, c := range controllers {
 		for _, ch := range c.children {
-			namespaces := ch.informer.namespaces
+			namespaces := ch.informer.Namespaces()
 			if len(namespaces) == 0 {
 				namespaces = []string{metav1.NamespaceAll}
 			}

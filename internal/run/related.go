@@ -22,6 +22,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -87,7 +88,7 @@ func (c *controller) relatedDeps() relatedDeps {
 // relatedInformer is one watch and the type it watches: an event carries no type of its own.
 type relatedInformer struct {
 	gvr schema.GroupVersionResource
-	inf scopedInformer
+	inf informers.Scoped
 }
 
 type relatedEntry struct {
@@ -98,7 +99,7 @@ type relatedEntry struct {
 	watched bool
 	// watch is the metadata watch of the entry's objects (when watched): its versions make
 	// the reads cache reads no older than what ork has seen.
-	watch scopedInformer
+	watch informers.Scoped
 }
 
 // newRelatedWatch resolves each entry's type through discovery and sets up the watches; nil
@@ -150,7 +151,7 @@ func newRelatedWatch(c *controller) (*relatedWatch, error) {
 		sc.add(e.ConstantNamespace())
 	}
 	var watches []relatedInformer
-	built := map[watchKey]scopedInformer{}
+	built := map[watchKey]informers.Scoped{}
 	for _, k := range order {
 		built[k] = w.watch(k.gvr, scopes[k], k.name)
 		watches = append(watches, relatedInformer{k.gvr, built[k]})
@@ -239,7 +240,7 @@ func (s *watchScope) namespaces(watched []string) []string {
 
 // watch is a metadata-only informer on gvr over the namespaces of scope, limited to one name
 // when name is set (a Secret: RBAC grants it by resourceNames).
-func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope, name string) scopedInformer {
+func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope, name string) informers.Scoped {
 	tweak := func(o *metav1.ListOptions) {
 		if name != "" {
 			o.FieldSelector = "metadata.name=" + name
@@ -250,9 +251,9 @@ func (w *relatedWatch) watch(gvr schema.GroupVersionResource, scope *watchScope,
 	}
 	namespaces := scope.namespaces(w.deps.watchNamespaces)
 	if len(namespaces) == 0 {
-		return allNamespaces(build(metav1.NamespaceAll))
+		return informers.AllNamespaces(build(metav1.NamespaceAll))
 	}
-	return perNamespace(namespaces, build)
+	return informers.PerNamespace(namespaces, build)
 }
 
 func (w *relatedWatch) hasSynced() bool {
@@ -508,7 +509,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 		objs = append(objs, u.Object)
 	} else {
 		opts := metav1.ListOptions{LabelSelector: ref.Selector.String(), Limit: related.MaxSelected + 1}
-		if rv := e.watch.lastSyncRV(ref.Namespace); e.watched && rv != "" {
+		if rv := e.watch.LastSyncRV(ref.Namespace); e.watched && rv != "" {
 			opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
 		}
 		list, err := res.List(ctx, opts)
@@ -557,7 +558,7 @@ func (w *relatedWatch) fetch(ctx context.Context, e relatedEntry, ref related.Re
 // quorum read) when the object is not watched or not in the cache (not created yet, as
 // far as ork knows: a read at the cache's version could miss it).
 func (e relatedEntry) cachedRV(ref related.Ref) string {
-	if !e.watched || len(e.watch.informers) == 0 {
+	if !e.watched || len(e.watch.Informers()) == 0 {
 		return ""
 	}
 	key := ref.Name

@@ -23,6 +23,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // A related object's change passes the CRs that read it: in the fast lane while it concerns
@@ -78,7 +79,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	w := &relatedWatch{index: related.NewIndex()}
 	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}, writes: newWriteBook()}, crd: &katalog.CRD{Name: "app"},
-		ledger: newLedger(), lanes: q, queue: q, informer: allNamespaces(inf), related: w}
+		ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.index.Set("ns/a", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
 	c.ledger.note("ns/a", TriggerRelated)
@@ -150,7 +151,7 @@ func TestRelatedGetReadsAtTheWatchedVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &relatedWatch{deps: relatedDeps{dyn: dyn}, index: related.NewIndex()}
-	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: allNamespaces(inf)}
+	e := relatedEntry{Entry: &related.Entry{As: "config"}, gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, watched: true, watch: informers.AllNamespaces(inf)}
 	for _, name := range []string{"seen", "unseen"} {
 		if _, _, err := w.fetch(context.Background(), e, related.Ref{Namespace: "ns", Name: name}, input{key: "ns/a"}); err != nil {
 			t.Fatal(err)
@@ -222,7 +223,7 @@ func TestWaitSyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
 	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	rel := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	c := &controller{crd: &katalog.CRD{Name: "app"}, gvr: schema.GroupVersionResource{Group: "t.ork.test", Version: "v1", Resource: "apps"},
-		informer: allNamespaces(own), related: &relatedWatch{informers: []relatedInformer{{gvr: cms, inf: allNamespaces(rel)}}}}
+		informer: informers.AllNamespaces(own), related: &relatedWatch{informers: []relatedInformer{{gvr: cms, inf: informers.AllNamespaces(rel)}}}}
 	err := c.waitSynced(context.Background(), 10*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "related configmaps") {
 		t.Fatalf("waitSynced = %v, want an error naming related configmaps", err)

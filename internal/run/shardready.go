@@ -56,10 +56,10 @@ func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]
 	out := map[string]cache.Store{}
 	for _, c := range controllers {
 		for _, ch := range c.children {
-			for i, inf := range ch.informer.informers {
+			for i, inf := range ch.informer.Informers() {
 				ns := metav1.NamespaceAll
-				if ch.informer.namespaces != nil {
-					ns = ch.informer.namespaces[i]
+				if ch.informer.Namespaces() != nil {
+					ns = ch.informer.Namespaces()[i]
 				}
 				out[childListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
 			}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orkspace/ork/internal/run/informers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,7 +26,7 @@ func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
 	meta := metadatafake.NewSimpleMetadataClient(scheme, live)
 	calls := 0
 	c.e.meta, c.gvr, c.rec = meta, gvr, countingReconciler{calls: &calls}
-	c.informer = allNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))
+	c.informer = informers.AllNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))
 	s.take(t.Context(), 1)
 
 	handleQueued := func() {
