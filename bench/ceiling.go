@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/metacreate"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -165,8 +166,8 @@ func (cc ceilingClients) children(cr createdCR) ([]*unstructured.Unstructured, [
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels["app.kubernetes.io/managed-by"] = "orkestra"
-		labels[resources.OperatorLabel] = "ork"
+		labels[naming.ManagedByLabel] = naming.ManagedBy
+		labels[naming.OperatorLabel] = "ork"
 		obj.SetLabels(labels)
 		resources.MarkApplied(obj)
 		objs, gvrs = append(objs, obj), append(gvrs, o.Type.GVR())

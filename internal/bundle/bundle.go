@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // semver is a SemVer 2 version, as Helm requires of a chart's version.
@@ -170,7 +170,7 @@ func checkSharding(set *katalog.Set, opts Options) error {
 	if opts.ShardBuckets == 0 {
 		return nil
 	}
-	if err := shard.ValidBuckets(opts.ShardBuckets); err != nil {
+	if err := naming.ValidBuckets(opts.ShardBuckets); err != nil {
 		return fmt.Errorf("shard-buckets: %w", err)
 	}
 	if hasCandidate(set) {

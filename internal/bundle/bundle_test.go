@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/bundle"
 	"github.com/orkspace/ork/internal/golden"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/validate"
 )
@@ -457,7 +458,7 @@ func sortedKeys(m map[string]string) []string {
 // A changed Katalog changes the pod template, so `kubectl apply` rolls the pods.
 func TestConfigHashFollowsTheKatalog(t *testing.T) {
 	hash := func(b *bundle.Bundle) string {
-		return deploymentOf(t, b).Spec.Template.Annotations[bundle.ConfigHashAnnotation]
+		return deploymentOf(t, b).Spec.Template.Annotations[naming.ConfigHashAnnotation]
 	}
 	a, b := generate(t, bundle.Options{}, remoteExample), generate(t, bundle.Options{}, tlsKatalog)
 	if hash(a) == "" || hash(a) == hash(b) {
@@ -613,10 +614,10 @@ func TestWriteChartReplacesAChartOfTheOldPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(chart), bundle.GeneratedAnnotation+": ork bundle --helm\n") {
-		t.Errorf("Chart.yaml lacks %s:\n%s", bundle.GeneratedAnnotation, chart)
+	if !strings.Contains(string(chart), naming.GeneratedAnnotation+": ork bundle --helm\n") {
+		t.Errorf("Chart.yaml lacks %s:\n%s", naming.GeneratedAnnotation, chart)
 	}
-	if bundle.GeneratedAnnotation != "orkestra.orkspace.io/generated-by" {
-		t.Errorf("GeneratedAnnotation %s is not under the one prefix", bundle.GeneratedAnnotation)
+	if naming.GeneratedAnnotation != "orkestra.orkspace.io/generated-by" {
+		t.Errorf("GeneratedAnnotation %s is not under the one prefix", naming.GeneratedAnnotation)
 	}
 }

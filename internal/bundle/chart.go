@@ -11,21 +11,13 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/resources"
 )
 
 // ChartVersion is the default version of a generated chart (ork bundle --chart-version):
 // the chart is regenerated from the Katalog; appVersion carries the ork version.
 const ChartVersion = "0.1.0"
-
-// GeneratedAnnotation marks a chart ork generated, so that --helm may replace it.
-// legacyGeneratedAnnotation marked the charts of earlier ork versions.
-const (
-	GeneratedAnnotation       = "orkestra.orkspace.io/generated-by"
-	CommandAnnotation         = "orkestra.orkspace.io/command"
-	legacyGeneratedAnnotation = "ork.orkspace.io/generated-by"
-)
 
 // Holes are written into the objects before they are encoded, then replaced with template
 // actions. The namespace is a valid DNS label and the name a valid operator name, so that
@@ -42,13 +34,7 @@ const (
 // HelmLabels are the labels the chart adds to every object it templates, as Helm's own
 // chart scaffold does; the chart also sets app.kubernetes.io/managed-by to Helm (the
 // bundle's objects say orkestra), and selects its pods by name and instance.
-var HelmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance"}
-
-// The labels the chart sets its own way.
-const (
-	nameLabel     = "app.kubernetes.io/name"
-	instanceLabel = "app.kubernetes.io/instance"
-)
+var HelmLabels = []string{"helm.sh/chart", naming.InstanceLabel}
 
 // holeLine is a YAML line whose value is a hole: indent, an optional "- " or "key: ", the hole.
 var holeLine = regexp.MustCompile(`(?m)^( *)(- |[A-Za-z0-9./_-]+: )` + holePrefix + `([A-Z_]+)__$`)
@@ -99,7 +85,7 @@ func (c chartText) fill(indent, lead, h string) string {
 			indent + "{{- else if $.Values.leaderElection.enabled }}\n" +
 			indent + "- --leader-elect\n" + indent + "{{- end }}"
 	case "BUCKET_LEASES":
-		// The bucket Leases by name, as rbacgen names (shard.BucketLeaseName) and sorts them.
+		// The bucket Leases by name, as rbacgen names (naming.BucketLeaseName) and sorts them.
 		return indent + "{{- $leases := list }}\n" +
 			indent + "{{- range $i := until (int $.Values.sharding.buckets) }}\n" +
 			indent + `{{- $leases = append $leases (printf "%s-bucket-%d-of-%d" (include "` + c.name + `.fullname" $) $i (int $.Values.sharding.buckets)) }}` + "\n" +
@@ -434,11 +420,11 @@ func helmLabels(l map[string]string, all bool) map[string]string {
 	for k, v := range l {
 		out[k] = v
 	}
-	out[nameLabel], out[instanceLabel] = hole("APP_NAME"), hole("RELEASE")
+	out[naming.NameLabel], out[naming.InstanceLabel] = hole("APP_NAME"), hole("RELEASE")
 	if all {
-		out[resources.ManagedByLabel], out["helm.sh/chart"] = hole("MANAGED_BY"), hole("CHART")
-	} else if _, ok := l[resources.ManagedByLabel]; ok {
-		out[resources.ManagedByLabel] = hole("MANAGED_BY")
+		out[naming.ManagedByLabel], out["helm.sh/chart"] = hole("MANAGED_BY"), hole("CHART")
+	} else if _, ok := l[naming.ManagedByLabel]; ok {
+		out[naming.ManagedByLabel] = hole("MANAGED_BY")
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/orkspace/ork/internal/bundle"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/testenv"
 )
@@ -408,7 +409,7 @@ func TestChartValues(t *testing.T) {
 			}},
 		{"podAnnotations", []string{`podAnnotations={"team":"a"}`}, func(t *testing.T, _ rendered, d *appsv1.Deployment) {
 			got := d.Spec.Template.Annotations
-			if got["team"] != "a" || got[bundle.ConfigHashAnnotation] != defPod.Annotations[bundle.ConfigHashAnnotation] {
+			if got["team"] != "a" || got[naming.ConfigHashAnnotation] != defPod.Annotations[naming.ConfigHashAnnotation] {
 				t.Errorf("pod annotations %v", got)
 			}
 		}},

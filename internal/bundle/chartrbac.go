@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // watchHole stands for one namespace of the watchNamespaces value in the RBAC rbacgen
@@ -208,7 +208,7 @@ func (c chartText) punchBucketLeases(o *unstructured.Unstructured) {
 	}
 	probe := make([]any, shardProbe)
 	for i := range probe {
-		probe[i] = shard.BucketLeaseName(nameHole, i, shardProbe)
+		probe[i] = naming.BucketLeaseName(nameHole, i, shardProbe)
 	}
 	for _, r := range rules {
 		m := r.(map[string]any)

@@ -8,6 +8,8 @@ import (
 	"text/template"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 func (b *Bundle) chartYAML() ([]byte, error) {
@@ -25,8 +27,8 @@ func (b *Bundle) chartYAML() ([]byte, error) {
 		// The image tag the release publishes (no leading v): image.tag's default.
 		"appVersion": appVersion(b.opts.Version),
 		"annotations": map[string]string{
-			GeneratedAnnotation: "ork bundle --helm",
-			CommandAnnotation:   command,
+			naming.GeneratedAnnotation: "ork bundle --helm",
+			naming.CommandAnnotation:   command,
 		},
 	}
 	y, err := sigsyaml.Marshal(chart)

@@ -21,7 +21,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // Ports of the ork container: `ork run`'s default --metrics-addr and --health-addr, which
@@ -34,9 +34,6 @@ const (
 // Names inside the pod.
 const (
 	ContainerName = "ork"
-	// ConfigHashAnnotation on the pod template changes with the ConfigMap's data, so that
-	// applying a changed Katalog rolls the pods.
-	ConfigHashAnnotation = "orkestra.orkspace.io/config-sha256"
 	// LeaderElectionPriorityLevel is the apiserver's own priority level for leader election
 	// (one of its default PriorityLevelConfigurations).
 	LeaderElectionPriorityLevel = "leader-election"
@@ -50,12 +47,12 @@ const (
 // labels of every object, as rbacgen sets them: managed-by is the value ork's children
 // carry (SPEC §6).
 func labels(o Options) map[string]string {
-	return map[string]string{"app.kubernetes.io/name": o.Name, resources.ManagedByLabel: resources.ManagedBy}
+	return map[string]string{naming.NameLabel: o.Name, naming.ManagedByLabel: naming.ManagedBy}
 }
 
 // selector picks the pods of this install.
 func selector(o Options) map[string]string {
-	return map[string]string{"app.kubernetes.io/name": o.Name}
+	return map[string]string{naming.NameLabel: o.Name}
 }
 
 func meta(o Options, name string, namespaced bool) metav1.ObjectMeta {
@@ -73,7 +70,7 @@ func namespace(o Options) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace,
-			Labels: map[string]string{resources.ManagedByLabel: resources.ManagedBy}},
+			Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}},
 	}
 }
 
@@ -204,7 +201,7 @@ func deployment(o Options, files podFiles) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      labels(o),
-					Annotations: map[string]string{ConfigHashAnnotation: configHash(files.data)},
+					Annotations: map[string]string{naming.ConfigHashAnnotation: configHash(files.data)},
 				},
 				Spec: pod,
 			},
@@ -230,7 +227,7 @@ func configHash(data map[string]string) string {
 func service(o Options) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(o, o.Name+"-metrics", true),
+		ObjectMeta: meta(o, naming.MetricsServiceName(o.Name), true),
 		Spec: corev1.ServiceSpec{
 			Selector: selector(o),
 			Ports: []corev1.ServicePort{{
@@ -260,7 +257,7 @@ const flowSchemaPrecedence = 500
 func flowSchema(o Options) *flowcontrolv1.FlowSchema {
 	return &flowcontrolv1.FlowSchema{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "flowcontrol.apiserver.k8s.io/v1", Kind: "FlowSchema"},
-		ObjectMeta: meta(o, o.Name+"-leader-election", false),
+		ObjectMeta: meta(o, naming.LeaderElectionFlowSchemaName(o.Name), false),
 		Spec: flowcontrolv1.FlowSchemaSpec{
 			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: LeaderElectionPriorityLevel},
 			MatchingPrecedence:         flowSchemaPrecedence,

@@ -33,8 +33,8 @@ import (
 
 	"github.com/orkspace/ork/internal/bundle"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -302,7 +302,7 @@ func TestTwoBundlesSideBySide(t *testing.T) {
 			if err != nil {
 				return false, err
 			}
-			return ready && child.Labels[resources.OperatorLabel] == o.name, nil
+			return ready && child.Labels[naming.OperatorLabel] == o.name, nil
 		})
 		lease, err := env.Clientset.CoordinationV1().Leases(ns).Get(t.Context(), o.name, metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil {
@@ -322,10 +322,10 @@ func TestTwoBundlesSideBySide(t *testing.T) {
 		for _, s := range sels {
 			// The one list at start of the children an older ork wrote (no operator label
 			// at all): ork labels only those its own CRDs' custom resources control.
-			if s == resources.ManagedByLabel+"="+resources.ManagedBy+",!"+resources.OperatorLabel {
+			if s == naming.ManagedByLabel+"="+naming.ManagedBy+",!"+naming.OperatorLabel {
 				continue
 			}
-			if !strings.Contains(s, resources.OperatorLabel+"="+o.name) {
+			if !strings.Contains(s, naming.OperatorLabel+"="+o.name) {
 				t.Errorf("%s lists or watches ConfigMaps with labelSelector %q, not its operator label", o.name, s)
 			}
 		}

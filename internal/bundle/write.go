@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // NotAChartError is WriteChart's refusal to write into a directory that holds something
@@ -62,7 +64,7 @@ func replaceable(dir string) error {
 	var chart struct {
 		Annotations map[string]string `json:"annotations"`
 	}
-	if err := sigsyaml.Unmarshal(data, &chart); err != nil || (chart.Annotations[GeneratedAnnotation] == "" && chart.Annotations[legacyGeneratedAnnotation] == "") {
+	if err := sigsyaml.Unmarshal(data, &chart); err != nil || (chart.Annotations[naming.GeneratedAnnotation] == "" && chart.Annotations[naming.LegacyGeneratedAnnotation] == "") {
 		return &NotAChartError{Dir: dir}
 	}
 	return nil

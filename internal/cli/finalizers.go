@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/version"
@@ -29,7 +30,7 @@ type releaseReport struct {
 func newFinalizersCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "finalizers",
-		Short: "Manage ork's finalizer (" + finalizer.Name + ") on custom resources",
+		Short: "Manage ork's finalizer (" + naming.Finalizer + ") on custom resources",
 		Args:  unknownSubcommand,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -41,7 +42,7 @@ func newFinalizersReleaseCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "release [-f katalog.yaml]...",
 		Short: "Remove ork's finalizer from every custom resource of the Katalog's CRDs",
-		Long: `Remove the finalizer ` + finalizer.Name + ` (reconcile.remote.finalize) from every custom resource
+		Long: `Remove the finalizer ` + naming.Finalizer + ` (reconcile.remote.finalize) from every custom resource
 of every CRD of the Katalog, in every namespace, whatever finalize says now. It is the way out
 before uninstalling ork: without it, a custom resource deleted while no ork runs stays
 undeletable. Another controller's finalizer is never touched. A custom resource being deleted
@@ -94,12 +95,12 @@ func runRelease(cmd *cobra.Command, env *Env, opts releaseOptions) error {
 		if released == nil {
 			released = []finalizer.Released{}
 		}
-		err = output.WriteJSON(env.Streams.Out, releaseReport{Finalizer: finalizer.Name, Released: released})
+		err = output.WriteJSON(env.Streams.Out, releaseReport{Finalizer: naming.Finalizer, Released: released})
 	} else {
 		err = writeReleased(env.Streams.Out, env.Style(), released)
 	}
 	if relErr != nil {
-		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("release %s: %w", finalizer.Name, relErr)}
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("release %s: %w", naming.Finalizer, relErr)}
 	}
 	return err
 }
@@ -118,7 +119,7 @@ func writeReleased(w io.Writer, st output.Style, released []finalizer.Released) 
 		}
 		b.WriteString(line + "\n")
 	}
-	fmt.Fprintf(&b, "%s removed from %s\n", finalizer.Name, plural(len(released), "custom resource"))
+	fmt.Fprintf(&b, "%s removed from %s\n", naming.Finalizer, plural(len(released), "custom resource"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

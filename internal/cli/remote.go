@@ -11,9 +11,9 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/remotecheck"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/suggest"
 )
 
@@ -80,7 +80,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.String("cr", "", "custom resource file (default: the CRD's first crFiles entry)")
 	f.String("endpoint", "", "URL to call instead of reconcile.remote.endpoint")
 	f.String("candidate", "", "URL of a candidate reconciler: send it every request too and report where its answers differ (field paths, never values); its answers never fail the check")
-	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
+	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+naming.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
 	f.Bool("include-deletes", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
 	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/version"
@@ -108,7 +109,7 @@ func runRolloutStatus(ctx context.Context, env *Env, opts rolloutStatusOptions) 
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	name := rollout.ConfigMapName(opts.name)
+	name := naming.RolloutConfigMapName(opts.name)
 	var state *rollout.State
 	cm, err := kube.CoreV1().ConfigMaps(opts.namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {

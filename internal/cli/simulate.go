@@ -12,8 +12,8 @@ import (
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/simulate"
 	"github.com/orkspace/ork/internal/suggest"
 )
@@ -94,7 +94,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.String("crd", "", "simulate only this CRD (its name in the Katalog)")
 	f.String("cr", "", "custom resource file to use instead of the CRDs' crFiles")
 	f.Int("cycles", simulate.DefaultCycles, "most reconcile cycles to run per CR file")
-	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+resources.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
+	f.String("name", "", "the operator ork run would run as (ork run --name): the value of the "+naming.OperatorLabel+" label on every child, and so of its applied digest"+nameDefault)
 	f.Bool("remote", false, "simulate remote CRDs too, calling their endpoint")
 	f.String("endpoint", "", "with --remote: URL to call instead of each remote CRD's endpoint")
 	f.StringArray("secrets", nil, "with --remote: file of Secret manifests standing in for the cluster's; repeatable")

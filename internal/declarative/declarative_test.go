@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
+	"github.com/orkspace/ork/internal/naming"
 
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -139,7 +140,7 @@ func TestDesiredSortsSectionsAndKeepsWrittenOrder(t *testing.T) {
 		t.Errorf("configmap data = %v, want replicas \"3\" (a number rendered into a string field)", data)
 	}
 	sel := p.CreateIfMissing[0].Obj.Object["spec"].(map[string]any)["selector"]
-	if !cmp.Equal(sel, map[string]any{resources.InstanceLabel: "shop"}) {
+	if !cmp.Equal(sel, map[string]any{naming.InstanceLabel: "shop"}) {
 		t.Errorf("service selector = %v, want the CR's instance label", sel)
 	}
 }

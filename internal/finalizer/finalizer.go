@@ -16,11 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 )
 
-// Name is ork's finalizer (reconcile.remote.finalize).
-const Name = "orkestra.orkspace.io/remote"
+// Name is naming.Finalizer, ork's finalizer (reconcile.remote.finalize), kept here for the
+// engine (internal/run).
+const Name = naming.Finalizer
 
 // attempts bounds the re-read and retry of one write whose precondition failed.
 const attempts = 5

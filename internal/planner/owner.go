@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // ControlledBy reports whether cr is child's controller.
@@ -43,9 +43,9 @@ func Judge(cr Owner, live metav1.Object, resource, operator string) *Failure {
 	// operator's cache, which would re-apply its own name on the delete it hears, and so on,
 	// once a second for as long as both run. A child without the label (written by an ork
 	// before the label existed) is taken.
-	if v, ok := live.GetLabels()[resources.OperatorLabel]; ok && v != "" && v != operator {
+	if v, ok := live.GetLabels()[naming.OperatorLabel]; ok && v != "" && v != operator {
 		return fail(ReasonOperatorConflict, "nothing applied: %s %s is labelled %s=%s, another operator's (this ork runs as --name %s); two operators never write one child: give it one operator, or relabel it with kubectl label --overwrite",
-			resource, live.GetName(), resources.OperatorLabel, v, operator)
+			resource, live.GetName(), naming.OperatorLabel, v, operator)
 	}
 	return nil
 }

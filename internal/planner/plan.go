@@ -18,13 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/shard"
 )
 
-// OwnerAnnotation marks a child ork wrote for a custom resource that cannot own it by an
-// ownerReference (in another namespace than a namespaced CR): its value is the CR's uid.
-const OwnerAnnotation = "orkestra.orkspace.io/owner"
+// OwnerAnnotation is naming.OwnerAnnotation, kept here for the engine (internal/run).
+const OwnerAnnotation = naming.OwnerAnnotation
 
 // Mapping is how a kind's objects are addressed: their resource and scope.
 type Mapping struct {
@@ -43,14 +42,14 @@ type Planner struct {
 	// declarative CRD's block types). Required.
 	Declared func(schema.GroupResource) bool
 	// Operator is the operator label's value (ork run --name); default
-	// resources.DefaultOperator.
+	// naming.DefaultOperator.
 	Operator string
 	// Watched are the namespaces ork may write children in (--watch-namespace); default
 	// (none): every namespace.
 	Watched []string
 	// ForceConflict is the CRD's reconcile.forceConflict; default (nil) true.
 	ForceConflict *bool
-	// ShardSlots labels every child with its owner's slot (shard.SlotLabel: SlotOf the CR's
+	// ShardSlots labels every child with its owner's slot (naming.SlotLabel: naming.SlotOf the CR's
 	// uid), which a sharded replica's child caches select on (ork run --shard-buckets).
 	// Default false: no slot label.
 	ShardSlots bool
@@ -114,7 +113,7 @@ var (
 )
 
 // Child resolves o's type, checks it is declared and placeable, and sets on a copy the
-// namespace, the ownerReferences (or OwnerAnnotation), the managed-by and operator labels
+// namespace, the ownerReferences (or naming.OwnerAnnotation), the managed-by and operator labels
 // and, last, the applied digest.
 func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child, error) {
 	obj := o.Obj.DeepCopy()
@@ -165,7 +164,7 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[shard.SlotLabel] = shard.SlotOf(cr.GetUID())
+		labels[naming.SlotLabel] = naming.SlotOf(cr.GetUID())
 		obj.SetLabels(labels)
 	}
 	digest := p.Label(obj)
@@ -200,15 +199,15 @@ func (p Planner) Label(obj *unstructured.Unstructured) [sha256.Size]byte {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[resources.ManagedByLabel] = resources.ManagedBy
-	labels[resources.OperatorLabel] = p.operator()
+	labels[naming.ManagedByLabel] = naming.ManagedBy
+	labels[naming.OperatorLabel] = p.operator()
 	obj.SetLabels(labels)
 	return resources.MarkApplied(obj)
 }
 
 func (p Planner) operator() string {
 	if p.Operator == "" {
-		return resources.DefaultOperator
+		return naming.DefaultOperator
 	}
 	return p.Operator
 }
@@ -236,7 +235,7 @@ func ownerReferences(cr *unstructured.Unstructured, theirs []metav1.OwnerReferen
 	}), nil
 }
 
-// MarkOwner sets OwnerAnnotation on a child that cannot carry a controller reference to cr
+// MarkOwner sets naming.OwnerAnnotation on a child that cannot carry a controller reference to cr
 // (not ownable), so that onDelete can tell it is cr's.
 func MarkOwner(obj *unstructured.Unstructured, cr metav1.Object, ownable bool) {
 	if ownable {
@@ -246,6 +245,6 @@ func MarkOwner(obj *unstructured.Unstructured, cr metav1.Object, ownable bool) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[OwnerAnnotation] = string(cr.GetUID())
+	ann[naming.OwnerAnnotation] = string(cr.GetUID())
 	obj.SetAnnotations(ann)
 }

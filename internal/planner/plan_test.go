@@ -14,6 +14,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -115,15 +116,15 @@ func TestChildPlacesOwnsAndLabels(t *testing.T) {
 			if ControlledBy(tt.cr, c.Obj) != (len(tt.refs) > 0) {
 				t.Errorf("controlled by the CR: %v, want %v", ControlledBy(tt.cr, c.Obj), len(tt.refs) > 0)
 			}
-			if _, marked := c.Obj.GetAnnotations()[OwnerAnnotation]; marked != tt.marked {
-				t.Errorf("%s set: %v, want %v", OwnerAnnotation, marked, tt.marked)
+			if _, marked := c.Obj.GetAnnotations()[naming.OwnerAnnotation]; marked != tt.marked {
+				t.Errorf("%s set: %v, want %v", naming.OwnerAnnotation, marked, tt.marked)
 			}
 			labels := c.Obj.GetLabels()
-			if labels[resources.ManagedByLabel] != resources.ManagedBy || labels[resources.OperatorLabel] != "team-a" {
+			if labels[naming.ManagedByLabel] != naming.ManagedBy || labels[naming.OperatorLabel] != "team-a" {
 				t.Errorf("labels %v, want managed-by and operator=team-a", labels)
 			}
 			// The digest is of the object as written, without the annotation itself.
-			if got := c.Obj.GetAnnotations()[resources.AppliedAnnotation]; got != hex.EncodeToString(c.Digest[:]) || got == "" {
+			if got := c.Obj.GetAnnotations()[naming.AppliedAnnotation]; got != hex.EncodeToString(c.Digest[:]) || got == "" {
 				t.Errorf("applied annotation %q, digest %x", got, c.Digest)
 			}
 			if resources.MarkApplied(c.Obj.DeepCopy()) != c.Digest {
@@ -214,10 +215,10 @@ func TestJudgeOwnership(t *testing.T) {
 		{"an earlier incarnation of the CR", live(nil, ctl("myorg.io/v2", "WebApp", "my-webapp", "old-uid")), ""},
 		{"another CR of the kind", live(nil, ctl("myorg.io/v1", "WebApp", "other", "o")), ReasonAlreadyOwned},
 		{"another kind of the name", live(nil, ctl("apps/v1", "Deployment", "my-webapp", "d")), ReasonAlreadyOwned},
-		{"this operator's", live(map[string]string{resources.OperatorLabel: "team-a"}), ""},
-		{"no operator label (an older ork)", live(map[string]string{resources.ManagedByLabel: resources.ManagedBy}), ""},
-		{"another operator's", live(map[string]string{resources.OperatorLabel: "team-b"}), ReasonOperatorConflict},
-		{"another owner wins over another operator", live(map[string]string{resources.OperatorLabel: "team-b"}, ctl("v1", "ConfigMap", "c", "c")), ReasonAlreadyOwned},
+		{"this operator's", live(map[string]string{naming.OperatorLabel: "team-a"}), ""},
+		{"no operator label (an older ork)", live(map[string]string{naming.ManagedByLabel: naming.ManagedBy}), ""},
+		{"another operator's", live(map[string]string{naming.OperatorLabel: "team-b"}), ReasonOperatorConflict},
+		{"another owner wins over another operator", live(map[string]string{naming.OperatorLabel: "team-b"}, ctl("v1", "ConfigMap", "c", "c")), ReasonAlreadyOwned},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

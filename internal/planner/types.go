@@ -19,7 +19,7 @@ import (
 // knows is guessed (see Resource and Map).
 type Types struct {
 	// Operator is the operator label's value, ork run's --name; default
-	// resources.DefaultOperator.
+	// naming.DefaultOperator.
 	Operator string
 	declared map[schema.GroupResource]bool
 	builtin  *apiresources.Table

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
 )
 
@@ -100,7 +101,7 @@ func TestBuildPlansAndChildrenAsOrkRunPresentsThem(t *testing.T) {
 	if dep.GetNamespace() != "prod" || !ControlledBy(cr, dep) {
 		t.Errorf("deployment in %q controlled=%v: want controlled by the CR", dep.GetNamespace(), ControlledBy(cr, dep))
 	}
-	if ControlledBy(cr, elsewhere) || elsewhere.GetLabels()[resources.ManagedByLabel] != resources.ManagedBy || elsewhere.GetAnnotations()[OwnerAnnotation] != "u-1" {
+	if ControlledBy(cr, elsewhere) || elsewhere.GetLabels()[naming.ManagedByLabel] != naming.ManagedBy || elsewhere.GetAnnotations()[naming.OwnerAnnotation] != "u-1" {
 		t.Errorf("an object in another namespace: controlled=%v labels=%v annotations=%v; want not controlled, managed-by set, marked with the owner",
 			ControlledBy(cr, elsewhere), elsewhere.GetLabels(), elsewhere.GetAnnotations())
 	}
@@ -203,7 +204,7 @@ func TestScopeOffline(t *testing.T) {
 			if got := c.Obj.GetNamespace(); got != tt.wantNS {
 				t.Errorf("namespace %q, want %q", got, tt.wantNS)
 			}
-			refs, ann := c.Obj.GetOwnerReferences(), c.Obj.GetAnnotations()[OwnerAnnotation]
+			refs, ann := c.Obj.GetOwnerReferences(), c.Obj.GetAnnotations()[naming.OwnerAnnotation]
 			switch tt.wantOwner {
 			case "ref":
 				if len(refs) != 1 || ann != "" {

@@ -16,9 +16,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/render"
-	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // Result is the RBAC for one Katalog set.
@@ -56,7 +55,7 @@ func Generate(set *katalog.Set, opts Options) (*Result, error) {
 			byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
 		}
 	}
-	labels := map[string]string{"app.kubernetes.io/name": opts.Name, resources.ManagedByLabel: resources.ManagedBy}
+	labels := map[string]string{naming.NameLabel: opts.Name, naming.ManagedByLabel: naming.ManagedBy}
 	r := &Result{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -114,7 +113,7 @@ func (o Options) validate(set *katalog.Set) error {
 		}
 	}
 	if o.ShardBuckets != 0 {
-		if err := shard.ValidBuckets(o.ShardBuckets); err != nil {
+		if err := naming.ValidBuckets(o.ShardBuckets); err != nil {
 			return fmt.Errorf("shard-buckets: %w", err)
 		}
 	}

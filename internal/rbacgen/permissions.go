@@ -17,14 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // Defaults of Options.
 const (
-	DefaultName      = "orkestra"
+	DefaultName      = naming.DefaultOperator
 	DefaultNamespace = "orkestra-system"
 )
 
@@ -180,9 +180,9 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 			c.crd(set, crd, opts.Namespace)
 		}
 		if hasCandidate(set) {
-			// A rollout keeps its progress in one ConfigMap, <name>-rollout (SPEC §6), and
+			// A rollout keeps its progress in one ConfigMap, <name>-rollout (docs/naming.md#in-orks-namespace), and
 			// records rollbacks as Events on it; create cannot be limited to a name.
-			c.addIn(opts.Namespace, "", "configmaps", "", opts.Name+"-rollout", "get", "update", "patch")
+			c.addIn(opts.Namespace, "", "configmaps", "", naming.RolloutConfigMapName(opts.Name), "get", "update", "patch")
 			c.addIn(opts.Namespace, "", "configmaps", "", "", "create")
 			c.addIn(opts.Namespace, "", "events", "", "", eventVerbs...)
 		}
@@ -368,7 +368,7 @@ func hasCandidate(set *katalog.Set) bool {
 // hand-backs go on the bucket Leases, in ork's namespace.
 func (c *collector) shardLeases(opts Options) {
 	for i := range opts.ShardBuckets {
-		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", shard.BucketLeaseName(opts.ShardName, i, opts.ShardBuckets), "get", "update")
+		c.addIn(opts.Namespace, "coordination.k8s.io", "leases", "", naming.BucketLeaseName(opts.ShardName, i, opts.ShardBuckets), "get", "update")
 	}
 	// delete: a member Lease names its pod as owner, and where the apiserver enforces
 	// owner-reference permissions (OwnerReferencesPermissionEnforcement, on by default in

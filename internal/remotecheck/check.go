@@ -45,7 +45,7 @@ type Options struct {
 	Candidate string
 	// Operator is the operator ork run would run as (ork run --name): the operator label on
 	// every planned child, and so part of its applied digest; default
-	// resources.DefaultOperator.
+	// naming.DefaultOperator.
 	Operator string
 	// SecretFile is a Secrets file to suggest when a Secret is missing (the secret.yaml
 	// beside the Katalog); default none.

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
@@ -327,12 +328,12 @@ func (ck *checker) judgeStability(j *judgement, before, after []resources.Object
 // every write: a reconciler that sends back the child it got, annotation included, answers
 // the same as one that does not.
 func withoutApplied(obj *unstructured.Unstructured) map[string]any {
-	if _, ok := obj.GetAnnotations()[resources.AppliedAnnotation]; !ok {
+	if _, ok := obj.GetAnnotations()[naming.AppliedAnnotation]; !ok {
 		return obj.Object
 	}
 	c := obj.DeepCopy()
 	ann := c.GetAnnotations()
-	delete(ann, resources.AppliedAnnotation)
+	delete(ann, naming.AppliedAnnotation)
 	if len(ann) == 0 {
 		ann = nil
 	}

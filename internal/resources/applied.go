@@ -6,20 +6,20 @@ import (
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
-// AppliedAnnotation carries, on every child ork writes, the digest of the object it wrote
-// (without this annotation): after a restart, an object that carries the digest of what
-// ork would write, and that nobody else wrote since, needs no apply (SPEC §6).
-const AppliedAnnotation = "orkestra.orkspace.io/applied"
+// AppliedAnnotation is naming.AppliedAnnotation, kept here for the engine (internal/run).
+const AppliedAnnotation = naming.AppliedAnnotation
 
-// MarkApplied sets AppliedAnnotation on obj, ready to write, to the digest of obj without
+// MarkApplied sets naming.AppliedAnnotation on obj, ready to write, to the digest of obj without
 // it, and returns that digest (zero if obj does not encode: no write is then skipped for
 // it). It modifies obj.
 func MarkApplied(obj *unstructured.Unstructured) [sha256.Size]byte {
 	ann := obj.GetAnnotations()
-	if _, ok := ann[AppliedAnnotation]; ok {
-		delete(ann, AppliedAnnotation)
+	if _, ok := ann[naming.AppliedAnnotation]; ok {
+		delete(ann, naming.AppliedAnnotation)
 		if len(ann) == 0 {
 			ann = nil // no annotations: the same digest as an object that never had any
 		}
@@ -33,7 +33,7 @@ func MarkApplied(obj *unstructured.Unstructured) [sha256.Size]byte {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AppliedAnnotation] = hex.EncodeToString(sum[:])
+	ann[naming.AppliedAnnotation] = hex.EncodeToString(sum[:])
 	obj.SetAnnotations(ann)
 	return sum
 }

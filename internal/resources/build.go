@@ -8,24 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/suggest"
 )
 
-// Labels ork puts on the objects it builds.
+// Names of the naming table that the engine (internal/run) still reads from here; new code
+// uses internal/naming.
 const (
-	// ManagedByLabel with value ManagedBy is set on every built object.
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedBy      = "orkestra"
-	// OperatorLabel names the operator (ork run --name) that wrote a child: each operator's
-	// child caches select on it, so two operators in one cluster never cache each other's
-	// children (SPEC §6).
-	OperatorLabel = "orkestra.orkspace.io/operator"
-	// DefaultOperator is the operator's name when none is given (ork run --name).
-	DefaultOperator = "orkestra"
-	// NameLabel carries a workload's name on its pods and in its selector.
-	NameLabel = "app.kubernetes.io/name"
-	// InstanceLabel carries the owning custom resource's name (see OptionsFor).
-	InstanceLabel = "app.kubernetes.io/instance"
+	// ManagedByLabel is naming.ManagedByLabel, ManagedBy naming.ManagedBy.
+	ManagedByLabel = naming.ManagedByLabel
+	ManagedBy      = naming.ManagedBy
+	// OperatorLabel is naming.OperatorLabel.
+	OperatorLabel = naming.OperatorLabel
+	// DefaultOperator is naming.DefaultOperator.
+	DefaultOperator = naming.DefaultOperator
 )
 
 // Options are what Build needs to know about the custom resource the entry belongs to.
@@ -35,14 +31,14 @@ type Options struct {
 	// RESTMapper, so the caller defaults them.
 	Namespace string
 	// SelectorLabels are put on every workload's pods and selector, and are a service's
-	// selector when it declares none; default: none (a service then selects NameLabel=<its name>).
+	// selector when it declares none; default: none (a service then selects naming.NameLabel=<its name>).
 	SelectorLabels map[string]string
 }
 
 // OptionsFor are the Options for children of the custom resource namespace/name: its
-// namespace, and InstanceLabel=name as selector labels.
+// namespace, and naming.InstanceLabel=name as selector labels.
 func OptionsFor(namespace, name string) Options {
-	return Options{Namespace: namespace, SelectorLabels: map[string]string{InstanceLabel: name}}
+	return Options{Namespace: namespace, SelectorLabels: map[string]string{naming.InstanceLabel: name}}
 }
 
 // Object is one built object, ready for server-side apply.
@@ -128,7 +124,7 @@ func objectLabels(sets ...map[string]string) map[string]string {
 	for _, s := range sets {
 		maps.Copy(out, s)
 	}
-	out[ManagedByLabel] = ManagedBy
+	out[naming.ManagedByLabel] = naming.ManagedBy
 	return out
 }
 

@@ -11,6 +11,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 func service(r *reader, opts Options) runtime.Object {
@@ -26,7 +28,7 @@ func service(r *reader, opts Options) runtime.Object {
 		selector = maps.Clone(opts.SelectorLabels)
 	}
 	if len(selector) == 0 {
-		selector = map[string]string{NameLabel: meta.Name}
+		selector = map[string]string{naming.NameLabel: meta.Name}
 	}
 	sp := corev1.ServicePort{Port: *port, TargetPort: intstr.FromInt32(*port)}
 	if target != nil {

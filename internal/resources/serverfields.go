@@ -1,6 +1,10 @@
 package resources
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/orkspace/ork/internal/naming"
+)
 
 // serverMetadata are the metadata fields the apiserver fills in. A reconciler that edits an
 // object from prepared.children and returns it sends them back; applied, a stale
@@ -26,7 +30,7 @@ var controllerAnnotations = []string{
 
 // stripServerFields removes from a full object what the server or other controllers own:
 // status, server-populated metadata and controller annotations, and ork's digest of its
-// last write (AppliedAnnotation: ork sets it anew on every write). obj is modified.
+// last write (naming.AppliedAnnotation: ork sets it anew on every write). obj is modified.
 func stripServerFields(obj map[string]any) {
 	delete(obj, "status")
 	meta, ok := obj["metadata"].(map[string]any)
@@ -41,7 +45,7 @@ func stripServerFields(obj map[string]any) {
 		return
 	}
 	for k := range ann {
-		if isControllerAnnotation(k) || k == AppliedAnnotation {
+		if isControllerAnnotation(k) || k == naming.AppliedAnnotation {
 			delete(ann, k)
 		}
 	}

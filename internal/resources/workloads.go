@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // buildTyped checks r's fields against t and builds the typed object; nil when r.err is set.
@@ -72,11 +74,11 @@ type workload struct {
 	template corev1.PodTemplateSpec
 }
 
-// readWorkload builds the shared parts. Pods carry NameLabel=<name> and the selector labels;
+// readWorkload builds the shared parts. Pods carry naming.NameLabel=<name> and the selector labels;
 // the entry's labels go on the object and its pods but never into the (immutable) selector.
 func readWorkload(r *reader, opts Options) workload {
 	name := r.str("name")
-	sel := map[string]string{NameLabel: name}
+	sel := map[string]string{naming.NameLabel: name}
 	maps.Copy(sel, opts.SelectorLabels)
 	user := r.stringMap("labels")
 	podLabels := maps.Clone(user)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // Answer is one reconciler's answer to a pass, normalised for comparison: the objects are
@@ -26,9 +28,6 @@ type Answer struct {
 // reconciler asked for: the applied digest follows from the rest and would double every
 // divergence.
 var ignoredMetadata = []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp"}
-
-// appliedAnnotation mirrors the engine's digest annotation (SPEC §6).
-const appliedAnnotation = "orkestra.orkspace.io/applied"
 
 // maxPaths bounds one comparison's report: a reconciler that changed everything is reported
 // as the first paths in order and a count, not as an unbounded list.
@@ -92,7 +91,7 @@ func byName(objs []*unstructured.Unstructured) map[string]any {
 				delete(md, f)
 			}
 			if ann, ok := md["annotations"].(map[string]any); ok {
-				delete(ann, appliedAnnotation)
+				delete(ann, naming.AppliedAnnotation)
 				if len(ann) == 0 {
 					delete(md, "annotations")
 				}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/remote"
 )
 
@@ -113,7 +114,7 @@ func TestDiff(t *testing.T) {
 		return obj("Deployment", "web", map[string]any{"replicas": replicas, "template": map[string]any{"image": "a"}})
 	}
 	withDigest := func(o *unstructured.Unstructured, d string) *unstructured.Unstructured {
-		o.SetAnnotations(map[string]string{appliedAnnotation: d})
+		o.SetAnnotations(map[string]string{naming.AppliedAnnotation: d})
 		return o
 	}
 	tests := []struct {

@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // sliceSpace is the resolution of the canary slice: steps are whole percents, so 10,000
@@ -35,8 +37,8 @@ const (
 	Candidate Side = "candidate"
 )
 
-// PinAnnotation pins a CR to one side during a rollout (SPEC §6).
-const PinAnnotation = "orkestra.orkspace.io/reconciler"
+// PinAnnotation is naming.PinAnnotation, kept here for the engine (internal/run).
+const PinAnnotation = naming.PinAnnotation
 
 // SideOf is the side a CR's pass goes to at percent: its pin when the annotation names a
 // side, else the canary slice. pinErr is set for any other value of the annotation, which is

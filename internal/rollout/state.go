@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // Phase is where a rollout is.
@@ -58,9 +60,8 @@ func (s *State) Record(d Divergence) {
 	}
 }
 
-// ConfigMapName is the rollout state's ConfigMap in ork's namespace (SPEC §6): one per
-// operator, one data key per CRD that has a candidate.
-func ConfigMapName(operator string) string { return operator + "-rollout" }
+// ConfigMapName is naming.RolloutConfigMapName, kept here for the engine (internal/run).
+func ConfigMapName(operator string) string { return naming.RolloutConfigMapName(operator) }
 
 // Encode is s as the value of its CRD's key in the ConfigMap: JSON, readable with kubectl.
 func (s State) Encode() (string, error) {

@@ -31,7 +31,7 @@ type Options struct {
 	// they are skipped (SkipRemote).
 	Remote *RemoteOptions
 	// Operator is the operator ork run would run as (ork run --name): the operator label
-	// on every child, and so part of its applied digest; default resources.DefaultOperator.
+	// on every child, and so part of its applied digest; default naming.DefaultOperator.
 	Operator string
 }
 

@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
+	"github.com/orkspace/ork/internal/naming"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/resources"
 )
 
 // golden compares got with testdata/<name>, or rewrites it under -update.
@@ -196,7 +195,7 @@ func TestDeclarativeChildrenArePlannedAsOrkRunPlansThem(t *testing.T) {
 	switch {
 	case role == nil:
 		t.Fatalf("no ClusterRole planned: %v", rep.Objects)
-	case role.GetNamespace() != "" || len(role.GetOwnerReferences()) != 0 || role.GetAnnotations()[planner.OwnerAnnotation] == "":
+	case role.GetNamespace() != "" || len(role.GetOwnerReferences()) != 0 || role.GetAnnotations()[naming.OwnerAnnotation] == "":
 		t.Errorf("ClusterRole of a CR in one: namespace %q, ownerReferences %v, annotations %v; want cluster-scoped, owned by annotation",
 			role.GetNamespace(), role.GetOwnerReferences(), role.GetAnnotations())
 	}
@@ -222,7 +221,7 @@ func TestChildrenCarryTheOperatorName(t *testing.T) {
 			continue
 		}
 		children++
-		if got := o.GetLabels()[resources.OperatorLabel]; got != "team-a" {
+		if got := o.GetLabels()[naming.OperatorLabel]; got != "team-a" {
 			t.Errorf("%s %s: operator label %q, want team-a", o.GetKind(), o.GetName(), got)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testenv"
 )
@@ -184,8 +185,8 @@ func (r *ring) covered(ctx context.Context, b int, live ...*member) (bool, error
 				by = append(by, mem)
 			}
 		}
-		if len(by) != 1 || holderOf[shard.BucketLeaseName(r.name, i, b)] != by[0].m.Identity() {
-			return false, fmt.Errorf("bucket %d held by %d members, Lease holder %q", i, len(by), holderOf[shard.BucketLeaseName(r.name, i, b)])
+		if len(by) != 1 || holderOf[naming.BucketLeaseName(r.name, i, b)] != by[0].m.Identity() {
+			return false, fmt.Errorf("bucket %d held by %d members, Lease holder %q", i, len(by), holderOf[naming.BucketLeaseName(r.name, i, b)])
 		}
 	}
 	for _, mem := range live {

@@ -32,7 +32,7 @@ func TestRingHoldsEveryBucketOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lease != shard.BucketLeaseName(r.name, shard.BucketOf(uid, b), b) {
+		if lease != naming.BucketLeaseName(r.name, shard.BucketOf(uid, b), b) {
 			t.Errorf("HolderOf(%s) found Lease %s, want bucket %d's", uid, lease, shard.BucketOf(uid, b))
 		}
 		for _, mem := range []*member{m1, m2, m3} {
@@ -59,7 +59,7 @@ func TestRingHoldsEveryBucketOnce(t *testing.T) {
 	}
 	want := []string{"ork-member-p1", "ork-member-p2", "ork-member-p3"}
 	for i := range b {
-		want = append(want, shard.BucketLeaseName("ork", i, b))
+		want = append(want, naming.BucketLeaseName("ork", i, b))
 	}
 	slices.Sort(names)
 	slices.Sort(want)
