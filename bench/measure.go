@@ -91,14 +91,14 @@ func measure(ctx context.Context, bin string, sys system, w workload, n int, o o
 	if err != nil {
 		return res, err
 	}
-	defer c.stop(nil)
+	defer func() { _ = c.stop(nil) }()
 	rec := newReconciler(w)
 	defer rec.srv.Close()
 	r, profiled, err := startSystem(ctx, c, bin, sys, rec, o, n)
 	if err != nil {
 		return res, err
 	}
-	defer r.stop()
+	defer func() { _ = r.stop() }()
 	defer profiled()
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

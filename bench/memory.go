@@ -57,14 +57,14 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 	if err != nil {
 		return m, err
 	}
-	defer c.stop(nil)
+	defer func() { _ = c.stop(nil) }()
 	rec := newReconciler(w)
 	defer rec.srv.Close()
 	r, err := startOrk(ctx, c, bin, rec.srv.URL, nil)
 	if err != nil {
 		return m, err
 	}
-	defer r.stop()
+	defer func() { _ = r.stop() }()
 	if err := sleep(ctx, settle); err != nil {
 		return m, err
 	}

@@ -25,7 +25,7 @@ func measureStartup(ctx context.Context, bin string, sys system, w workload, n i
 	if err != nil {
 		return res, err
 	}
-	defer c.stop(nil)
+	defer func() { _ = c.stop(nil) }()
 	rec := newReconciler(w)
 	defer rec.srv.Close()
 	watchCtx, cancel := context.WithCancel(ctx)
@@ -41,7 +41,7 @@ func measureStartup(ctx context.Context, bin string, sys system, w workload, n i
 	if err != nil {
 		return res, err
 	}
-	defer r.stop()
+	defer func() { _ = r.stop() }()
 	ready := time.Now()
 	name := crName(n - 1)
 	edited := cv.watchEdit(name, 2)
