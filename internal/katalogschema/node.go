@@ -36,24 +36,6 @@ func (o *obj) get(k string) (any, bool) {
 	return v, ok
 }
 
-func (o *obj) del(k string) {
-	if _, ok := o.vals[k]; !ok {
-		return
-	}
-	delete(o.vals, k)
-	o.keys = slices.DeleteFunc(o.keys, func(s string) bool { return s == k })
-}
-
-// child returns the obj under k, creating it when absent.
-func (o *obj) child(k string) *obj {
-	if c, ok := o.vals[k].(*obj); ok {
-		return c
-	}
-	c := object()
-	o.set(k, c)
-	return c
-}
-
 // merge copies src into o: objects merge recursively, "required" lists are united, and any
 // other value replaces o's.
 func (o *obj) merge(src *obj) {
