@@ -89,9 +89,10 @@ func (p Plan) Advance(s State, now time.Time) (State, Change) {
 	case s.Phase == Shadowing:
 		// Nothing to roll back: the verdict is kept for ork rollout status, and shadowing
 		// goes on (one timeout must not end the observation).
-		if verdict == Fails {
+		switch verdict {
+		case Fails:
 			s.Reason = why
-		} else if verdict == Holds {
+		case Holds:
 			s.Reason = ""
 		}
 		return s, NoChange

@@ -95,7 +95,7 @@ func TestSchemaChangesReachTheTypes(t *testing.T) {
 			[]string{`ServiceTypeExternalName ServiceType = "ExternalName"`, `"ExternalName"`, `"NodePort" | "ExternalName" | "LoadBalancer";`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			changed := strings.Replace(base, tc.old, tc.new, -1)
+			changed := strings.ReplaceAll(base, tc.old, tc.new)
 			if changed == base {
 				t.Fatalf("%s is not in the schema", tc.old)
 			}
