@@ -23,10 +23,12 @@ func newInitCmd(env *Env) *cobra.Command {
 		Long: `Write a working starting point into DIR (default: the current directory): katalog.yaml, the
 CRD (crd.yaml), a sample custom resource (cr.yaml) and README.md (how to run it, on your machine
 and in a cluster). Without --remote the Katalog uses the declarative reconciler (a Deployment
-and a Service per custom resource; try ork simulate). --remote go or --remote python adds
-reconciler/, an HTTP reconciler that uses only the language's standard library, with its own
-test (go test ./... or python3 -m unittest) and its Dockerfile (a distroless, non-root image
-pinned by digest); deploy/reconciler.yaml, its Deployment and Service in --reconciler-namespace (restricted
+and a Service per custom resource; try ork simulate). --remote go, python or ts adds
+reconciler/, an HTTP reconciler built on ork's reconciler SDK for the language (vendored into
+reconciler/ until a release of it exists; no other dependency) and on the types of crd.yaml as
+ork gen types writes them, with its own test (go test ./..., python3 -m unittest or npm test)
+and its Dockerfile (a distroless, non-root image pinned by digest); deploy/reconciler.yaml,
+its Deployment and Service in --reconciler-namespace (restricted
 Pod Security, probes, the token Secret mounted as a file that it re-reads at every request);
 and secret.yaml, the token ork sends it. The Katalog's endpoint is that Service
 (http://NAME-operator-reconciler.NAMESPACE.svc:8088/reconcile); ork run --endpoint points it at
@@ -52,7 +54,7 @@ README.md is extended, not overwritten.`,
 		},
 	}
 	f := cmd.Flags()
-	f.String("remote", string(scaffold.RemoteNone), "reconciler to write: go, python, or none (the declarative reconciler)")
+	f.String("remote", string(scaffold.RemoteNone), "reconciler to write: go, python, ts, or none (the declarative reconciler)")
 	f.String("name", "", "the CRD's name in the Katalog (default: the kind in lower case)")
 	f.String("group", scaffold.DefaultGroup, "the custom resource's API group")
 	f.String("kind", scaffold.DefaultKind, "the custom resource's kind (CamelCase)")
@@ -121,6 +123,8 @@ func nextSteps(opts initOptions) string {
 		steps += fmt.Sprintf("  (cd %s && go test ./... && RECONCILER_TOKEN=change-me go run . -addr %s)\n", rec, local)
 	case scaffold.RemotePython:
 		steps += fmt.Sprintf("  (cd %s && python3 -m unittest && RECONCILER_TOKEN=change-me python3 reconciler.py --addr %s)\n", rec, local)
+	case scaffold.RemoteTS:
+		steps += fmt.Sprintf("  (cd %s && npm ci && npm test && RECONCILER_TOKEN=change-me node build/reconciler.js --addr %s)\n", rec, local)
 	default:
 		return steps + fmt.Sprintf("  ork simulate -f %s\n  ork run --install-crds -f %s\n  kubectl apply -f %s\nin a cluster: see %s\n",
 			k, k, filepath.Join(opts.dir, "cr.yaml"), filepath.Join(opts.dir, "README.md"))

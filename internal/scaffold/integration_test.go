@@ -54,7 +54,7 @@ func dockerfileRuns(t *testing.T, path string) []string {
 // Every base of both Dockerfiles is pinned by digest, and each runs as user 65532.
 func TestDockerfilesPinTheirBasesAndRunAsNonRoot(t *testing.T) {
 	from := regexp.MustCompile(`(?m)^FROM (--platform=\S+ )?(\S+)`)
-	for _, r := range []Remote{RemoteGo, RemotePython} {
+	for _, r := range []Remote{RemoteGo, RemotePython, RemoteTS} {
 		t.Run(string(r), func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(write(t, Options{Remote: r}), "reconciler", "Dockerfile"))
 			if err != nil {
@@ -213,7 +213,7 @@ func (w *warnings) HandleWarningHeader(code int, agent, text string) {
 // (so the PodSecurity admission is on in this apiserver, and the check means something).
 func TestManifestsPassRestrictedPodSecurity(t *testing.T) {
 	e := env.Require(t)
-	for _, r := range []Remote{RemoteGo, RemotePython} {
+	for _, r := range []Remote{RemoteGo, RemotePython, RemoteTS} {
 		t.Run(string(r), func(t *testing.T) {
 			ns := e.Namespace(t)
 			restricted(t, e.Clientset, ns)

@@ -1,7 +1,8 @@
 // Package scaffold writes the starting point of a new operator for `ork init`: a Katalog,
-// its CRD, a sample custom resource and a README, and for a remote reconciler a
-// standard-library reconciler (Go or Python) with its own test, its Dockerfile and the
-// manifests that run it in a cluster (deploy/reconciler.yaml).
+// its CRD, a sample custom resource and a README, and for a remote reconciler one built on
+// ork's reconciler SDK (Go, Python or TypeScript, the SDK vendored in) and on the types of
+// the scaffold's own CRD, with its own test, its Dockerfile and the manifests that run it in
+// a cluster (deploy/reconciler.yaml).
 package scaffold
 
 import (
@@ -26,6 +27,7 @@ const (
 	RemoteNone   Remote = "none"
 	RemoteGo     Remote = "go"
 	RemotePython Remote = "python"
+	RemoteTS     Remote = "ts"
 )
 
 // Options says what to write.
@@ -105,16 +107,16 @@ func (o Options) Validate() error {
 			"(a letter first, at most 63 characters)", o.Name, appName(o.Name))
 	}
 	switch o.Remote {
-	case RemoteNone, RemoteGo, RemotePython:
+	case RemoteNone, RemoteGo, RemotePython, RemoteTS:
 		return nil
 	}
-	return fmt.Errorf("remote %q: want go, python or none", o.Remote)
+	return fmt.Errorf("remote %q: want go, python, ts or none", o.Remote)
 }
 
 // data is what the templates see.
 type data struct {
 	Kind, Group, Name, Plural, Singular, SecretName, SchemaURL string
-	// Remote is "" for the declarative reconciler, else go or python.
+	// Remote is "" for the declarative reconciler, else go, python or ts.
 	Remote string
 	// Operator is the Katalog's metadata.name; AppName the reconciler's Deployment and
 	// Service, Operator-reconciler; Namespace theirs and the token Secret's.
@@ -122,6 +124,9 @@ type data struct {
 	// Endpoint is the Katalog's endpoint: the reconciler's Service in the cluster.
 	Endpoint string
 	Port     int
+	// TSDevDependencies are the lines of package.json's devDependencies: the compiler and
+	// node types the TypeScript SDK's lock file pins.
+	TSDevDependencies string
 }
 
 // operatorName is the Katalog's metadata.name for the CRD named name.
@@ -150,6 +155,7 @@ func Files(o Options) ([]File, error) {
 		entries = append(entries, entry{"secret.yaml", "secret.yaml", 0o644},
 			entry{"reconciler/go.mod", "go.mod", 0o644},
 			entry{"reconciler/main.go", "main.go", 0o644},
+			entry{"reconciler/reconcile.go", "reconcile.go", 0o644},
 			entry{"reconciler/main_test.go", "main_test.go", 0o644},
 			entry{"reconciler/Dockerfile", "Dockerfile.go", 0o644},
 			entry{"deploy/reconciler.yaml", "reconciler.yaml", 0o644})
@@ -158,6 +164,19 @@ func Files(o Options) ([]File, error) {
 			entry{"reconciler/reconciler.py", "reconciler.py", 0o755},
 			entry{"reconciler/test_reconciler.py", "test_reconciler.py", 0o644},
 			entry{"reconciler/Dockerfile", "Dockerfile.python", 0o644},
+			entry{"deploy/reconciler.yaml", "reconciler.yaml", 0o644})
+	case RemoteTS:
+		deps, err := tsDevDependencies()
+		if err != nil {
+			return nil, err
+		}
+		d.TSDevDependencies = deps
+		entries = append(entries, entry{"secret.yaml", "secret.yaml", 0o644},
+			entry{"reconciler/package.json", "package.json", 0o644},
+			entry{"reconciler/tsconfig.json", "tsconfig.json", 0o644},
+			entry{"reconciler/reconciler.ts", "reconciler.ts", 0o644},
+			entry{"reconciler/reconciler.test.ts", "reconciler.test.ts", 0o644},
+			entry{"reconciler/Dockerfile", "Dockerfile.ts", 0o644},
 			entry{"deploy/reconciler.yaml", "reconciler.yaml", 0o644})
 	}
 	entries = append(entries, entry{"README.md", "README.md", 0o644})
@@ -169,7 +188,15 @@ func Files(o Options) ([]File, error) {
 		}
 		files = append(files, File{Path: e.path, Data: b, Mode: e.mode, Section: e.path == "README.md"})
 	}
-	return files, nil
+	if o.Remote == RemoteNone {
+		return files, nil
+	}
+	sdkFiles, err := reconcilerFiles(o.Remote, files)
+	if err != nil {
+		return nil, err
+	}
+	// Before the README, which stays last.
+	return append(append(files[:len(files)-1:len(files)-1], sdkFiles...), files[len(files)-1]), nil
 }
 
 // render executes templates/NAME.tmpl; its delimiters are [[ ]], since a Katalog's own

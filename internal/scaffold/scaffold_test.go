@@ -50,6 +50,7 @@ func TestEveryFlavourValidates(t *testing.T) {
 		{},
 		{Remote: RemoteGo},
 		{Remote: RemotePython, Kind: "Database", Group: "data.myorg.io", Name: "db", Namespace: "team-a"},
+		{Remote: RemoteTS, Kind: "Proxy", Name: "edge"},
 	} {
 		t.Run(string(o.Complete().Remote), func(t *testing.T) {
 			dir := write(t, o)
@@ -110,8 +111,8 @@ func TestPythonReconcilerTestPasses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python3 -m unittest in the generated reconciler: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "Ran 14 tests") || !strings.Contains(string(out), "\nOK") {
-		t.Errorf("want 14 tests, all passing:\n%s", out)
+	if !strings.Contains(string(out), "Ran 11 tests") || !strings.Contains(string(out), "\nOK") {
+		t.Errorf("want 11 tests, all passing:\n%s", out)
 	}
 }
 
@@ -217,7 +218,8 @@ func TestOptions(t *testing.T) {
 		{Options{Group: "example"}, `group "example": want a lowercase DNS name with a dot`},
 		{Options{Group: "Example.com"}, `group "Example.com"`},
 		{Options{Name: "Web_App"}, `name "Web_App": want lowercase letters`},
-		{Options{Remote: "ruby"}, `remote "ruby": want go, python or none`},
+		{Options{Remote: "ruby"}, `remote "ruby": want go, python, ts or none`},
+		{Options{Remote: RemoteTS}, ""},
 		{Options{Namespace: "Team_A"}, `namespace "Team_A": want lowercase letters`},
 		{Options{Name: "1db", Remote: RemoteGo}, `the reconciler's Service would be "1db-operator-reconciler", which is no DNS-1035 label`},
 		{Options{Name: "1db"}, ""}, // no Service without a remote reconciler
@@ -244,7 +246,7 @@ func TestOptions(t *testing.T) {
 // port, the reconciler listens there on every interface, and it reads the token from the
 // file of the Secret the Katalog names.
 func TestKatalogAndManifestsAgree(t *testing.T) {
-	for _, o := range []Options{{Remote: RemoteGo}, {Remote: RemotePython, Name: "db", Kind: "Database", Namespace: "team-a"}} {
+	for _, o := range []Options{{Remote: RemoteGo}, {Remote: RemotePython, Name: "db", Kind: "Database", Namespace: "team-a"}, {Remote: RemoteTS}} {
 		t.Run(string(o.Remote), func(t *testing.T) {
 			dir := write(t, o)
 			o = o.Complete()
