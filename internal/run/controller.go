@@ -23,6 +23,7 @@ import (
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
 // ownerIndex indexes children by the UID of their controller owner.
@@ -39,7 +40,7 @@ type controller struct {
 	crCaches []*crCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
-	related *relatedWatch
+	related *relatedwatch.Watch
 	// managed is the set of group/resources the reconciler may return.
 	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
@@ -229,7 +230,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) error {
 	syncCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	synced := []cache.InformerSynced{c.informer.HasSynced, c.related.hasSynced}
+	synced := []cache.InformerSynced{c.informer.HasSynced, c.related.HasSynced}
 	for _, ch := range c.children {
 		synced = append(synced, ch.informer.HasSynced)
 	}
@@ -248,7 +249,7 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 			missing = append(missing, ch.gvr.GroupResource().String())
 		}
 	}
-	missing = append(missing, c.related.unsynced()...)
+	missing = append(missing, c.related.Unsynced()...)
 	slices.Sort(missing)
 	return fmt.Errorf("crd %s: caches did not sync within %s: could not list and watch %v "+
 		"(check that ork may list and watch them, and that the apiserver serves them; --cache-sync-timeout sets the bound)",
@@ -324,7 +325,7 @@ func (c *controller) onDelete(obj any) {
 		return
 	}
 	c.ledger.noteDelete(key, u.DeepCopy())
-	c.related.forget(key) // its references die with it; a new object of the name records its own
+	c.related.Forget(key) // its references die with it; a new object of the name records its own
 	if c.cand != nil {
 		c.cand.forget(key, u.GetUID())
 	}

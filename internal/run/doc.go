@@ -4,7 +4,8 @@
 // (internal/leadership). A custom resource's change goes through four places:
 //
 //   - informers: the CRD's and its children's caches, whose handlers only enqueue keys
-//     (controller.go, informers.go, scope.go);
+//     (controller.go, informers.go, scope.go; internal/run/informers; related objects in
+//     internal/run/relatedwatch);
 //   - the queue: a typed rate-limited work queue with a fast and a slow lane, and a ledger of
 //     each key's triggers, tombstones and resyncs, every add through one call (enqueue.go,
 //     lanes.go, ledger.go);

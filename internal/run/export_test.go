@@ -1,6 +1,10 @@
 package run
 
-import "time"
+import (
+	"time"
+
+	"github.com/orkspace/ork/internal/run/relatedwatch"
+)
 
 // SetHealthClock makes /healthz judge time by now: a test moves it past the liveness
 // bounds instead of waiting minutes.
@@ -8,4 +12,4 @@ func SetHealthClock(e *Engine, now func() time.Time) { e.live.clock.Store(&now) 
 
 // RelatedCheckers is how many digest reads of related objects without a generation run
 // at once for one CRD.
-const RelatedCheckers = relatedCheckers
+const RelatedCheckers = relatedwatch.Checkers

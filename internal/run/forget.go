@@ -21,7 +21,7 @@ import "k8s.io/apimachinery/pkg/types"
 func (c *controller) forgetObjects(gone func(types.UID) bool) {
 	c.ledger.forgetObjects(gone)
 	c.forgetSuspensions(gone)
-	c.related.forgetObjects(gone)
+	c.related.ForgetObjects(gone)
 	if c.cand != nil {
 		c.cand.forgetObjects(gone)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
@@ -19,7 +20,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
 	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(),
-		suspended: newSuspensions(), related: &relatedWatch{index: related.NewIndex()},
+		suspended: newSuspensions(), related: newTestRelatedWatch(t),
 		cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]string{}}}
 	ctx := t.Context()
 	for _, cr := range []struct {
@@ -29,12 +30,12 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.ledger.markFinalized(cr.key, cr.uid)
 		c.suspended.set(ctx, cr.key, cr.uid, true)
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
-		c.related.set(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
+		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.cand.badPins[cr.uid] = true
 	}
 	c.forgetObjects(func(uid types.UID) bool { return uid == "u-gone" })
 
-	affected := c.related.index.Affected(related.Change{Resource: cms, Namespace: "ns", Name: "shared"})
+	affected := c.related.Readers(related.Change{Resource: cms, Namespace: "ns", Name: "shared"})
 	for _, tc := range []struct {
 		what       string
 		gone, kept bool
@@ -49,4 +50,17 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)
 		}
 	}
+}
+
+// newTestRelatedWatch is a related watch of one ConfigMap entry, built without discovery.
+func newTestRelatedWatch(t *testing.T) *relatedwatch.Watch {
+	t.Helper()
+	w, err := relatedwatch.New([]katalog.Related{{As: "shared", Kind: "ConfigMap", Name: "shared"}}, relatedwatch.Deps{},
+		func(katalog.Related) (schema.GroupVersionResource, error) {
+			return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, nil
+		}, func(schema.GroupVersionResource) (bool, error) { return true, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -168,7 +168,7 @@ func startInformers(factories childInformers, controllers []*controller) func() 
 	var wg sync.WaitGroup
 	for _, c := range controllers {
 		wg.Go(func() { c.informer.Run(stop) })
-		wg.Go(func() { c.related.run(stop) })
+		wg.Go(func() { c.related.Run(stop) })
 	}
 	return func() {
 		close(stop)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
 // passEnv is what a reconciler may use of its controller during a pass: reads for the
@@ -18,7 +19,7 @@ type passEnv struct {
 	// lastApply is what applying the CR's last answer did (payload.lastApply).
 	lastApply func(key string, uid types.UID) []remote.AppliedResource
 	// related reads payload.related; nil without entries.
-	related *relatedWatch
+	related *relatedwatch.Watch
 	// mayWrite is the write fence, asked again right before the call.
 	mayWrite func(key string, uid types.UID) error
 	// event records an Event on the CR.

@@ -148,7 +148,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	if !found {
 		// Gone, its delete done or never seen: a pass that raced its delete may have
 		// recorded its references after onDelete forgot them.
-		c.related.forget(key)
+		c.related.Forget(key)
 		c.queue.Forget(key)
 		c.endPass(key, true)
 		return
@@ -251,7 +251,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.add(key, addOpts{trigger: TriggerCreate, lane: laneFast})
 	}
 	if deleteDone && !moreDeletes && c.cached(key) == nil {
-		c.related.forget(key) // the last delete of the name, which may have read nothing
+		c.related.Forget(key) // the last delete of the name, which may have read nothing
 	}
 	c.endPass(key, deleteDone && !moreDeletes)
 }

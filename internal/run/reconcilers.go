@@ -146,13 +146,14 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		req.LastApply = env.lastApply(in.key, in.cr.GetUID())
 	}
 	if env.related != nil {
-		rel, held := env.related.read(ctx, in)
-		if held != nil {
-			held.related = rel.names
-			return *held
+		rel, hold := env.related.Read(ctx, in.key, in.cr, in.gone, in.deleting)
+		if hold != nil {
+			held := heldByRelated(hold)
+			held.related = rel.Names
+			return held
 		}
-		req.Related = rel.objects
-		defer func() { d.related, d.relatedCut, d.relatedRead = rel.names, rel.cut, true }()
+		req.Related = rel.Objects
+		defer func() { d.related, d.relatedCut, d.relatedRead = rel.Names, rel.Cut, true }()
 	} else {
 		// No entries (any more): nothing is cut, and a condition left from when there
 		// were goes.

@@ -1,4 +1,4 @@
-package run
+package relatedwatch
 
 import (
 	"context"
@@ -80,13 +80,13 @@ func (s *specDigests) forget(gr schema.GroupResource, namespace, name string) {
 // statusOnly reports whether the change from old to u of a generation-less object left all
 // but its status as it was: its metadata alike, and its digest, read at u's version, the
 // one remembered. The new digest is remembered; a failed read counts as a change.
-func (w *relatedWatch) statusOnly(ctx context.Context, gvr schema.GroupVersionResource, old, u metav1.Object) bool {
+func (w *Watch) statusOnly(ctx context.Context, gvr schema.GroupVersionResource, old, u metav1.Object) bool {
 	if !needsDigest(gvr, old, u) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, digestRead)
 	defer cancel()
-	full, err := w.deps.dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{ResourceVersion: u.GetResourceVersion()})
+	full, err := w.deps.Dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{ResourceVersion: u.GetResourceVersion()})
 	if err != nil {
 		return false
 	}

@@ -1,16 +1,16 @@
-package run
+package relatedwatch
 
 import (
 	"context"
 	"sync"
 )
 
-// relatedCheckers is how many digest reads (statusOnly) run at once for one CRD. They are
+// Checkers is how many digest reads (statusOnly) run at once for one CRD. They are
 // GETs served from the apiserver's watch cache, sharing the engine's client-go rate limiter
 // with the passes: more than one, so that a slow read (up to digestRead) does not hold every
 // other object's; a few, so that a burst of status changes (a rollout's Pods) cannot take
 // the limiter's places from the passes.
-const relatedCheckers = 4
+const Checkers = 4
 
 // statusChecks are the digest reads changed hands over, by object: at most one waiting (a
 // later change of the object replaces it: read at the newest version, its digest is compared
@@ -86,9 +86,9 @@ func (q *statusChecks) wake() {
 	}
 }
 
-// runChecks runs relatedCheckers workers over w.checks until stop, and returns when all
+// runChecks runs Checkers workers over w.checks until stop, and returns when all
 // have: a check in flight is cancelled with the context.
-func (w *relatedWatch) runChecks(stop <-chan struct{}) {
+func (w *Watch) runChecks(stop <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -96,13 +96,13 @@ func (w *relatedWatch) runChecks(stop <-chan struct{}) {
 		cancel()
 	}()
 	var wg sync.WaitGroup
-	for range relatedCheckers {
+	for range Checkers {
 		wg.Go(func() { w.checkWorker(ctx) })
 	}
 	wg.Wait()
 }
 
-func (w *relatedWatch) checkWorker(ctx context.Context) {
+func (w *Watch) checkWorker(ctx context.Context) {
 	for ctx.Err() == nil {
 		ck, ok := w.checks.take()
 		if !ok {
