@@ -218,7 +218,8 @@ func (cc ceilingClients) status(ctx context.Context, cr createdCR) error {
 	return err
 }
 
-// event is the Event ork records when a CR turns Ready (SPEC §3's Reconciled).
+// event is the Reconciled Event ork records when a CR turns Ready
+// (docs/remote-reconciler.md#the-answer-remotereconcileresult).
 func (cc ceilingClients) event(ctx context.Context, cr createdCR) error {
 	kind := cc.w.kindNamed(cr.plural).kind
 	now := metav1.NewTime(time.Now())

@@ -29,7 +29,7 @@ import (
 const shardBuckets = 16
 
 // shardResult is one ring of `ork run --shard-buckets` replicas over n CRs that exist
-// before the ring starts (issue 24).
+// before the ring starts.
 type shardResult struct {
 	Replicas int `json:"replicas"`
 	N        int `json:"n"`

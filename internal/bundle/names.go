@@ -45,7 +45,7 @@ func (e *NoImageError) Error() string {
 const maxNameLength = 40
 
 // CheckName says why name cannot be an operator's name ("" when it can): a DNS-1035 label
-// of at most 40 characters (SPEC §6).
+// of at most 40 characters (docs/naming.md).
 func CheckName(name string) string {
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
 		return strings.Join(errs, "; ")
@@ -57,7 +57,7 @@ func CheckName(name string) string {
 }
 
 // DefaultName is the operator's name `ork bundle` and the chart take when none is given
-// (SPEC §6): the Katalog's metadata.name when every file gives the same one and it is a
+// (docs/naming.md): the Katalog's metadata.name when every file gives the same one and it is a
 // valid name (CheckName); otherwise an error saying why, to ask for --name.
 func DefaultName(set *katalog.Set) (string, error) {
 	names := map[string]bool{}

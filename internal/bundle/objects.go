@@ -45,7 +45,7 @@ const (
 )
 
 // labels of every object, as rbacgen sets them: managed-by is the value ork's children
-// carry (SPEC §6).
+// carry (docs/naming.md#the-install-ork-bundle-ork-bundle---helm-ork-rbac-gen).
 func labels(o Options) map[string]string {
 	return map[string]string{naming.NameLabel: o.Name, naming.ManagedByLabel: naming.ManagedBy}
 }

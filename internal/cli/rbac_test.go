@@ -98,7 +98,7 @@ func TestRBACGenAndBundleRefuseWatchNamespaceWithAClusterScopedCRD(t *testing.T)
 
 func TestRBACGenRefusesAnInvalidKatalogOnStderr(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "katalog.yaml")
-	// remote without reconcile.default: false is invalid (SPEC §5).
+	// remote without reconcile.default: false is invalid (docs/katalog.md#operatorboxreconcile).
 	katalog := `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: bad}

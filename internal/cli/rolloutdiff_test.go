@@ -61,7 +61,7 @@ func TestRolloutDiff(t *testing.T) {
 	if code, _, errOut := runOrk(t, "rollout", "diff", "-f", k, "--replay", otherDir, "--candidate", differs); code != 1 || !strings.Contains(errOut, "could be compared") {
 		t.Errorf("a recording of another CRD only: exit %d %q, want 1 saying nothing was compared", code, errOut)
 	}
-	// ork simulate --remote --replay --candidate prints the same report (issue 27's offline
+	// ork simulate --remote --replay --candidate prints the same report (the offline
 	// diff), and asks for the recording it compares with.
 	code, simOut, _ := runOrk(t, "simulate", "-f", k, "--remote", "--replay", dir, "--candidate", differs)
 	if code != 1 || !strings.Contains(simOut, "differs at objects[apps/v1 Deployment default/my-webapp].spec.template.spec.containers[0].image") {

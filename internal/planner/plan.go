@@ -151,7 +151,8 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 			gvk.Kind, obj.GetName(), obj.GetNamespace(), strings.Join(p.Watched, ","))
 	}
 	// An ownerReference cannot cross namespaces, nor point from cluster scope into one; a
-	// cluster-scoped CR may own children in any namespace (SPEC §3).
+	// cluster-scoped CR may own children in any namespace
+	// (docs/remote-reconciler.md#resources).
 	ownable := cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace()
 	refs, err := ownerReferences(cr, obj.GetOwnerReferences(), ownable)
 	if err != nil {

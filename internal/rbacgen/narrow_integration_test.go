@@ -71,7 +71,7 @@ spec:
 	return set
 }
 
-// Every right SPEC §5 narrows, asked of the apiserver for its name and namespace (allowed)
+// Every right docs/rbac.md narrows, asked of the apiserver for its name and namespace (allowed)
 // and for its neighbours (denied), then exercised as the ServiceAccount: the Lease in ork's
 // namespace by its name only, the Katalog's CRD only (a server-side apply that creates it
 // is authorised as patch and create of that name), the static Secret only.

@@ -151,7 +151,7 @@ func (c *collector) warnf(format string, a ...any) {
 	c.warnings = append(c.warnings, fmt.Sprintf(format, a...))
 }
 
-// collect applies the rules of the seed's RBAC section and SPEC §5.
+// collect applies the rules of docs/rbac.md.
 func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 	opts = opts.withDefaults()
 	c := &collector{perms: map[Permission]struct{}{}, watch: opts.WatchNamespaces, scopes: newScopes(set)}

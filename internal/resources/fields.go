@@ -1,6 +1,7 @@
 package resources
 
-// Fields lists the fields an intent type accepts, required first, as in SPEC §3. Every type
+// Fields lists the fields an intent type accepts, required first, as
+// docs/remote-reconciler.md#the-intent-form does. Every type
 // also accepts namespace, labels and annotations (listed in optional). Unknown types have
 // none.
 func (t TypeInfo) Fields() (required, optional []string) {

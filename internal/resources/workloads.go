@@ -176,9 +176,9 @@ func daemonSet(r *reader, opts Options) runtime.Object {
 	}}
 }
 
-// replicas is sent only when the entry gives it (SPEC §3): absent, ork does not own the
-// field, so a HorizontalPodAutoscaler (or kubectl scale) may; a new object gets the
-// apiserver's default of 1.
+// replicas is sent only when the entry gives it (docs/remote-reconciler.md#the-intent-form):
+// absent, ork does not own the field, so a HorizontalPodAutoscaler (or kubectl scale) may; a
+// new object gets the apiserver's default of 1.
 func replicas(r *reader) *int32 { return r.int32("replicas") }
 
 // jobSpec is a job's pod template; the Job controller generates its own selector.

@@ -181,7 +181,8 @@ func TestEditedChildIsRestored(t *testing.T) {
 		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	// No resync is configured: a resync call here is the child's change (SPEC §2 has no "child").
+	// No resync is configured: a resync call here is the child's change (the protocol has no
+	// "child" trigger: docs/remote-reconciler.md#when-ork-calls).
 	ep.NextMatching(t, "with trigger resync", func(c call) bool { return c.Trigger == "resync" })
 	f.Eventually("replicas restored to 2", func() (bool, error) {
 		dep, err := f.Get(runtest.Deployments, "web")

@@ -346,7 +346,7 @@ spec:
 
 // reconcile.resync calls again for every CR, each at its own jittered time, between 3/4 and
 // 5/4 of the interval after its last pass, and ork records it as trigger resync: a pass a
-// child's edit started goes to the reconciler as resync too (SPEC's five triggers), but ork
+// child's edit started goes to the reconciler as resync too (docs/remote-reconciler.md#when-ork-calls), but ork
 // records it as child, and it moves the next resync on.
 func TestPeriodicResync(t *testing.T) {
 	t.Parallel()

@@ -150,7 +150,8 @@ func (fr faultRun) run(t *testing.T, f *fixture, fe *faultEndpoint) {
 		}
 		for i := range fr.n {
 			c := runtest.ReadyCondition(f.GetCR(fmt.Sprintf("cr-%d", i)))
-			// SPEC: the condition's reason is ReconcileError; the fault's own leads its message.
+			// The condition's reason is ReconcileError; the fault's own leads its message
+			// (docs/remote-reconciler.md#every-outcome-and-what-ork-does).
 			msg, _ := c["message"].(string)
 			if failed > 0 && c != nil && c["status"] == "False" && c["reason"] == "ReconcileError" &&
 				strings.HasPrefix(msg, fr.reason+": ") {

@@ -13,7 +13,7 @@ import (
 
 const remotePath = "operatorBox.reconcile.remote"
 
-// remote checks reconcile.remote: the seed's wire format and SPEC §2.
+// remote checks reconcile.remote against docs/katalog.md#operatorboxreconcileremote.
 func (k *checker) remote() {
 	r := k.crd.OperatorBox.Reconcile.Remote
 	if r == nil {

@@ -1,5 +1,5 @@
-// Package validate checks the semantics of a loaded Katalog (SPEC §5) and returns every
-// problem as a located Finding; it never prints.
+// Package validate checks the semantics of a loaded Katalog (docs/katalog.md#rules) and
+// returns every problem as a located Finding; it never prints.
 package validate
 
 import (

@@ -80,7 +80,7 @@ func TestRequestSchemaRejectsWhatOrkNeverSends(t *testing.T) {
 		{"args as a list", func(m map[string]any) { m["args"] = []any{"x"} }, "/args"},
 		{"object as a string", func(m map[string]any) { m["object"] = "{}" }, "/object"},
 		{"unknown trigger", func(m map[string]any) { prepared(m)["trigger"] = "watch" }, "/prepared/trigger"},
-		{"trigger outside SPEC §2's five", func(m map[string]any) { prepared(m)["trigger"] = "child" }, "/prepared/trigger"},
+		{"trigger outside the protocol's five", func(m map[string]any) { prepared(m)["trigger"] = "child" }, "/prepared/trigger"},
 		{"attempt 0", func(m map[string]any) { prepared(m)["attempt"] = 0 }, "/prepared/attempt"},
 		{"generation not an integer", func(m map[string]any) { prepared(m)["generation"] = 1.5 }, "/prepared/generation"},
 		{"deleting as a string", func(m map[string]any) { prepared(m)["deleting"] = "false" }, "/prepared/deleting"},
