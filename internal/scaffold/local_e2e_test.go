@@ -18,19 +18,34 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/testenv"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
-// The README's local development, end to end on the real apiserver: the Go reconciler
-// started on this machine as the README starts it, the token Secret applied, `ork run
-// --install-crds --namespace NS --endpoint CRD=URL` with the Katalog as written (its endpoint
-// the in-cluster Service, which nothing here serves), and the sample custom resource
-// becomes Ready with its Deployment and Service.
+// The README's local development, end to end on the real apiserver, for the reconciler on
+// each SDK: the reconciler started on this machine with the README's token, the token
+// Secret applied, `ork run --install-crds --namespace NS --endpoint CRD=URL` with the Katalog
+// as written (its endpoint the in-cluster Service, which nothing here serves), and the
+// sample custom resource becomes Ready with its Deployment and Service.
 func TestLocalDevelopmentConverges(t *testing.T) {
 	e := env.Require(t)
+	orkBin := bins.Build(t, "./cmd/ork")
+	for _, r := range remotes {
+		t.Run(string(r), func(t *testing.T) { localDevelopment(t, e, orkBin, r) })
+	}
+}
+
+// localRuns are the README's commands that start each reconciler on this machine.
+var localRuns = map[Remote]string{
+	RemoteGo:     "(cd reconciler && go test ./... && RECONCILER_TOKEN=change-me go run . -addr 127.0.0.1:8088)",
+	RemotePython: "(cd reconciler && python3 -m unittest && RECONCILER_TOKEN=change-me python3 reconciler.py --addr 127.0.0.1:8088)",
+	RemoteTS:     "(cd reconciler && npm ci && npm test && RECONCILER_TOKEN=change-me node build/reconciler.js --addr 127.0.0.1:8088)",
+}
+
+func localDevelopment(t *testing.T, e *testenv.Env, orkBin string, r Remote) {
 	ns := e.Namespace(t)
-	// A group of its own: the CRD stays in the shared apiserver after the test.
-	o := Options{Remote: RemoteGo, Group: "local-e2e.example.com", Namespace: ns}
+	// A group of its own per flavour: the CRD stays in the shared apiserver after the test.
+	o := Options{Remote: r, Group: "local-e2e-" + string(r) + ".example.com", Namespace: ns}
 	dir := write(t, o)
 	// The commands below are the README's, on a free port instead of 8088.
 	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -38,7 +53,7 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
-		"(cd reconciler && go test ./... && RECONCILER_TOKEN=change-me go run . -addr 127.0.0.1:8088)",
+		localRuns[r],
 		"kubectl apply -f secret.yaml",
 		"ork run --install-crds --namespace " + ns + " -f katalog.yaml --endpoint webapp=http://127.0.0.1:8088/reconcile",
 		"kubectl apply -f cr.yaml",
@@ -47,21 +62,6 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 			t.Errorf("README.md lacks the line %q", line)
 		}
 	}
-
-	build := func(out, pkgDir string, args ...string) {
-		cmd := exec.CommandContext(t.Context(), "go", append([]string{"build", "-o", out}, args...)...)
-		cmd.Dir = pkgDir
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-		if pkgDir != "" { // the reconciler: its own module, no workspace, no flags of ork's build
-			cmd.Env = append(cmd.Env, "GOWORK=off", "GOFLAGS=")
-		}
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", out, err, b)
-		}
-	}
-	reconciler := filepath.Join(t.TempDir(), "reconciler")
-	build(reconciler, filepath.Join(dir, "reconciler"), ".")
-	orkBin := bins.Build(t, "./cmd/ork")
 
 	dyn, err := dynamic.NewForConfig(e.Config)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestLocalDevelopmentConverges(t *testing.T) {
 	}
 
 	addr := testkit.FreeAddr(t)
-	rec := start(t, reconciler, []string{"RECONCILER_TOKEN=change-me"}, "-addr", addr)
+	rec := startReconciler(t, r, filepath.Join(dir, "reconciler"), addr, "RECONCILER_TOKEN=change-me").Output
 	waitHTTP(t, "http://"+addr+"/readyz", rec)
 	ork := start(t, orkBin, nil, "run", "--install-crds", "--namespace", ns,
 		"-f", filepath.Join(dir, "katalog.yaml"), "--endpoint", "webapp=http://"+addr+"/reconcile",

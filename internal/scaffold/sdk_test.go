@@ -129,9 +129,9 @@ func TestRenamedFieldFailsTheReconcilersTypeCheck(t *testing.T) {
 	}
 }
 
-// start runs the reconciler in rec, built or compiled first, listening on addr with the
-// token of tokenFile.
-func startReconciler(t *testing.T, r Remote, rec, addr, tokenFile string) *testkit.Process {
+// startReconciler runs the reconciler in rec, built or compiled first, listening on addr,
+// with env (its token) added to the environment.
+func startReconciler(t *testing.T, r Remote, rec, addr string, env ...string) *testkit.Process {
 	t.Helper()
 	var cmd *exec.Cmd
 	switch r {
@@ -159,7 +159,7 @@ func startReconciler(t *testing.T, r Remote, rec, addr, tokenFile string) *testk
 		cmd = exec.Command(node, filepath.Join("build", "reconciler.js"), "--addr", addr)
 	}
 	cmd.Dir = rec
-	cmd.Env = append(os.Environ(), "RECONCILER_TOKEN_FILE="+tokenFile, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1"), env...)
 	p := testkit.Start(t, cmd)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -195,7 +195,7 @@ func TestReconcilersPassRemoteCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr := testkit.FreeAddr(t)
-			p := startReconciler(t, r, filepath.Join(dir, "reconciler"), addr, tokenFile)
+			p := startReconciler(t, r, filepath.Join(dir, "reconciler"), addr, "RECONCILER_TOKEN_FILE="+tokenFile)
 
 			rep, err := remotecheck.Run(t.Context(), set, remotecheck.Options{
 				CRD: "db", CR: crs[0], Endpoint: "http://" + addr + "/reconcile", IncludeDelete: true,
