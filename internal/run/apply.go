@@ -167,10 +167,10 @@ func (c childWriter) planner() planner.Planner {
 			}
 			return planner.Mapping{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}, nil
 		},
-		Declared:      func(gr schema.GroupResource) bool { return c.managed[gr] },
+		Declared:      func(gr schema.GroupResource) bool { return c.cfg.managed[gr] },
 		Operator:      c.e.opts.Name,
 		Watched:       c.e.opts.WatchNamespaces,
-		ForceConflict: c.crd.OperatorBox.Reconcile.ForceConflict,
+		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict,
 		ShardSlots:    c.e.shards != nil,
 	}
 }
@@ -370,7 +370,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 		// payload on, always: then a write that changed nothing is known for one, and the
 		// version it returns is not taken for ork's own (it may be another writer's status
 		// update the reconciler must hear of).
-		if !owned || c.childrenPayload {
+		if !owned || c.cfg.childrenPayload {
 			md["resourceVersion"] = live.GetResourceVersion()
 		}
 	}
@@ -408,7 +408,7 @@ func (c *controller) countApply(p planned, ok bool) {
 	if !ok {
 		result = "error"
 	}
-	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.crd.Name, p.obj.GetKind(), result).Inc()
+	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.cfg.crd.Name, p.obj.GetKind(), result).Inc()
 }
 
 // cachedChild is the child from its informer's cache (its metadata at least), or nil.

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -31,38 +30,21 @@ const ownerIndex = "ork-owner-uid"
 
 // controller reconciles one CRD.
 type controller struct {
-	e        *Engine
-	crd      *katalog.CRD
-	gvr      schema.GroupVersionResource
-	gvk      schema.GroupVersionKind
+	e *Engine
+	// cfg is what the CRD's Katalog entry and the cluster fixed at the start.
+	cfg      crdConfig
 	informer informers.Scoped
 	// crCaches are the sharded CR caches behind informer (shardcache.go); nil unsharded.
 	crCaches []*crCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
-	// managed is the set of group/resources the reconciler may return.
-	managed map[schema.GroupResource]bool
 	queue   workqueue.TypedRateLimitingInterface[string]
 	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
 	lanes  *laneQueue
 	ledger *ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions
-	workers   int
-	// childrenPayload is true when the reconciler sees the children (payload.children):
-	// then a child's status change is news to it.
-	childrenPayload bool
-	// hasStatus is false for a CRD without the status subresource: ork writes no status.
-	hasStatus bool
-	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
-	finalize        bool
-	finalizeTimeout time.Duration
-	// passTimeout bounds one pass: the call's timeout plus passWriteGrace for the reads and
-	// writes around it.
-	passTimeout time.Duration
-	// resync is reconcile.resync, 0 for none.
-	resync time.Duration
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
 	pruned   prunedKeys
 	stopping atomic.Bool
@@ -73,7 +55,6 @@ type controller struct {
 	env passEnv
 	// writes is the controller's write path for its children (childwrites.go), built once.
 	writes childWrites
-	log    *slog.Logger
 }
 
 // child is an informer on one managed resource type.
@@ -94,20 +75,22 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c := &controller{
-		e:         e,
-		crd:       crd,
-		gvr:       gvr,
-		gvk:       schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
-		managed:   map[schema.GroupResource]bool{},
+		e: e,
+		cfg: crdConfig{
+			crd:       crd,
+			gvr:       gvr,
+			gvk:       schema.GroupVersionKind{Group: at.Group, Version: at.Version, Kind: at.Kind},
+			managed:   map[schema.GroupResource]bool{},
+			workers:   crd.OperatorBox.Reconcile.WorkerCount(),
+			hasStatus: hasStatus,
+			log:       e.log.With("crd", crd.Name),
+		},
 		ledger:    newLedger(),
 		suspended: newSuspensions(),
-		workers:   crd.OperatorBox.Reconcile.WorkerCount(),
-		hasStatus: hasStatus,
-		log:       e.log.With("crd", crd.Name),
 	}
 	c.writes = childWriter{c}
 	if !hasStatus {
-		c.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
+		c.cfg.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
@@ -127,18 +110,18 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			timeout = max(timeout, rr.cand.r.Timeout())
 		}
 	}
-	c.queue = e.live.watch(crd.Name, c.workers, timeout, c.queue)
-	c.passTimeout = timeout + passWriteGrace
+	c.queue = e.live.watch(crd.Name, c.cfg.workers, timeout, c.queue)
+	c.cfg.passTimeout = timeout + passWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
-		c.childrenPayload = r.Payload.Children.Enabled
+		c.cfg.childrenPayload = r.Payload.Children.Enabled
 		// Sharded, ork's finalizer is on every custom resource: a name deleted and created
 		// again may have its two incarnations in two replicas' buckets, and only the name
 		// held until the old one's delete is answered orders their calls (docs/scaling.md).
-		c.finalize, c.finalizeTimeout = r.Finalize || e.opts.ShardBuckets != 0, r.FinalizeTimeoutOrDefault()
+		c.cfg.finalize, c.cfg.finalizeTimeout = r.Finalize || e.opts.ShardBuckets != 0, r.FinalizeTimeoutOrDefault()
 	}
 
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {
-		if c.resync, err = time.ParseDuration(r); err != nil {
+		if c.cfg.resync, err = time.ParseDuration(r); err != nil {
 			return nil, fmt.Errorf("reconcile.resync: %w", err)
 		}
 	}
@@ -187,7 +170,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
-	c.managed[gvr.GroupResource()] = true
+	c.cfg.managed[gvr.GroupResource()] = true
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {
@@ -242,7 +225,7 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 	}
 	var missing []string
 	if !c.informer.HasSynced() {
-		missing = append(missing, c.gvr.GroupResource().String())
+		missing = append(missing, c.cfg.gvr.GroupResource().String())
 	}
 	for _, ch := range c.children {
 		if !ch.informer.HasSynced() {
@@ -253,14 +236,14 @@ func (c *controller) waitSynced(ctx context.Context, timeout time.Duration) erro
 	slices.Sort(missing)
 	return fmt.Errorf("crd %s: caches did not sync within %s: could not list and watch %v "+
 		"(check that ork may list and watch them, and that the apiserver serves them; --cache-sync-timeout sets the bound)",
-		c.crd.Name, timeout, missing)
+		c.cfg.crd.Name, timeout, missing)
 }
 
 // enqueue queues obj's key for t: in the fast lane when fast (a real change).
 func (c *controller) enqueue(obj any, t Trigger, fast bool) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
-		c.log.Warn("cannot key object", "err", err)
+		c.cfg.log.Warn("cannot key object", "err", err)
 		return
 	}
 	var uid types.UID
@@ -303,7 +286,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
-	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.finalize) {
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) {
 		c.onSync(newU)
 		return
 	}
@@ -366,11 +349,11 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 		if old.GetResourceVersion() == u.GetResourceVersion() {
 			return // a re-list of an unchanged child: the owner's own resync covers it
 		}
-		if !c.childrenPayload && kobj.ChildStatusOnly(oldObj, obj) {
+		if !c.cfg.childrenPayload && kobj.ChildStatusOnly(oldObj, obj) {
 			return
 		}
 	}
-	if c.e.writes.own(ev, !c.childrenPayload) {
+	if c.e.writes.own(ev, !c.cfg.childrenPayload) {
 		return
 	}
 	// During the owner's pass, ork's write and its echo race: decide once the pass has
@@ -392,20 +375,20 @@ func (c *controller) childChanged(key string) {
 // ownerKey is the queue key of the CR that controls u, if it is one of this CRD's.
 func (c *controller) ownerKey(u metav1.Object) (string, bool) {
 	ref := metav1.GetControllerOf(u)
-	if ref == nil || ref.Kind != c.gvk.Kind {
+	if ref == nil || ref.Kind != c.cfg.gvk.Kind {
 		return "", false
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.gvk.Group {
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.cfg.gvk.Group {
 		return "", false
 	}
-	if c.crd.IsNamespaced() {
+	if c.cfg.crd.IsNamespaced() {
 		return u.GetNamespace() + "/" + ref.Name, true
 	}
 	return ref.Name, true
 }
 
 func (c *controller) countTrigger(t Trigger) {
-	c.e.opts.Metrics.TriggersTotal.WithLabelValues(c.crd.Name, string(t)).Inc()
+	c.e.opts.Metrics.TriggersTotal.WithLabelValues(c.cfg.crd.Name, string(t)).Inc()
 }
 
 // servesStatus asks discovery whether the custom resource has the status subresource.

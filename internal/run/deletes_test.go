@@ -48,7 +48,7 @@ func TestEachDeletedIncarnationKeepsItsPendingDelete(t *testing.T) {
 func TestAnUpdateThatChangesTheUIDDeliversTheOldDelete(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: NewMetrics()}}, crd: &katalog.CRD{Name: "app"}, ledger: newLedger(), queue: q}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	c.onUpdate(incarnation("u1", "1"), incarnation("u2", "5"))
 	got, tomb, ok := c.ledger.begin("ns/a", time.Now())
 	if !ok || got != TriggerDelete || tomb == nil || tomb.GetUID() != "u1" {

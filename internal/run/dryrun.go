@@ -111,7 +111,7 @@ func (c *controller) note(cr metav1.Object, ch runplan.Change) {
 	if r == nil {
 		return
 	}
-	k := c.crd.Name + "\x00" + kobj.KeyOf(cr)
+	k := c.cfg.crd.Name + "\x00" + kobj.KeyOf(cr)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.changes[k] = append(r.changes[k], ch)
@@ -123,7 +123,7 @@ func (c *controller) emitPlan(in input, d decision) {
 	if r == nil {
 		return
 	}
-	k := c.crd.Name + "\x00" + in.key
+	k := c.cfg.crd.Name + "\x00" + in.key
 	r.mu.Lock()
 	changes := r.changes[k]
 	delete(r.changes, k)
@@ -134,8 +134,8 @@ func (c *controller) emitPlan(in input, d decision) {
 	if changes == nil {
 		changes = []runplan.Change{}
 	}
-	r.onPlan(runplan.CR{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName(), Trigger: string(in.trigger),
-		Deleting: in.deleting, Suspended: d.reason == ReasonSuspended, Called: d.reason != reasonNotCalled && !d.quiet && c.crd.IsRemote(), Result: d.result,
+	r.onPlan(runplan.CR{CRD: c.cfg.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName(), Trigger: string(in.trigger),
+		Deleting: in.deleting, Suspended: d.reason == ReasonSuspended, Called: d.reason != reasonNotCalled && !d.quiet && c.cfg.crd.IsRemote(), Result: d.result,
 		Success: d.success, Reason: d.reason, Message: d.message, Changes: changes})
 }
 

@@ -131,7 +131,7 @@ func (panickingReconciler) reconcile(context.Context, passEnv, input) decision {
 }
 
 func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
-	c := &controller{rec: panickingReconciler{}, log: slog.New(slog.DiscardHandler)}
+	c := &controller{rec: panickingReconciler{}, cfg: crdConfig{log: slog.New(slog.DiscardHandler)}}
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
 		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)
@@ -153,8 +153,7 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
 	})
-	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}},
-		crd: &katalog.CRD{Name: "site"}}
+	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}}, cfg: crdConfig{crd: &katalog.CRD{Name: "site"}}}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -311,7 +310,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 	var plans []runplan.CR
 	dry := newDryRunner(Options{DryRun: true, OnPlan: func(p runplan.CR) { plans = append(plans, p) }}, 1)
 	crd := &katalog.CRD{Name: "app", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: &katalog.Remote{}}}}
-	c := &controller{e: &Engine{gate: allMine{}, dry: dry}, crd: crd}
+	c := &controller{e: &Engine{gate: allMine{}, dry: dry}, cfg: crdConfig{crd: crd}}
 	cr := &unstructured.Unstructured{}
 	cr.SetNamespace("ns")
 	cr.SetName("a")
@@ -328,13 +327,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 // created again. Only ork's own prune is its own delete.
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
-	c := &controller{
-		e:      &Engine{gate: allMine{}, writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}},
-		crd:    &katalog.CRD{Name: "app"},
-		gvk:    gvk,
-		ledger: newLedger(),
-		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-	}
+	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
 	defer c.queue.ShutDown()
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	child := &unstructured.Unstructured{}

@@ -32,16 +32,16 @@ const (
 // goes with a Warning Event.
 func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decision, err error) {
 	if in.gone {
-		if c.finalize && c.ledger.finalized(in.key, in.cr.GetUID()) {
+		if c.cfg.finalize && c.ledger.finalized(in.key, in.cr.GetUID()) {
 			return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 		}
 		return nil, nil
 	}
 	has := finalizer.Has(in.cr)
 	switch {
-	case !c.finalize && has:
+	case !c.cfg.finalize && has:
 		return c.setFinalizer(ctx, in, false)
-	case !c.finalize:
+	case !c.cfg.finalize:
 		return nil, nil
 	case !in.deleting && !has:
 		return c.setFinalizer(ctx, in, true)
@@ -52,7 +52,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 	case has && c.finalizeDeadline(*in).Before(time.Now()):
 		msg := fmt.Sprintf("the reconciler did not answer ok within finalizeTimeout (%s since the delete): finalizer %s removed without its clean-up",
-			c.finalizeTimeout, finalizer.Name)
+			c.cfg.finalizeTimeout, finalizer.Name)
 		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
 			return s, err
 		}
@@ -68,7 +68,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 // finalizeAfter lifts ork's finalizer once the reconciler has answered ok to a deleting call
 // and asked for nothing more.
 func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) error {
-	if !c.finalize || !in.deleting || in.gone || !d.success || d.action != actionDone {
+	if !c.cfg.finalize || !in.deleting || in.gone || !d.success || d.action != actionDone {
 		return nil
 	}
 	if finalizer.Has(in.cr) {
@@ -85,7 +85,7 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 // setFinalizer writes ork's finalizer on or off in.cr. A CR gone (or replaced) meanwhile
 // ends the pass: its delete, or the new object's create, comes next.
 func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
-	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
+	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
 		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.e.dry != nil})
 	if errors.Is(err, errNotLeader) {
 		return nil, err
@@ -129,7 +129,7 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 	if r := c.suspended.resumedAt(in.key, in.cr.GetUID()); r.After(start) {
 		start = r
 	}
-	return start.Add(c.finalizeTimeout)
+	return start.Add(c.cfg.finalizeTimeout)
 }
 
 // armFinalizeDeadline queues the key again at its finalize deadline when the pass left the
@@ -137,7 +137,7 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 // later) cannot hold it past the timeout. Every such pass arms it anew, since whichever
 // queued add comes first takes the pending trigger.
 func (c *controller) armFinalizeDeadline(in input, d decision) {
-	if !c.finalize || !in.deleting || in.gone || !finalizer.Has(in.cr) || (d.success && d.action == actionDone) {
+	if !c.cfg.finalize || !in.deleting || in.gone || !finalizer.Has(in.cr) || (d.success && d.action == actionDone) {
 		return
 	}
 	if d.reason == ReasonSuspended {

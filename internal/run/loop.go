@@ -127,8 +127,8 @@ func (e *Engine) startWorkers(ctx, workCtx context.Context, controllers []*contr
 				}
 				return
 			}
-			e.dry.expect(c.crd.Name, c.informer.GetIndexer().ListKeys())
-			if !w.start(c.workers, func() {
+			e.dry.expect(c.cfg.crd.Name, c.informer.GetIndexer().ListKeys())
+			if !w.start(c.cfg.workers, func() {
 				for c.processNext(workCtx) {
 				}
 			}) {

@@ -17,12 +17,7 @@ import (
 func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	writes := newWriteBook()
 	newController := func(kind string) *controller {
-		return &controller{
-			e:   &Engine{gate: allMine{}, writes: writes, opts: Options{Metrics: NewMetrics()}},
-			crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind},
-			ledger: newLedger(),
-			queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		}
+		return &controller{e: &Engine{gate: allMine{}, writes: writes, opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
 	}
 	other, owner := newController("Other"), newController("App")
 	defer other.queue.ShutDown()
@@ -34,7 +29,7 @@ func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	child.SetUID("child-uid")
 	child.SetResourceVersion("42")
 	child.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(
-		&metav1.ObjectMeta{Name: "a", UID: "cr-uid"}, owner.gvk)})
+		&metav1.ObjectMeta{Name: "a", UID: "cr-uid"}, owner.cfg.gvk)})
 	writes.wrote(refOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
 	writes.pruning(refOf(gr, child), "child-uid")
 

@@ -35,7 +35,7 @@ func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controll
 	// owners are the Katalog's kinds, and whether each is namespaced (its key's form).
 	owners := map[schema.GroupKind]bool{}
 	for _, c := range controllers {
-		owners[c.gvk.GroupKind()] = c.crd.IsNamespaced()
+		owners[c.cfg.gvk.GroupKind()] = c.cfg.crd.IsNamespaced()
 	}
 	labelled := 0
 	for _, col := range childCollections(controllers) {

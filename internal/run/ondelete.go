@@ -118,11 +118,11 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 		}
 		switch judgeRemoval(cr, live) {
 		case notMine:
-			c.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
+			c.cfg.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 			return nil
 		case legacy:
-			c.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
+			c.cfg.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
 				"objects ork creates are marked now, and this fallback goes in a later release",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 		}

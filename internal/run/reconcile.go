@@ -125,7 +125,7 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	c.handle(ctx, key)
-	c.e.dry.passed(c.crd.Name, key)
+	c.e.dry.passed(c.cfg.crd.Name, key)
 	return true
 }
 
@@ -156,7 +156,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	if in.gone && c.e.gate.partial() {
 		exists, err := c.stillExists(ctx, in.cr)
 		if err != nil {
-			c.log.Warn("could not confirm the delete of a sharded custom resource; retrying", "key", key, "err", err)
+			c.cfg.log.Warn("could not confirm the delete of a sharded custom resource; retrying", "key", key, "err", err)
 			c.retryLater(key, trigger)
 			return
 		}
@@ -206,9 +206,9 @@ func (c *controller) handle(ctx context.Context, key string) {
 		defer context.AfterFunc(bucketCtx, cancel)()
 		passCtx = withCRUID(passCtx, in.cr.GetUID())
 	}
-	if c.passTimeout > 0 {
+	if c.cfg.passTimeout > 0 {
 		var cancel context.CancelFunc
-		passCtx, cancel = context.WithTimeout(passCtx, c.passTimeout)
+		passCtx, cancel = context.WithTimeout(passCtx, c.cfg.passTimeout)
 		defer cancel()
 	}
 	d, steps, done := c.pass(passCtx, in)
@@ -299,14 +299,14 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if d.success && !in.deleting && c.replaced(in) {
 		// Its answer is for an object that is no more: applied, its children would name a
 		// dead uid as their controller. The delete, or the new object's create, is queued.
-		c.log.Debug("custom resource replaced or deleted during the call: its answer is not applied", "key", in.key, "uid", in.cr.GetUID())
+		c.cfg.log.Debug("custom resource replaced or deleted during the call: its answer is not applied", "key", in.key, "uid", in.cr.GetUID())
 		return decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "replaced or deleted during the call: nothing applied"}, steps, true
 	}
 	if d.success && !in.deleting && c.suspendedNow(in.key) {
 		// Suspended while its call ran (an incident: someone wants it left alone now): its
 		// answer is not applied. The annotation's own update passes it next, which writes
 		// the Suspended condition.
-		c.log.Debug("custom resource suspended during the call: its answer is not applied", "key", in.key)
+		c.cfg.log.Debug("custom resource suspended during the call: its answer is not applied", "key", in.key)
 		return decision{quiet: true, action: actionDone, reason: ReasonSuspended, message: "suspended during the call: nothing applied"}, steps, true
 	}
 	var err error
@@ -357,7 +357,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 // the pass and were not ork's own writes.
 func (c *controller) endPass(key string, forget bool) {
 	for _, ev := range c.ledger.end(key, time.Now(), forget) {
-		if !c.e.writes.own(ev, !c.childrenPayload) {
+		if !c.e.writes.own(ev, !c.cfg.childrenPayload) {
 			c.childChanged(key)
 			return
 		}
@@ -379,14 +379,14 @@ func (c *controller) observe(in input, d decision, start time.Time) {
 	if d.candidate {
 		side = "candidate"
 	}
-	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.crd.Name, result, side).Inc()
-	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.crd.Name, result, side).Observe(took.Seconds())
+	c.e.opts.Metrics.ReconcileTotal.WithLabelValues(c.cfg.crd.Name, result, side).Inc()
+	c.e.opts.Metrics.ReconcileDuration.WithLabelValues(c.cfg.crd.Name, result, side).Observe(took.Seconds())
 	logArgs := []any{"key", in.key, "trigger", string(in.trigger), "attempt", in.attempt,
 		"result", result, "duration", took.Round(time.Millisecond).String()}
 	if d.success || d.quiet {
-		c.log.Debug("reconciled", append(logArgs, "note", d.message)...)
+		c.cfg.log.Debug("reconciled", append(logArgs, "note", d.message)...)
 	} else {
-		c.log.Warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
+		c.cfg.log.Warn("reconcile failed", append(logArgs, "reason", d.reason, "error", d.message)...)
 	}
 }
 
@@ -426,10 +426,10 @@ func (c *controller) schedule(key string, trigger Trigger, d decision) {
 // reconciled at once, are resynced spread over half an interval instead of all together,
 // and drift further apart with every round. A pass before it moves it on.
 func (c *controller) scheduleResync(key string) {
-	if c.resync <= 0 {
+	if c.cfg.resync <= 0 {
 		return
 	}
-	d := c.resync*3/4 + rand.N(c.resync/2+1)
+	d := c.cfg.resync*3/4 + rand.N(c.cfg.resync/2+1)
 	c.ledger.resyncAfter(key, time.Now(), d)
 	c.add(key, addOpts{after: d})
 }
@@ -464,7 +464,7 @@ func (c *controller) lookup(key string, trigger Trigger, tomb *unstructured.Unst
 func (c *controller) stillExists(ctx context.Context, cr *unstructured.Unstructured) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	got, err := c.e.meta.Resource(c.gvr).Namespace(cr.GetNamespace()).Get(ctx, cr.GetName(), metav1.GetOptions{})
+	got, err := c.e.meta.Resource(c.cfg.gvr).Namespace(cr.GetNamespace()).Get(ctx, cr.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -500,7 +500,7 @@ func (c *controller) cached(key string) *unstructured.Unstructured {
 func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Warn("reconcile panicked", "key", in.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.cfg.log.Warn("reconcile panicked", "key", in.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			d = failure(reasonPanic, "reconcile panicked: %v", r)
 		}
 	}()

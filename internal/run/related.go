@@ -24,7 +24,7 @@ const (
 
 // newRelatedWatch is c's related watch; nil when the CRD declares no related objects.
 func newRelatedWatch(c *controller) (*relatedwatch.Watch, error) {
-	rem := c.crd.OperatorBox.Reconcile.Remote
+	rem := c.cfg.crd.OperatorBox.Reconcile.Remote
 	if rem == nil {
 		return nil, nil
 	}

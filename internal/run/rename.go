@@ -60,7 +60,7 @@ func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*contr
 	}
 	owners := map[schema.GroupKind]bool{}
 	for _, c := range controllers {
-		owners[c.gvk.GroupKind()] = c.crd.IsNamespaced()
+		owners[c.cfg.gvk.GroupKind()] = c.cfg.crd.IsNamespaced()
 	}
 	var want map[int]bool
 	if e.shards != nil {

@@ -39,7 +39,7 @@ func (e *Engine) rollouts(controllers []*controller) *rollouts {
 	r := &rollouts{e: e, cands: map[string]*candidate{}, ctrls: map[string]*controller{}}
 	for _, c := range controllers {
 		if c.cand != nil {
-			r.cands[c.crd.Name], r.ctrls[c.crd.Name] = c.cand, c
+			r.cands[c.cfg.crd.Name], r.ctrls[c.cfg.crd.Name] = c.cand, c
 		}
 	}
 	return r

@@ -40,7 +40,7 @@ const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + shard.S
 func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
 	owners := map[schema.GroupKind]bool{}
 	for _, c := range controllers {
-		owners[c.gvk.GroupKind()] = true
+		owners[c.cfg.gvk.GroupKind()] = true
 	}
 	want := map[int]bool{}
 	for _, b := range buckets {

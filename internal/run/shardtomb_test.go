@@ -25,7 +25,7 @@ func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
 	_ = metav1.AddMetaToScheme(scheme)
 	meta := metadatafake.NewSimpleMetadataClient(scheme, live)
 	calls := 0
-	c.e.meta, c.gvr, c.rec = meta, gvr, countingReconciler{calls: &calls}
+	c.e.meta, c.cfg.gvr, c.rec = meta, gvr, countingReconciler{calls: &calls}
 	c.informer = informers.AllNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))
 	s.take(t.Context(), 1)
 

@@ -53,7 +53,7 @@ type statusResult struct {
 // the write: a status the apiserver refuses turns a success into a failure.
 func (c *controller) report(ctx context.Context, in input, d decision, changes applyReport) (decision, error) {
 	var res statusResult
-	if c.hasStatus {
+	if c.cfg.hasStatus {
 		var err error
 		res, err = c.writeStatus(ctx, in, d)
 		switch {
@@ -65,14 +65,14 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes a
 			if _, err := c.writeStatus(ctx, in, d); err != nil && errors.Is(err, errNotLeader) {
 				return d, err
 			} else if err != nil {
-				c.log.Warn("status update failed", "key", in.key, "err", err)
+				c.cfg.log.Warn("status update failed", "key", in.key, "err", err)
 			}
 		default:
 			d = failure(reasonStatusWriteFailed, "write status: %v", err)
 		}
 	} else if c.ledger.warnNoStatus(in.key, in.cr.GetUID()) {
 		c.event(in.cr, corev1.EventTypeWarning, EventNoStatus, fmt.Sprintf(
-			"%s has no status subresource: ork writes no status (add subresources: {status: {}} to the CRD)", c.gvr.GroupResource()))
+			"%s has no status subresource: ork writes no status (add subresources: {status: {}} to the CRD)", c.cfg.gvr.GroupResource()))
 	}
 	switch {
 	case !d.success:
@@ -134,7 +134,7 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote). Its
 		// warnings name the keys the CRD's schema pruned.
 		wctx, warned := collectWarnings(ctx)
-		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(wctx, base.GetName(),
+		out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(base.GetNamespace()).Patch(wctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
 		if err == nil {
 			res = c.notePruned(in, res, warned.unknownFields("status"))
@@ -193,7 +193,7 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 
 // freshCR reads the CR from the apiserver; nil when it is gone or is another incarnation.
 func (c *controller) freshCR(ctx context.Context, in input) (*unstructured.Unstructured, error) {
-	u, err := c.e.dyn.Resource(c.gvr).Namespace(in.cr.GetNamespace()).Get(ctx, in.cr.GetName(), metav1.GetOptions{})
+	u, err := c.e.dyn.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()).Get(ctx, in.cr.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -65,11 +65,11 @@ func (c *controller) notePruned(in input, res statusResult, keys []string) statu
 		return res
 	}
 	for _, k := range fresh {
-		c.log.Warn("status field pruned by the CRD schema", "crd", c.gvr.GroupResource().String(), "field", "status."+k, "key", in.key)
-		c.e.opts.Metrics.StatusFieldsPruned.WithLabelValues(c.crd.Name, k).Inc()
+		c.cfg.log.Warn("status field pruned by the CRD schema", "crd", c.cfg.gvr.GroupResource().String(), "field", "status."+k, "key", in.key)
+		c.e.opts.Metrics.StatusFieldsPruned.WithLabelValues(c.cfg.crd.Name, k).Inc()
 	}
 	msg := fmt.Sprintf("the status schema of %s drops status.%s: ork no longer writes %s (declare %s in the CRD's status schema, or set x-kubernetes-preserve-unknown-fields: true)",
-		c.gvr.GroupResource(), strings.Join(fresh, ", status."), plural(len(fresh), "it", "them"), plural(len(fresh), "it", "them"))
+		c.cfg.gvr.GroupResource(), strings.Join(fresh, ", status."), plural(len(fresh), "it", "them"), plural(len(fresh), "it", "them"))
 	if slices.Contains(fresh, "conditions") {
 		msg += "; without conditions there is no Ready condition"
 	}

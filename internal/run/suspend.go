@@ -146,14 +146,14 @@ func (s *suspensions) forgetWarning(key string) {
 // metric, and returns whether it was at its last pass.
 func (c *controller) setSuspended(ctx context.Context, in *input, on bool) (was bool) {
 	was, n := c.suspended.set(ctx, in.key, in.cr.GetUID(), on)
-	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(n))
+	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.cfg.crd.Name).Set(float64(n))
 	return was
 }
 
 // forgetSuspensions drops what c remembers of the suspended CRs for which gone is true (a
 // released bucket's: they are the next holder's to count and to pass).
 func (c *controller) forgetSuspensions(gone func(types.UID) bool) {
-	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.crd.Name).Set(float64(c.suspended.forget(gone)))
+	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.cfg.crd.Name).Set(float64(c.suspended.forget(gone)))
 }
 
 // suspension decides a pass over a suspended CR: held is true when the CR is suspended,
@@ -225,7 +225,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		if errors.Is(err, errNotLeader) {
 			return d, true, false
 		}
-		c.log.Warn("writing the Suspended condition failed", "key", in.key, "err", err)
+		c.cfg.log.Warn("writing the Suspended condition failed", "key", in.key, "err", err)
 		d.action = actionBackoff // try again later
 	}
 	return d, true, true
@@ -236,7 +236,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 // dry run writes nothing, nor does a write onto an object (fresh after a conflict) whose
 // annotation no longer says what on does.
 func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) (changed bool, err error) {
-	if !c.hasStatus || in.gone || c.e.dry != nil {
+	if !c.cfg.hasStatus || in.gone || c.e.dry != nil {
 		return false, nil
 	}
 	base, err := c.statusBase(ctx, in)
@@ -260,7 +260,7 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 		if err != nil {
 			return false, fmt.Errorf("encode status: %w", err)
 		}
-		out, err := c.e.meta.Resource(c.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
+		out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
 		if err == nil {
 			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())

@@ -13,7 +13,7 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 	if c.e.trace == nil {
 		return
 	}
-	key := trace.Key{CRD: c.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()}
+	key := trace.Key{CRD: c.cfg.crd.Name, Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()}
 	side := ""
 	if d.candidate {
 		side = sideCandidate

@@ -1,0 +1,35 @@
+package run
+
+import (
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/katalog"
+)
+
+// crdConfig is what a controller's CRD entry and the cluster fix when the engine starts;
+// nothing changes it after newController.
+type crdConfig struct {
+	crd *katalog.CRD
+	gvr schema.GroupVersionResource
+	gvk schema.GroupVersionKind
+	// managed is the set of group/resources the reconciler may return.
+	managed map[schema.GroupResource]bool
+	workers int
+	// childrenPayload is true when the reconciler sees the children (payload.children):
+	// then a child's status change is news to it.
+	childrenPayload bool
+	// hasStatus is false for a CRD without the status subresource: ork writes no status.
+	hasStatus bool
+	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
+	finalize        bool
+	finalizeTimeout time.Duration
+	// passTimeout bounds one pass: the call's timeout plus passWriteGrace for the reads and
+	// writes around it.
+	passTimeout time.Duration
+	// resync is reconcile.resync, 0 for none.
+	resync time.Duration
+	log    *slog.Logger
+}
