@@ -114,7 +114,7 @@ func shardRing(ctx context.Context, bin string, k, n int, o options) (shardResul
 	if err != nil {
 		return res, err
 	}
-	defer c.stop(nil)
+	defer func() { _ = c.stop(nil) }()
 	rec := newReconciler(w)
 	defer rec.srv.Close()
 	watchCtx, cancel := context.WithCancel(ctx)
@@ -145,7 +145,7 @@ func shardRing(ctx context.Context, bin string, k, n int, o options) (shardResul
 		if ring[i], err = start(cmd, filepath.Join(c.dir, fmt.Sprintf("replica-%d.log", i))); err != nil {
 			return res, err
 		}
-		defer ring[i].stop()
+		defer func(r *running) { _ = r.stop() }(ring[i])
 	}
 	for i, r := range ring {
 		if err := r.waitReady(ctx, fmt.Sprintf("replica %d", i), health[i]); err != nil {
