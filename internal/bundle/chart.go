@@ -102,12 +102,8 @@ func (c chartText) fill(indent, lead, h string) string {
 	case "WATCH_NAMESPACES":
 		return indent + "{{- range " + watchList + " }}\n" +
 			indent + `- {{ printf "--watch-namespace=%s" . | quote }}` + "\n" + indent + "{{- end }}"
-	case "ENDPOINTS":
-		// Helm ranges over a map in key order: the arguments are stable.
-		return indent + "{{- range $crd, $url := $.Values.endpoints }}\n" +
-			indent + "{{- if $url }}\n" +
-			indent + `- {{ printf "--endpoint=%s=%s" $crd $url | quote }}` + "\n" +
-			indent + "{{- end }}\n" + indent + "{{- end }}"
+	case "ENDPOINTS", "TIMEOUTS", "AUTH_SECRETS":
+		return remoteArgs(indent, h)
 	case "EXTRA_ARGS":
 		return indent + "{{- range $.Values.extraArgs }}\n" + indent + "- {{ . | quote }}\n" + indent + "{{- end }}"
 	case "CONFIG_DATA":
@@ -175,6 +171,11 @@ func (b *Bundle) Chart() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth, err := ct.authSecretRBAC()
+	if err != nil {
+		return nil, err
+	}
+	texts = append(texts, auth...)
 	for _, o := range []*unstructured.Unstructured{p.configMap, p.deployment, p.service, p.pdb, p.flowSchema} {
 		o = o.DeepCopy()
 		ct.punch(o)
@@ -409,7 +410,7 @@ func (c chartText) punchDeployment(o *unstructured.Unstructured) {
 			args = append(args, a)
 		}
 	}
-	ct["args"] = append(args, hole("WATCH_NAMESPACES"), hole("ENDPOINTS"), hole("DEBUG_DECISIONS"), hole("EXTRA_ARGS"))
+	ct["args"] = append(args, hole("WATCH_NAMESPACES"), hole("ENDPOINTS"), hole("TIMEOUTS"), hole("AUTH_SECRETS"), hole("DEBUG_DECISIONS"), hole("EXTRA_ARGS"))
 	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template")
 }
 

@@ -129,6 +129,18 @@ watchNamespaces: {{ .WatchNamespaces }}
 endpoints:{{ if .Endpoints }}{{ range .Endpoints }}
   {{ .Name }}: ""  # the Katalog's: {{ .Endpoint }}{{ end }}{{ else }} {}{{ end }}
 
+# ork run --endpoint-timeout CRD=DURATION: how long one call to the CRD's reconciler may
+# take (a Go duration: 45s, 2m), in place of the Katalog's reconcile.remote.timeout
+# (empty: the Katalog's).
+timeouts:{{ if .Endpoints }}{{ range .Endpoints }}
+  {{ .Name }}: ""  # the Katalog's: {{ .Timeout }}{{ end }}{{ else }} {}{{ end }}
+
+# ork run --auth-secret CRD=NAMESPACE/NAME:KEY: the Secret key holding the token ork sends
+# the CRD's reconciler, in place of the Katalog's reconcile.remote.auth.secretRef;
+# namespace defaults to the release's. The chart grants get on that Secret, by name.
+authSecrets: {}{{ range .Endpoints }}
+#   {{ .Name }}: {name: {{ .Name }}-token, key: token}  # the Katalog's: {{ .Auth }}{{ end }}
+
 # ork run --log-level (debug, info, warn, error) and --log-format (text, json).
 logLevel: {{ .LogLevel }}
 logFormat: {{ .LogFormat }}
@@ -160,15 +172,27 @@ debugDecisions:
 extraArgs: []
 `))
 
-// remoteEndpoint is a remote CRD's name and the Katalog's endpoint.
-type remoteEndpoint struct{ Name, Endpoint string }
+// remoteEndpoint is a remote CRD's name and the Katalog's endpoint, timeout and auth Secret
+// (as the values file's comments show them).
+type remoteEndpoint struct{ Name, Endpoint, Timeout, Auth string }
 
 // remoteEndpoints are the Katalog's remote CRDs, in its order.
 func (b *Bundle) remoteEndpoints() []remoteEndpoint {
 	var out []remoteEndpoint
 	for _, c := range b.set.CRDs {
 		if r := c.OperatorBox.Reconcile.Remote; r != nil {
-			out = append(out, remoteEndpoint{Name: c.Name, Endpoint: r.Endpoint})
+			e := remoteEndpoint{Name: c.Name, Endpoint: r.Endpoint, Timeout: r.Timeout, Auth: "none"}
+			if e.Timeout == "" {
+				e.Timeout = "unset (ork's default)"
+			}
+			if r.Auth != nil && r.Auth.SecretRef != nil {
+				ref := r.Auth.SecretRef
+				e.Auth = ref.Name + ":" + ref.Key
+				if ref.Namespace != "" {
+					e.Auth = ref.Namespace + "/" + e.Auth
+				}
+			}
+			out = append(out, e)
 		}
 	}
 	return out
@@ -228,11 +252,7 @@ func (b *Bundle) valuesSchema() ([]byte, error) {
 		return nil, fmt.Errorf("values schema: %w", err)
 	}
 	props := schema["properties"].(map[string]any)
-	endpoints := map[string]any{}
-	for _, e := range b.remoteEndpoints() {
-		endpoints[e.Name] = map[string]any{"type": "string", "pattern": "^(https?://.+)?$"}
-	}
-	props["endpoints"] = map[string]any{"type": "object", "additionalProperties": false, "properties": endpoints}
+	b.remoteValuesSchema(props)
 	if b.opts.Image == "" {
 		image := props["image"].(map[string]any)
 		image["required"] = []string{"repository", "tag"}
