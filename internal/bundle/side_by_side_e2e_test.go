@@ -63,13 +63,10 @@ func newWatchRecorder(t *testing.T) *watchRecorder {
 		t.Fatal(err)
 	}
 	r := &watchRecorder{}
-	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	proxy.Transport = transport
-	proxy.FlushInterval = -1 // watches stream
-	director := proxy.Director
-	proxy.Director = func(req *http.Request) {
-		director(req)
-		req.Host = upstream.Host
+	proxy := &httputil.ReverseProxy{Transport: transport, FlushInterval: -1} // watches stream
+	proxy.Rewrite = func(pr *httputil.ProxyRequest) {
+		pr.SetURL(upstream) // the Host header too
+		req := pr.Out
 		req.Header.Del("Accept-Encoding")                                                   // plain bytes, so the recording can be searched
 		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/configmaps") { // a list or watch, not a create
 			r.mu.Lock()
