@@ -161,7 +161,7 @@ func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]plann
 func (c childWriter) planner() planner.Planner {
 	return planner.Planner{
 		Map: func(gvk schema.GroupVersionKind) (planner.Mapping, error) {
-			m, err := c.e.mapping(gvk)
+			m, err := c.e.api.mapping(gvk)
 			if err != nil {
 				return planner.Mapping{}, err
 			}

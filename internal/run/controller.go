@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,10 +66,10 @@ type child struct {
 func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {
 	at := crd.APITypes
 	gvr := schema.GroupVersionResource{Group: at.Group, Version: at.Version, Resource: at.Plural}
-	if _, err := e.kindFor(gvr); err != nil {
+	if _, err := e.api.kindFor(gvr); err != nil {
 		return nil, fmt.Errorf("%s is not served by the cluster (install crdFile first, or run with --install-crds): %w", gvr.GroupResource(), err)
 	}
-	hasStatus, err := e.servesStatus(gvr)
+	hasStatus, err := e.api.servesStatus(gvr)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +165,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 
 // watchChildren sets up (or shares) the informer on one managed type.
 func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
-	gvr, err := c.e.resolve(gr.GroupVersionResource)
+	gvr, err := c.e.api.resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
@@ -174,7 +173,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {
-		if namespaced, err = c.e.namespaced(gvr); err != nil {
+		if namespaced, err = c.e.api.namespaced(gvr); err != nil {
 			return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 		}
 	}
@@ -389,21 +388,4 @@ func (c *controller) ownerKey(u metav1.Object) (string, bool) {
 
 func (c *controller) countTrigger(t Trigger) {
 	c.e.opts.Metrics.TriggersTotal.WithLabelValues(c.cfg.crd.Name, string(t)).Inc()
-}
-
-// servesStatus asks discovery whether the custom resource has the status subresource.
-func (e *Engine) servesStatus(gvr schema.GroupVersionResource) (bool, error) {
-	list, err := e.kube.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("discover %s: %w", gvr.GroupVersion(), err)
-	}
-	if list == nil {
-		return true, nil // not listed yet: assume the usual, a write failure will say more
-	}
-	for _, r := range list.APIResources {
-		if r.Name == gvr.Resource+"/status" {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 
@@ -45,12 +42,10 @@ type Engine struct {
 	meta metadata.Interface
 	// creator creates children and takes the answer as metadata.
 	creator objectCreator
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
-	// mappings are the mapper's answers by kind, until it is reset (mapping.go).
-	mappings   sync.Map
-	mappingGen atomic.Uint64
-	recorder   record.EventRecorder
-	ready      atomic.Bool
+	// api is what the cluster serves: discovery and the REST mapper (mapping.go).
+	api      *apiTypes
+	recorder record.EventRecorder
+	ready    atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
 	// fence is the write guard asked before every write: lead's, or shards' when sharded.
@@ -61,8 +56,6 @@ type Engine struct {
 	shards *shards
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
-	// discoveryReset rate-limits refreshes of the discovery cache (mapping.go).
-	discoveryReset resetLimiter
 	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
 	// child.
 	writes     *writeBook
@@ -180,28 +173,27 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	pauses := remote.NewPauses()
 	return &Engine{
-		live:           newLiveness(time.Now, pauses.Holding),
-		trace:          decisions,
-		dry:            newDryRunner(opts, len(set.CRDs)),
-		redact:         redact,
-		opts:           opts,
-		set:            set,
-		kube:           kube,
-		dyn:            dyn,
-		meta:           metaClient,
-		creator:        creator,
-		mapper:         restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
-		lead:           lead,
-		shards:         ring,
-		fence:          fenceOf(lead, ring),
-		gate:           gateOf(ring),
-		discoveryReset: resetLimiter{every: opts.DiscoveryResetInterval},
-		writes:         newWriteBook(),
-		owned:          ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
-		childLocks:     newChildLocks(),
-		secrets:        newSecretCache(kube, opts.SecretTTL),
-		pauses:         pauses,
-		log:            opts.Logger,
+		live:       newLiveness(time.Now, pauses.Holding),
+		trace:      decisions,
+		dry:        newDryRunner(opts, len(set.CRDs)),
+		redact:     redact,
+		opts:       opts,
+		set:        set,
+		kube:       kube,
+		dyn:        dyn,
+		meta:       metaClient,
+		creator:    creator,
+		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
+		lead:       lead,
+		shards:     ring,
+		fence:      fenceOf(lead, ring),
+		gate:       gateOf(ring),
+		writes:     newWriteBook(),
+		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
+		childLocks: newChildLocks(),
+		secrets:    newSecretCache(kube, opts.SecretTTL),
+		pauses:     pauses,
+		log:        opts.Logger,
 	}, nil
 }
 

@@ -3,10 +3,17 @@ package run
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	memory "k8s.io/client-go/discovery/cached"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/orkspace/ork/internal/katalog"
 )
 
 // managedType is a resource type a reconciler may create, with its children-payload key.
@@ -37,36 +44,54 @@ func (l *resetLimiter) allow(now time.Time) bool {
 	return true
 }
 
-// refreshDiscovery resets the discovery cache for a kind it does not know (a CRD applied a
+// apiTypes is what ork knows of the types the cluster serves: discovery and the REST
+// mapper, with the mappings found and a rate-limited refresh for types installed after the
+// start.
+type apiTypes struct {
+	discovery discovery.DiscoveryInterface
+	mapper    *restmapper.DeferredDiscoveryRESTMapper
+	// mappings are the mapper's answers by kind, until it is reset.
+	mappings   sync.Map
+	mappingGen atomic.Uint64
+	// resetLimit rate-limits refreshes of the discovery cache.
+	resetLimit resetLimiter
+}
+
+func newAPITypes(d discovery.DiscoveryInterface, every time.Duration) *apiTypes {
+	return &apiTypes{discovery: d, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(d)),
+		resetLimit: resetLimiter{every: every}}
+}
+
+// refresh resets the discovery cache for a kind it does not know (a CRD applied a
 // moment ago), when the rate limit allows; false when it did not.
-func (e *Engine) refreshDiscovery() bool {
-	if !e.discoveryReset.allow(time.Now()) {
+func (a *apiTypes) refresh() bool {
+	if !a.resetLimit.allow(time.Now()) {
 		return false
 	}
-	e.resetMapper()
+	a.reset()
 	return true
 }
 
-// resetMapper drops what discovery told, and the mappings taken from it.
-func (e *Engine) resetMapper() {
-	e.mapper.Reset()
-	e.mappingGen.Add(1) // a lookup that began before the reset must not store its answer
-	e.mappings.Clear()
+// reset drops what discovery told, and the mappings taken from it.
+func (a *apiTypes) reset() {
+	a.mapper.Reset()
+	a.mappingGen.Add(1) // a lookup that began before the reset must not store its answer
+	a.mappings.Clear()
 }
 
 // kindFor asks discovery for the kind served at gvr, refreshing once for types installed
 // after ork started (a CRD applied a moment ago).
-func (e *Engine) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
-	gvk, err := e.mapper.KindFor(gvr)
-	if err != nil && meta.IsNoMatchError(err) && e.refreshDiscovery() {
-		gvk, err = e.mapper.KindFor(gvr)
+func (a *apiTypes) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+	gvk, err := a.mapper.KindFor(gvr)
+	if err != nil && meta.IsNoMatchError(err) && a.refresh() {
+		gvk, err = a.mapper.KindFor(gvr)
 	}
 	return gvk, err
 }
 
 // resolve fills in the preferred version of a group/resource when none is declared.
-func (e *Engine) resolve(gvr schema.GroupVersionResource) (schema.GroupVersionResource, error) {
-	gvk, err := e.kindFor(gvr)
+func (a *apiTypes) resolve(gvr schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	gvk, err := a.kindFor(gvr)
 	if err != nil {
 		return gvr, fmt.Errorf("not served by the cluster: %w", err)
 	}
@@ -78,17 +103,60 @@ func (e *Engine) resolve(gvr schema.GroupVersionResource) (schema.GroupVersionRe
 // Found mappings are kept until discovery is reset: the mapper answers each from a scan of
 // every served group (a few percent of ork's CPU at one lookup per child per pass), and
 // its answer changes only with a reset.
-func (e *Engine) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	if m, ok := e.mappings.Load(gvk); ok {
+func (a *apiTypes) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	if m, ok := a.mappings.Load(gvk); ok {
 		return m.(*meta.RESTMapping), nil
 	}
-	gen := e.mappingGen.Load()
-	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil && meta.IsNoMatchError(err) && e.refreshDiscovery() {
-		m, err = e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	gen := a.mappingGen.Load()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && meta.IsNoMatchError(err) && a.refresh() {
+		m, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
-	if err == nil && e.mappingGen.Load() == gen {
-		e.mappings.Store(gvk, m)
+	if err == nil && a.mappingGen.Load() == gen {
+		a.mappings.Store(gvk, m)
 	}
 	return m, err
+}
+
+// servesStatus asks discovery whether the custom resource has the status subresource.
+func (a *apiTypes) servesStatus(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := a.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("discover %s: %w", gvr.GroupVersion(), err)
+	}
+	if list == nil {
+		return true, nil // not listed yet: assume the usual, a write failure will say more
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource+"/status" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// namespaced asks discovery whether gvr is namespaced.
+func (a *apiTypes) namespaced(gvr schema.GroupVersionResource) (bool, error) {
+	gvk, err := a.kindFor(gvr)
+	if err != nil {
+		return false, fmt.Errorf("not served by the cluster: %w", err)
+	}
+	m, err := a.mapping(gvk)
+	if err != nil {
+		return false, fmt.Errorf("not served by the cluster: %w", err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// relatedGVR is the resource of a related entry: its kind through the REST mapper, or its
+// plural through discovery, in the entry's version or the preferred one.
+func (a *apiTypes) relatedGVR(r katalog.Related) (schema.GroupVersionResource, error) {
+	if r.Kind != "" {
+		m, err := a.mapping(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
+		if err != nil {
+			return schema.GroupVersionResource{}, fmt.Errorf("%s %s is not served by the cluster: %w", r.Group, r.Kind, err)
+		}
+		return m.Resource, nil
+	}
+	return a.resolve(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural})
 }

@@ -69,7 +69,7 @@ func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructure
 	refs := make([]childRef, 0, len(objs))
 	for _, o := range objs {
 		gvk := o.Obj.GroupVersionKind()
-		m, err := c.e.mapping(gvk)
+		m, err := c.e.api.mapping(gvk)
 		if err != nil {
 			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
 		}

@@ -93,7 +93,7 @@ func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s[%d]: apiVersion %q: %w", key, i, apiVersion, err)
 				}
-				m, err := e.mapping(gv.WithKind(kind))
+				m, err := e.api.mapping(gv.WithKind(kind))
 				if err != nil {
 					return nil, fmt.Errorf("%s[%d]: %s %s is not served by the cluster: %w", key, i, apiVersion, kind, err)
 				}

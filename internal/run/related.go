@@ -1,11 +1,6 @@
 package run
 
 import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
@@ -28,7 +23,7 @@ func newRelatedWatch(c *controller) (*relatedwatch.Watch, error) {
 	if rem == nil {
 		return nil, nil
 	}
-	return relatedwatch.New(rem.Payload.Related, c.relatedDeps(), c.e.relatedGVR, c.e.scopeOf)
+	return relatedwatch.New(rem.Payload.Related, c.relatedDeps(), c.e.api.relatedGVR, c.e.api.namespaced)
 }
 
 // relatedDeps are c's dependencies for its related watch.
@@ -54,22 +49,4 @@ func (c *controller) relatedChanged(key string, fast bool) {
 		o.lane = laneFast
 	}
 	c.add(key, o)
-}
-
-// relatedGVR is the resource of a related entry: its kind through the REST mapper, or its
-// plural through discovery, in the entry's version or the preferred one.
-func (e *Engine) relatedGVR(r katalog.Related) (schema.GroupVersionResource, error) {
-	if r.Kind != "" {
-		m, err := e.mapping(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
-		if err != nil {
-			return schema.GroupVersionResource{}, fmt.Errorf("%s %s is not served by the cluster: %w", r.Group, r.Kind, err)
-		}
-		return m.Resource, nil
-	}
-	return e.resolve(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural})
-}
-
-// scopeOf reports whether gvr is namespaced.
-func (e *Engine) scopeOf(gvr schema.GroupVersionResource) (bool, error) {
-	return e.namespaced(gvr)
 }

@@ -2,13 +2,12 @@ package run
 
 import (
 	"fmt"
-	"slices"
 
-	"github.com/orkspace/ork/internal/run/informers"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // watchScope builds the informers on a custom resource type: one over every namespace, or
@@ -17,7 +16,7 @@ func (e *Engine) watchScope(gvr schema.GroupVersionResource, build func(namespac
 	if len(e.opts.WatchNamespaces) == 0 {
 		return informers.AllNamespaces(build(metav1.NamespaceAll)), nil
 	}
-	namespaced, err := e.namespaced(gvr)
+	namespaced, err := e.api.namespaced(gvr)
 	if err != nil {
 		return informers.Scoped{}, err
 	}
@@ -26,22 +25,4 @@ func (e *Engine) watchScope(gvr schema.GroupVersionResource, build func(namespac
 			gvr.GroupResource())
 	}
 	return informers.PerNamespace(e.opts.WatchNamespaces, build), nil
-}
-
-// namespaced asks discovery whether gvr is namespaced.
-func (e *Engine) namespaced(gvr schema.GroupVersionResource) (bool, error) {
-	gvk, err := e.kindFor(gvr)
-	if err != nil {
-		return false, fmt.Errorf("not served by the cluster: %w", err)
-	}
-	m, err := e.mapping(gvk)
-	if err != nil {
-		return false, fmt.Errorf("not served by the cluster: %w", err)
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
-}
-
-// watches reports whether ork watches namespace.
-func (e *Engine) watches(namespace string) bool {
-	return len(e.opts.WatchNamespaces) == 0 || slices.Contains(e.opts.WatchNamespaces, namespace)
 }

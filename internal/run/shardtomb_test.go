@@ -4,12 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orkspace/ork/internal/run/informers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // A sharded replica's cache drops a bucket's objects when a relist's holding leaves the

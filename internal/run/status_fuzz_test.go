@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orkspace/ork/internal/run/kobj"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // FuzzStatusMergeKeepsConditions: the status merge of one pass (statusPatch, applied as the

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orkspace/ork/internal/run/kobj"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 func TestSuspendedPatch(t *testing.T) {

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/orkspace/ork/internal/run/kobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // childRef names one child object.

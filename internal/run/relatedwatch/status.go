@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orkspace/ork/internal/run/kobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/ork/internal/run/kobj"
 )
 
 // specDigests tell a status-only change of a related object whose kind keeps no
