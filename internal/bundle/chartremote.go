@@ -61,7 +61,7 @@ func (c chartText) authSecretRBAC() ([]objectTemplate, error) {
 	}}
 	binding := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
-		"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": nameHole + "-auth-" + authCRDHole},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": nameHole + "-auth-" + authCRDHole},
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": nameHole, "namespace": namespaceHole}},
 	}}
 	var out []objectTemplate
