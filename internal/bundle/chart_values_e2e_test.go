@@ -3,11 +3,13 @@ package bundle_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,22 +33,22 @@ import (
 // A custom resource named "slow" gets no answer until ork gives up on the call.
 type callRecorder struct {
 	mu    sync.Mutex
-	calls []string // path and Authorization header
+	calls []string // path, the custom resource's namespace/name and the Authorization header
 }
 
 func (c *callRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	c.calls = append(c.calls, r.URL.Path+" "+r.Header.Get("Authorization"))
-	c.mu.Unlock()
 	var req struct {
 		Object struct {
-			Metadata struct{ Name string } `json:"metadata"`
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		} `json:"object"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	c.mu.Lock()
+	c.calls = append(c.calls, r.URL.Path+" "+req.Object.Metadata.Namespace+"/"+req.Object.Metadata.Name+" "+r.Header.Get("Authorization"))
+	c.mu.Unlock()
 	if req.Object.Metadata.Name == "slow" {
 		<-r.Context().Done() // ork's per-call timeout cancels the request
 		return
@@ -122,7 +124,54 @@ func TestChartValuesReachOrksCalls(t *testing.T) {
 	}
 	env.WaitAllowed(t, ns, name, attrs...)
 
-	// The pod, on disk: the rendered ConfigMap's files at the mount path.
+	args, p := runRendered(t, ork, manifest, ns)
+	for _, want := range []string{"--endpoint=app=" + endpoint, "--endpoint-timeout=app=1s", "--auth-secret=app=" + secretNS + "/values-token:tok"} {
+		if !slices.Contains(args, want) {
+			t.Fatalf("the Deployment's args lack %s: %q", want, args)
+		}
+	}
+
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"}).Namespace(ns)
+	for _, cr := range []string{"web", "slow"} {
+		createApp(t, apps, group, cr)
+	}
+	eventually(t, "web Ready through the values' endpoint", func(ctx context.Context) (bool, error) {
+		c, err := readyCondition(ctx, p, apps, "web")
+		return c != nil && c["status"] == "True", err
+	})
+	for _, call := range rec.seen() {
+		if !strings.HasPrefix(call, "/from-values ") || !strings.HasSuffix(call, " Bearer "+reconcilerToken) {
+			t.Errorf("a call %q, want the values' path and token", call)
+		}
+	}
+	// The Katalog's 10s would still be waiting; the values' 1s has given up, and says so.
+	var status []byte
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("slow's Ready condition:\n%s", status)
+		}
+	})
+	eventually(t, "slow timed out after the values' 1s", func(ctx context.Context) (bool, error) {
+		c, err := readyCondition(ctx, p, apps, "slow")
+		if c == nil || err != nil {
+			return false, err
+		}
+		status, _ = yaml.Marshal(c)
+		msg, _ := c["message"].(string)
+		return c["status"] == "False" && strings.Contains(msg, "RemoteTimeout: POST "+endpoint+": no response within 1s"), nil
+	})
+}
+
+// runRendered runs the Deployment of a rendered chart as its pod would (see
+// TestBundleRunsAsTheClusterWould): the ConfigMap's files at the mount path, the
+// container's arguments, a real token of its ServiceAccount, POD_NAMESPACE. ork is stopped
+// with SIGTERM when the test ends, and must exit 0. It returns the arguments as rendered.
+func runRendered(t *testing.T, ork string, manifest []byte, ns string) ([]string, *testkit.Process) {
+	t.Helper()
 	var deploy appsv1.Deployment
 	root := t.TempDir()
 	for _, o := range parseObjects(t, manifest) {
@@ -142,14 +191,10 @@ func TestChartValuesReachOrksCalls(t *testing.T) {
 			}
 		}
 	}
+	rendered := deploy.Spec.Template.Spec.Containers[0].Args
 	var args []string
-	for _, a := range deploy.Spec.Template.Spec.Containers[0].Args {
+	for _, a := range rendered {
 		args = append(args, strings.Replace(a, bundle.MountPath, filepath.Join(root, bundle.MountPath), 1))
-	}
-	for _, want := range []string{"--endpoint=app=" + endpoint, "--endpoint-timeout=app=1s", "--auth-secret=app=" + secretNS + "/values-token:tok"} {
-		if !strings.Contains(strings.Join(args, "\n")+"\n", want+"\n") {
-			t.Fatalf("the Deployment's args lack %s: %q", want, args)
-		}
 	}
 	kubeconfig, _ := saKubeconfig(t, root, ns, deploy.Spec.Template.Spec.ServiceAccountName)
 	addr := testkit.FreeAddr(t)
@@ -167,60 +212,133 @@ func TestChartValuesReachOrksCalls(t *testing.T) {
 		}
 	})
 
+	return rendered, p
+}
+
+func createApp(t *testing.T, apps dynamic.ResourceInterface, group, name string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": group + "/v1", "kind": "App", "metadata": map[string]any{"name": name}, "spec": map[string]any{"size": "1"},
+	}}
+	if _, err := apps.Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readyCondition is the custom resource's Ready condition, nil while it has none; ork
+// exiting fails the test.
+func readyCondition(ctx context.Context, p *testkit.Process, apps dynamic.ResourceInterface, name string) (map[string]any, error) {
+	select {
+	case <-p.Exited():
+		return nil, fmt.Errorf("ork exited: %v", p.Err())
+	default:
+	}
+	got, err := apps.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// Two releases of one chart side by side, each in its own namespace with its own
+// watchNamespaces and endpoint: their cluster-scoped objects do not collide, and each
+// converges the custom resources of its own namespace only, through its own endpoint.
+func TestTwoReleasesOfOneChartSideBySide(t *testing.T) {
+	env.Require(t)
+	t.Parallel()
+	helmPath := helmBin(t)
+	ork := buildOrk(t)
+	rec := &callRecorder{}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+
+	name := uniq("ork-2rel")
+	group := name + ".example.com"
+	set := load(t, testKatalog(t, t.TempDir(), group, "http://app-reconciler.nowhere.svc:8088/reconcile", ""))
+	b, err := bundle.Generate(set, bundle.Options{Name: name, Namespace: name, Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := b.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, err := bundle.WriteChart(dir, files); err != nil {
+		t.Fatal(err)
+	}
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apps := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"}).Namespace(ns)
-	for _, cr := range []string{"web", "slow"} {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": group + "/v1", "kind": "App", "metadata": map[string]any{"name": cr}, "spec": map[string]any{"size": "1"},
-		}}
-		if _, err := apps.Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	type release struct {
+		name, ns, team string
+		manifest       []byte
+		p              *testkit.Process
 	}
-	ready := func(ctx context.Context, cr string) (map[string]any, error) {
-		select {
-		case <-p.Exited():
-			t.Fatalf("ork exited: %v", p.Err())
-		default:
+	rels := []*release{{name: "ra", ns: name + "-a", team: name + "-team-a"}, {name: "rb", ns: name + "-b", team: name + "-team-b"}}
+	clusterScoped := map[string]string{} // kind/name -> release
+	for _, r := range rels {
+		for _, n := range []string{r.ns, r.team} {
+			env.Kubectl(t, nil, "create", "namespace", n)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_ = testenvKubectl(ctx, nil, "delete", "namespace", n, "--wait=false")
+			})
 		}
-		got, err := apps.Get(ctx, cr, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, _ := c.(map[string]any); m["type"] == "Ready" {
-				return m, nil
+		r.manifest = []byte(helm(t, helmPath, "template", r.name, dir, "--namespace", r.ns, "--include-crds",
+			"--set", "endpoints.app="+srv.URL+"/"+r.name, "--set", "watchNamespaces={"+r.team+"}"))
+		for _, o := range parseObjects(t, r.manifest) {
+			if o.GetNamespace() != "" || o.GetKind() == "CustomResourceDefinition" {
+				continue // the CRD is the chart's, shared as Helm shares crds/
 			}
+			k := o.GetKind() + "/" + o.GetName()
+			if other, dup := clusterScoped[k]; dup {
+				t.Errorf("releases %s and %s both render the cluster-scoped %s", other, r.name, k)
+			}
+			clusterScoped[k] = r.name
 		}
-		return nil, nil
+		cleanupBundle(t, r.manifest)
+		env.Kubectl(t, r.manifest, "apply", "--server-side", "-f", "-")
+		env.Kubectl(t, nil, "create", "secret", "generic", "reconciler-token", "-n", r.ns, "--from-literal=token="+reconcilerToken)
 	}
-	eventually(t, "web Ready through the values' endpoint", func(ctx context.Context) (bool, error) {
-		c, err := ready(ctx, "web")
-		return c != nil && c["status"] == "True", err
-	})
+	env.Kubectl(t, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/apps."+group)
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "apps"}
+	for _, r := range rels {
+		full := r.name + "-" + name
+		var attrs []authorizationv1.ResourceAttributes
+		for _, p := range rbacgen.Permissions(set, rbacgen.Options{Name: full, Namespace: r.ns, LeaderElect: true, WatchNamespaces: []string{r.team}}) {
+			attrs = append(attrs, p.Attributes())
+		}
+		env.WaitAllowed(t, r.ns, full, attrs...)
+		_, r.p = runRendered(t, ork, r.manifest, r.ns)
+		createApp(t, dyn.Resource(gvr).Namespace(r.team), group, "web")
+	}
+	for _, r := range rels {
+		eventually(t, r.team+"/web Ready", func(ctx context.Context) (bool, error) {
+			c, err := readyCondition(ctx, r.p, dyn.Resource(gvr).Namespace(r.team), "web")
+			return c != nil && c["status"] == "True", err
+		})
+	}
+	// Each custom resource reached its own release's endpoint only.
+	byPath := map[string]int{}
 	for _, call := range rec.seen() {
-		if call != "/from-values Bearer "+reconcilerToken {
-			t.Errorf("a call %q, want the values' path and token", call)
+		path, cr, _ := strings.Cut(call, " ")
+		ns, _, _ := strings.Cut(cr, "/")
+		want := map[string]string{rels[0].team: "/ra", rels[1].team: "/rb"}[ns]
+		if path != want {
+			t.Errorf("a call %q: a custom resource of %s reached %s, want %s", call, ns, path, want)
 		}
+		byPath[path]++
 	}
-	// The Katalog's 10s would still be waiting; the values' 1s has given up, and says so.
-	var status []byte
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("slow's Ready condition:\n%s", status)
-		}
-	})
-	eventually(t, "slow timed out after the values' 1s", func(ctx context.Context) (bool, error) {
-		c, err := ready(ctx, "slow")
-		if c == nil || err != nil {
-			return false, err
-		}
-		status, _ = yaml.Marshal(c)
-		msg, _ := c["message"].(string)
-		return c["status"] == "False" && strings.Contains(msg, "RemoteTimeout: POST "+endpoint+": no response within 1s"), nil
-	})
+	if byPath["/ra"] == 0 || byPath["/rb"] == 0 {
+		t.Errorf("calls by endpoint: %v, want both releases'", byPath)
+	}
 }
