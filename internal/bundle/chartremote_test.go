@@ -125,3 +125,14 @@ func TestChartRefusesWrongRemoteValues(t *testing.T) {
 		t.Errorf("timeouts.webapp=1.5s: %v", err)
 	}
 }
+
+// NOTES.txt names the Secret of authSecrets.<crd> in place of the Katalog's.
+func TestChartNotesNameTheValuesAuthSecret(t *testing.T) {
+	bin := helmBin(t)
+	out := helm(t, bin, "install", "rel", chartDir(t), "--namespace", "ops", "--dry-run=client",
+		"--set-json", `authSecrets={"webapp":{"namespace":"sec","name":"web-token","key":"tok"}}`)
+	if _, notes, _ := strings.Cut(out, "NOTES:"); !strings.Contains(notes, "kubectl -n sec create secret generic web-token --from-literal=tok=<token>") ||
+		strings.Contains(notes, "my-reconciler-token") {
+		t.Errorf("NOTES do not name the values' Secret alone:\n%s", notes)
+	}
+}

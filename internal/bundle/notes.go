@@ -29,9 +29,14 @@ Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/{{ inclu
 			if ref.Namespace != "" {
 				ns = lit(ref.Namespace)
 			}
+			// authSecrets.<crd> replaces the Katalog's Secret for this install.
 			fmt.Fprintf(&s, "\n%d. crds.%s: create the token its reconciler expects (the same value the reconciler reads):\n"+
-				"   kubectl -n %s create secret generic %s --from-literal=%s=<token>\n",
-				step, lit(c.Name), ns, lit(ref.Name), lit(ref.Key))
+				"{{- with index .Values.authSecrets %s }}\n"+
+				"   kubectl -n {{ .namespace | default $.Release.Namespace }} create secret generic {{ .name }} --from-literal={{ .key }}=<token>\n"+
+				"{{- else }}\n"+
+				"   kubectl -n %s create secret generic %s --from-literal=%s=<token>\n"+
+				"{{- end }}\n",
+				step, lit(c.Name), strconv.Quote(c.Name), ns, lit(ref.Name), lit(ref.Key))
 			if strings.Contains(ref.Name+ref.Namespace, "{{") {
 				s.WriteString("   (the name is a template, rendered for each custom resource)\n")
 			}
