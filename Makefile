@@ -6,7 +6,10 @@
 # of `ork bundle --helm` run helm, built the same way from hack/helm-tools into $ORK_HELM_CACHE
 # (default ~/.cache/ork/helm/<version>; about 8 minutes cold on 2 cores). The image test of
 # `ork init`'s Go reconciler runs ko, likewise from hack/ko-tools into $ORK_KO_CACHE (default
-# ~/.cache/ork/ko/<version>; about 15 minutes cold on busy 2 cores).
+# ~/.cache/ork/ko/<version>; about 15 minutes cold on busy 2 cores). `make lint` runs
+# golangci-lint (config .golangci.yml), likewise from hack/golangci-lint-tools into
+# $ORK_GOLANGCI_LINT_CACHE (default ~/.cache/ork/golangci-lint/<version>; about 5 minutes cold
+# on busy 2 cores).
 
 SHELL := bash
 GO ?= go
@@ -30,7 +33,7 @@ LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PK
 TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo build k8s-bin helm-bin ko-bin image-check check-cc test test-unit sdk-test lint bench
+.PHONY: help demo build k8s-bin helm-bin ko-bin golangci-lint-bin image-check check-cc test test-unit sdk-test lint bench
 
 help:
 	@echo 'make demo       ork run on examples/remote against a local control plane, end to end'
@@ -38,12 +41,13 @@ help:
 	@echo 'make k8s-bin    etcd, kube-apiserver, kubectl, kube-controller-manager for integration tests (hack/build-k8s.sh)'
 	@echo 'make helm-bin   helm for the chart tests of ork bundle --helm (hack/build-tool.sh helm)'
 	@echo 'make ko-bin     ko for the image test of ork init'"'"'s Go reconciler (hack/build-tool.sh ko)'
+	@echo 'make golangci-lint-bin  golangci-lint for make lint (hack/build-tool.sh golangci-lint)'
 	@echo 'make image-check  build the release image with ko onto a stand-in base and inspect it (hack/image-check.sh)'
 	@echo 'make test       check-cc, k8s-bin, helm-bin, ko-bin, then every test (unit + integration) with $(TEST_FLAGS)'
 	@echo 'make check-cc   with -race in TEST_FLAGS, fail early with how to get the C compiler it needs'
 	@echo 'make test-unit  unit tests only (ORK_SKIP_INTEGRATION=1), fast'
 	@echo 'make sdk-test   the reconciler SDKs: sdk/go module (vet, test), sdk/python (mypy --strict, unittest), sdk/ts (tsc --strict, node --test)'
-	@echo 'make lint       gofmt -l and go vet'
+	@echo 'make lint       gofmt -l, go vet, then golangci-lint run (.golangci.yml)'
 	@echo 'make bench      ork against the apiserver limit and a controller-runtime operator, N=1000,2000 (BENCH_N=..., BENCH_RUNS=3): docs/benchmarks.md'
 
 demo:
@@ -60,6 +64,9 @@ helm-bin:
 
 ko-bin:
 	@hack/build-tool.sh ko >/dev/null
+
+golangci-lint-bin:
+	@hack/build-tool.sh golangci-lint >/dev/null
 
 image-check:
 	@hack/image-check.sh
@@ -97,10 +104,11 @@ sdk-test:
 	@command -v node >/dev/null && command -v npm >/dev/null || { echo "make sdk-test needs node and npm for the TypeScript SDK (Debian/Ubuntu: apt-get install nodejs npm)" >&2; exit 1; }
 	cd sdk/ts && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && node_modules/.bin/tsc -p . --strict && node --test build/test/*.test.js
 
-lint:
+lint: golangci-lint-bin
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	"$$(hack/build-tool.sh golangci-lint 2>/dev/null)/golangci-lint" run ./...
 
 # bench: a fresh control plane per system; prints the tables, writes bench-results/results.json
 # and convergence-<N>.svg. BENCH_RUNS=3 repeats it (medians and spreads over the runs);

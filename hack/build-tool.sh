@@ -5,6 +5,7 @@
 #   ko    hack/ko-tools    the release image check (hack/image-check.sh)
 #   goreleaser  hack/goreleaser-tools  the release config check and snapshot
 #                                      (hack/goreleaser-check.sh)
+#   golangci-lint  hack/golangci-lint-tools  `make lint` (config: .golangci.yml)
 #
 # Usage:
 #   hack/build-tool.sh TOOL            build into the cache dir (`make helm-bin` runs it for helm)
@@ -25,7 +26,9 @@ case "$TOOL" in
         VERSION_VAR=$MODULE/pkg/commands.Version ;;
   goreleaser) MODULE=github.com/goreleaser/goreleaser/v2; PKG=$MODULE; CACHE_VAR=ORK_GORELEASER_CACHE
         VERSION_VAR=main.version ;;
-  *) echo "usage: $0 helm|ko|goreleaser [pin VERSION]" >&2; exit 2 ;;
+  golangci-lint) MODULE=github.com/golangci/golangci-lint/v2; PKG=$MODULE/cmd/golangci-lint
+        CACHE_VAR=ORK_GOLANGCI_LINT_CACHE; VERSION_VAR=main.version ;;
+  *) echo "usage: $0 helm|ko|goreleaser|golangci-lint [pin VERSION]" >&2; exit 2 ;;
 esac
 TOOLS="$ROOT/hack/$TOOL-tools"
 T0=$(date +%s)
