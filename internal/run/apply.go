@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
@@ -25,9 +25,9 @@ import (
 
 // Labels ork puts on every object it applies; OperatorLabel's value is Options.Name.
 const (
-	ManagedByLabel = resources.ManagedByLabel
-	ManagedByValue = resources.ManagedBy
-	OperatorLabel  = resources.OperatorLabel
+	ManagedByLabel = naming.ManagedByLabel
+	ManagedByValue = naming.ManagedBy
+	OperatorLabel  = naming.OperatorLabel
 )
 
 // childWriteAttempts bounds the re-read and retry of one child write whose precondition

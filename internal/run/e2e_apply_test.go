@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -76,8 +77,8 @@ func assertWrittenByOrk(t *testing.T, child, owner *unstructured.Unstructured, o
 		ref.Name != owner.GetName() || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("%s %s controller ownerReference = %+v, want the CR %s with controller=true", child.GetKind(), child.GetName(), ref, owner.GetUID())
 	}
-	if got := child.GetLabels()[resources.ManagedByLabel]; got != "orkestra" {
-		t.Errorf("%s %s label %s = %q, want orkestra", child.GetKind(), child.GetName(), resources.ManagedByLabel, got)
+	if got := child.GetLabels()[naming.ManagedByLabel]; got != "orkestra" {
+		t.Errorf("%s %s label %s = %q, want orkestra", child.GetKind(), child.GetName(), naming.ManagedByLabel, got)
 	}
 	managers := map[string]bool{}
 	for _, mf := range child.GetManagedFields() {

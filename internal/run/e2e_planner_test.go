@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/remotecheck"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/simulate"
 )
@@ -104,7 +104,7 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 		if err != nil {
 			t.Fatal(err)
 		}
-		applied[u.GetKind()+"/"+c.name] = u.GetAnnotations()[resources.AppliedAnnotation]
+		applied[u.GetKind()+"/"+c.name] = u.GetAnnotations()[naming.AppliedAnnotation]
 	}
 
 	// The same CR, uid included, is what both offline tools start from.
@@ -131,7 +131,7 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 	simulated := map[string]string{}
 	for _, o := range rep.Objects {
 		if _, ok := applied[o.GetKind()+"/"+o.GetName()]; ok {
-			simulated[o.GetKind()+"/"+o.GetName()] = o.GetAnnotations()[resources.AppliedAnnotation]
+			simulated[o.GetKind()+"/"+o.GetName()] = o.GetAnnotations()[naming.AppliedAnnotation]
 		}
 	}
 	sameDigests(t, "ork simulate --remote", applied, simulated)
@@ -154,7 +154,7 @@ func planWhatTheEngineApplies(t *testing.T, f *fixture, managed []string, entrie
 		for _, byName := range children {
 			for name, obj := range byName.(map[string]any) {
 				u := unstructured.Unstructured{Object: obj.(map[string]any)}
-				checked[u.GetKind()+"/"+name] = u.GetAnnotations()[resources.AppliedAnnotation]
+				checked[u.GetKind()+"/"+name] = u.GetAnnotations()[naming.AppliedAnnotation]
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -27,7 +27,7 @@ func TestRenamedOperatorTakesItsDefaultNamedChildren(t *testing.T) {
 		Payload: "              children:\n                enabled: true\n"})
 
 	// The development loop, run under the old default name.
-	_, stop := f.StartStoppable(set, nil, func(o *run.Options) { o.Name = resources.DefaultOperator })
+	_, stop := f.StartStoppable(set, nil, func(o *run.Options) { o.Name = naming.DefaultOperator })
 	f.CreateCR("web", map[string]any{})
 	f.WaitReady("web", "True")
 	f.waitPassesDone(ep)
@@ -36,14 +36,14 @@ func TestRenamedOperatorTakesItsDefaultNamedChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm.Labels[run.OperatorLabel] != resources.DefaultOperator {
-		t.Fatalf("web-cm labels = %v, want %s=%s", cm.Labels, run.OperatorLabel, resources.DefaultOperator)
+	if cm.Labels[run.OperatorLabel] != naming.DefaultOperator {
+		t.Fatalf("web-cm labels = %v, want %s=%s", cm.Labels, run.OperatorLabel, naming.DefaultOperator)
 	}
 	// Another ork named orkestra, reconciling a CRD of its own.
 	foreign := metav1.OwnerReference{APIVersion: "other.ork.test/v1", Kind: "Db", Name: "web", UID: "0000-other-db",
 		Controller: ptr.To(true)}
 	f.createConfigMap("db-cm", map[string]string{run.ManagedByLabel: run.ManagedByValue,
-		run.OperatorLabel: resources.DefaultOperator}, foreign)
+		run.OperatorLabel: naming.DefaultOperator}, foreign)
 	before, err := env.Clientset.CoreV1().ConfigMaps(f.NS).Get(t.Context(), "db-cm", getOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestRenamedOperatorTakesItsDefaultNamedChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.ResourceVersion != before.ResourceVersion || after.Labels[run.OperatorLabel] != resources.DefaultOperator {
+	if after.ResourceVersion != before.ResourceVersion || after.Labels[run.OperatorLabel] != naming.DefaultOperator {
 		t.Errorf("another operator's object was written: labels %v, resourceVersion %s -> %s",
 			after.Labels, before.ResourceVersion, after.ResourceVersion)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 
@@ -70,8 +70,8 @@ func TestRestartOverConvergedCRsWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetAnnotations()[resources.AppliedAnnotation] == "" {
-		t.Fatalf("deployment app-00 has no %s annotation: %v", resources.AppliedAnnotation, d.GetAnnotations())
+	if d.GetAnnotations()[naming.AppliedAnnotation] == "" {
+		t.Fatalf("deployment app-00 has no %s annotation: %v", naming.AppliedAnnotation, d.GetAnnotations())
 	}
 
 	before := len(ep.Recorded())
@@ -123,8 +123,8 @@ func TestEditWhileDownIsRepairedAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetAnnotations()[resources.AppliedAnnotation] == "" {
-		t.Fatalf("the edit dropped the %s annotation: the test would not test the writers' times", resources.AppliedAnnotation)
+	if d.GetAnnotations()[naming.AppliedAnnotation] == "" {
+		t.Fatalf("the edit dropped the %s annotation: the test would not test the writers' times", naming.AppliedAnnotation)
 	}
 	f.runEngine(set, nil)
 	f.Eventually("replicas repaired to 2", func() (bool, error) {

@@ -23,15 +23,15 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/metacreate"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/ownedfields"
-	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/trace"
 )
 
 // FieldManager is the server-side apply field manager of everything ork writes.
-const FieldManager = "orkestra"
+const FieldManager = naming.FieldManager
 
 // Engine runs one controller per CRD of a Katalog.
 type Engine struct {
@@ -99,7 +99,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
 	if opts.ShardBuckets != 0 {
-		if err := shard.ValidBuckets(opts.ShardBuckets); err != nil {
+		if err := naming.ValidBuckets(opts.ShardBuckets); err != nil {
 			return nil, err
 		}
 		if opts.DryRun || opts.LeaderElect {

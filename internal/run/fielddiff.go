@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -29,11 +29,11 @@ func changedFields(before, after map[string]any) []string {
 func withoutApplied(obj map[string]any) map[string]any {
 	md, _ := obj["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
-	if _, ok := ann[resources.AppliedAnnotation]; !ok {
+	if _, ok := ann[naming.AppliedAnnotation]; !ok {
 		return obj
 	}
 	ann = maps.Clone(ann)
-	delete(ann, resources.AppliedAnnotation)
+	delete(ann, naming.AppliedAnnotation)
 	md = maps.Clone(md)
 	if len(ann) == 0 {
 		delete(md, "annotations")

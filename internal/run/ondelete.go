@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/orkspace/ork/internal/planner"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
@@ -19,8 +19,8 @@ import (
 
 // OwnerAnnotation marks a child created outside its CR's namespace with the CR's uid: no
 // ownerReference can cross namespaces, and onDelete deletes only what its CR controls or
-// marks (SPEC §6). The planner sets it.
-const OwnerAnnotation = planner.OwnerAnnotation
+// marks (docs/naming.md#on-children-the-objects-ork-applies-for-a-custom-resource). The planner sets it.
+const OwnerAnnotation = naming.OwnerAnnotation
 
 // removal is onDelete's judgement of one live object.
 type removal int

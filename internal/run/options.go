@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/runplan"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -48,7 +48,7 @@ type Options struct {
 	WatchNamespaces []string
 	// Name is the operator's name (ork run --name): the value of the OperatorLabel on every
 	// child, which the child caches select on, and the default LeaseName. Default
-	// resources.DefaultOperator ("orkestra").
+	// naming.DefaultOperator ("orkestra").
 	Name string
 	// LeaderElect runs the controllers only while holding the Lease LeaseName in Namespace.
 	LeaderElect bool
@@ -168,7 +168,7 @@ func (o *Options) defaults() {
 		o.SecretTTL = DefaultSecretTTL
 	}
 	if o.Name == "" {
-		o.Name = resources.DefaultOperator
+		o.Name = naming.DefaultOperator
 	}
 	if o.LeaseName == "" {
 		o.LeaseName = o.Name

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/kobj"
@@ -22,7 +23,7 @@ import (
 
 // PruneAnnotation set to "false" on a child keeps prune from ever deleting it (a
 // PersistentVolumeClaim holding data, say).
-const PruneAnnotation = "orkestra.orkspace.io/prune"
+const PruneAnnotation = naming.PruneAnnotation
 
 const reasonPruneFailed = "PruneFailed"
 

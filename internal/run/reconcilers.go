@@ -123,7 +123,7 @@ func (rr *remoteReconciler) close() {
 
 func (declarativeReconciler) close() {}
 
-// wireTrigger is the prepared.trigger sent for t. SPEC §2 fixes five values; a child's
+// wireTrigger is the prepared.trigger sent for t. docs/remote-reconciler.md#when-ork-calls fixes five values; a child's
 // change is sent as resync (the CR did not change, converge again), and only ork's own log
 // says "child".
 func wireTrigger(t Trigger) remote.Trigger {

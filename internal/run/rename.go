@@ -10,12 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
-	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/shard"
 )
 
-// The operator's name (--name) used to default to resources.DefaultOperator whatever the
+// The operator's name (--name) used to default to naming.DefaultOperator whatever the
 // Katalog; it now defaults to the Katalog's metadata.name. An operator that ran under the
 // old default and starts under its Katalog's name would find its own children labelled for
 // "another operator": outside its child caches (the first calls would miss them) and, at
@@ -25,7 +25,7 @@ import (
 // reconciles CRDs of its own, whose children this one never touches.
 
 // defaultNamedChildren selects the children ork wrote under the old default name.
-const defaultNamedChildren = ManagedByLabel + "=" + ManagedByValue + "," + OperatorLabel + "=" + resources.DefaultOperator
+const defaultNamedChildren = ManagedByLabel + "=" + ManagedByValue + "," + OperatorLabel + "=" + naming.DefaultOperator
 
 // relabelDefaultNamed gives OperatorLabel=Name to the children of this Katalog's custom
 // resources labelled for the old default name, before the child caches start. A sharded
@@ -55,7 +55,7 @@ func (e *Engine) labelTaken(ctx context.Context, controllers []*controller, buck
 // sharded, of the CRs of buckets) and returns the highest resourceVersion it wrote per
 // collection.
 func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
-	if e.opts.Name == resources.DefaultOperator {
+	if e.opts.Name == naming.DefaultOperator {
 		return nil
 	}
 	owners := map[schema.GroupKind]bool{}
@@ -79,12 +79,12 @@ func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*contr
 		}
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("relabelling the children written under the old default name: relabel the rest with kubectl label --overwrite",
-				"resource", col.gvr.GroupResource().String(), "from", resources.DefaultOperator, "error", err.Error())
+				"resource", col.gvr.GroupResource().String(), "from", naming.DefaultOperator, "error", err.Error())
 		}
 	}
 	if relabelled > 0 {
 		e.log.Info("relabelled the children written under the old default name",
-			"label", OperatorLabel, "from", resources.DefaultOperator, "to", e.opts.Name, "children", relabelled)
+			"label", OperatorLabel, "from", naming.DefaultOperator, "to", e.opts.Name, "children", relabelled)
 	}
 	return written
 }
@@ -172,7 +172,7 @@ func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *meta
 		if err != nil {
 			return "", fmt.Errorf("read %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 		}
-		if cur.GetUID() != obj.GetUID() || cur.GetLabels()[OperatorLabel] != resources.DefaultOperator {
+		if cur.GetUID() != obj.GetUID() || cur.GetLabels()[OperatorLabel] != naming.DefaultOperator {
 			return "", nil
 		}
 		if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != owner {

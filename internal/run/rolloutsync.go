@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
@@ -24,7 +24,7 @@ const ReasonCandidateRolledBack = "CandidateRolledBack"
 const ReasonInvalidReconcilerPin = "InvalidReconcilerPin"
 
 // rollouts are the controllers with a candidate, and the ConfigMap their state is kept in:
-// `<name>-rollout` in ork's namespace (SPEC §6), one data key per CRD.
+// `<name>-rollout` in ork's namespace (docs/naming.md#in-orks-namespace), one data key per CRD.
 type rollouts struct {
 	e     *Engine
 	cands map[string]*candidate
@@ -170,7 +170,7 @@ func (r *rollouts) write(ctx context.Context, states map[string]rollout.State) (
 			return nil, err
 		}
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.e.opts.Namespace,
-			Labels: map[string]string{resources.ManagedByLabel: resources.ManagedBy}}, Data: data}
+			Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}}, Data: data}
 		return cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -73,7 +74,7 @@ func hold(s *shards, held ...int) {
 func slotChild(name, slot string, rv int) *metav1.PartialObjectMetadata {
 	o := &metav1.PartialObjectMetadata{}
 	o.Namespace, o.Name, o.UID, o.ResourceVersion = "ns", name, types.UID("u-"+name), strconv.Itoa(rv)
-	o.Labels = map[string]string{shard.SlotLabel: slot}
+	o.Labels = map[string]string{naming.SlotLabel: slot}
 	return o
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -129,9 +130,9 @@ func (c slotSelected[L]) catchUp(ctx context.Context, base string, h holding, to
 // bucket held, a value no slot has (an empty set cannot be written), so the server sends
 // nothing.
 func (s *shards) slotSelector(base string, h holding) string {
-	in := shard.SlotLabel + "=none"
+	in := naming.SlotLabel + "=none"
 	if slots := shard.SlotValues(h.held, s.buckets); len(slots) > 0 {
-		in = shard.SlotLabel + " in (" + strings.Join(slots, ",") + ")"
+		in = naming.SlotLabel + " in (" + strings.Join(slots, ",") + ")"
 	}
 	if base == "" {
 		return in

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -322,7 +323,7 @@ func (s *shards) event(b int, reason, msg string) {
 		return
 	}
 	rec.Event(&corev1.ObjectReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: s.namespace,
-		Name: shard.BucketLeaseName(s.name, b, s.buckets)}, corev1.EventTypeNormal, reason, msg)
+		Name: naming.BucketLeaseName(s.name, b, s.buckets)}, corev1.EventTypeNormal, reason, msg)
 }
 
 // drain stops new passes of bucket b and waits until its passes in flight have ended, at

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/shard"
@@ -29,9 +30,9 @@ import (
 // cache shows one, queues its owner again (the owner's take pass may have run without it).
 
 // unslottedChildren selects the children ork wrote without the slot label.
-const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + shard.SlotLabel
+const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + naming.SlotLabel
 
-// labelUnslotted gives shard.SlotLabel (and OperatorLabel, which an older ork did not
+// labelUnslotted gives naming.SlotLabel (and OperatorLabel, which an older ork did not
 // write) to the children without it whose controller is a CR of the Katalog in one of
 // buckets. Each write carries the child's uid and resourceVersion as preconditions (a
 // child changed meanwhile is left to its owner's apply) and goes as a pass of its owner's
@@ -60,7 +61,7 @@ func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, 
 		}
 	}
 	if labelled > 0 {
-		e.log.Info("gave the slot label to the children written before sharding", "label", shard.SlotLabel,
+		e.log.Info("gave the slot label to the children written before sharding", "label", naming.SlotLabel,
 			"buckets", buckets, "children", labelled)
 	}
 	return written
@@ -137,7 +138,7 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 	// Before the write: the child cache may show the child before the answer comes.
 	e.shards.slotted.Store(obj.GetUID(), shard.BucketOf(owner, e.shards.buckets))
 	rv, err := patchSlotLabel(wctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, owner,
-		map[string]string{OperatorLabel: e.opts.Name, shard.SlotLabel: shard.SlotOf(owner)})
+		map[string]string{OperatorLabel: e.opts.Name, naming.SlotLabel: naming.SlotOf(owner)})
 	if rv == "" {
 		e.shards.slotted.Delete(obj.GetUID())
 	}
@@ -173,7 +174,7 @@ func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *me
 			return "", err
 		}
 		cur, gerr := res.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if gerr != nil || cur.GetUID() != obj.GetUID() || cur.GetLabels()[shard.SlotLabel] != "" {
+		if gerr != nil || cur.GetUID() != obj.GetUID() || cur.GetLabels()[naming.SlotLabel] != "" {
 			return "", nil
 		}
 		if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != owner {

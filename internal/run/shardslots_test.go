@@ -14,8 +14,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
-	"github.com/orkspace/ork/internal/shard"
 )
 
 // The slot label of an older child is written with its resourceVersion as precondition;
@@ -39,7 +39,7 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 	}{
 		{"lands at once", 0, nil, "9", 1, false},
 		{"moved once, then lands", 1, nil, "9", 2, false},
-		{"labelled meanwhile", 1, map[string]string{shard.SlotLabel: "ab"}, "", 1, false},
+		{"labelled meanwhile", 1, map[string]string{naming.SlotLabel: "ab"}, "", 1, false},
 		{"keeps moving", labelSlotTries, nil, "", labelSlotTries, true},
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -58,7 +58,7 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 				return true, child("2", tt.reread), nil
 			})
 			rv, err := patchSlotLabel(context.Background(), client.Resource(gvr).Namespace("ns"), child("1", nil), owner,
-				map[string]string{shard.SlotLabel: "ab"})
+				map[string]string{naming.SlotLabel: "ab"})
 			if rv != tt.wantRV || len(sent) != tt.wantSent || (err != nil) != tt.wantErr || (err != nil && !precondition.Failed(err)) {
 				t.Fatalf("rv %q after %d writes, err %v: want rv %q after %d, error %v", rv, len(sent), err, tt.wantRV, tt.wantSent, tt.wantErr)
 			}

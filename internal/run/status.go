@@ -22,7 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/runplan"
 )
 
-// Condition and event vocabulary (SPEC §3).
+// Condition and event vocabulary (docs/remote-reconciler.md#the-answer-remotereconcileresult).
 const (
 	ConditionReady          = "Ready"
 	ReasonSucceeded         = "ReconcileSucceeded"

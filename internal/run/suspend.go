@@ -16,13 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 )
 
 // Suspend: a CR annotated SuspendAnnotation: SuspendValue is left alone.
 const (
-	SuspendAnnotation = "orkestra.orkspace.io/reconcile"
-	SuspendValue      = "suspended"
+	SuspendAnnotation = naming.SuspendAnnotation
+	SuspendValue      = naming.SuspendValue
 	// ConditionSuspended is True on a suspended CR, and absent otherwise.
 	ConditionSuspended = "Suspended"
 	// ReasonSuspended is the Suspended condition's reason, and a suspended pass's in the

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // summariseWriters is the child informers' transform: it keeps of an object's managedFields
@@ -60,7 +60,7 @@ func later(a, b *metav1.Time) bool {
 // ownedfields). It needs no apply, even when ork's write book does not know it (after a
 // restart, on a new leader). When ownership cannot be told, it answers false: one apply.
 func (c childWriter) appliedUnchanged(ctx context.Context, p planned, live metav1.Object) bool {
-	if p.digest == [32]byte{} || live.GetAnnotations()[resources.AppliedAnnotation] != hex.EncodeToString(p.digest[:]) {
+	if p.digest == [32]byte{} || live.GetAnnotations()[naming.AppliedAnnotation] != hex.EncodeToString(p.digest[:]) {
 		return false
 	}
 	owned, err := c.e.owned.Owns(ctx, p.obj, live.GetManagedFields())

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
@@ -30,8 +31,8 @@ func (f *fixture) childrenConverged(what string, within time.Duration, want map[
 			if cm.Data["v"] != v {
 				return false, fmt.Errorf("ConfigMap %s: data.v %q, want %q", name, cm.Data["v"], v)
 			}
-			if got, slot := cm.Labels[shard.SlotLabel], shard.SlotOf(uids[name]); got != slot {
-				return false, fmt.Errorf("ConfigMap %s: %s %q, want %q (its owner's slot)", name, shard.SlotLabel, got, slot)
+			if got, slot := cm.Labels[naming.SlotLabel], naming.SlotOf(uids[name]); got != slot {
+				return false, fmt.Errorf("ConfigMap %s: %s %q, want %q (its owner's slot)", name, naming.SlotLabel, got, slot)
 			}
 		}
 		return true, nil

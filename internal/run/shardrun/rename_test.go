@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -44,8 +44,8 @@ func TestRenamedRingTakesItsDefaultNamedChildren(t *testing.T) {
 				if err != nil {
 					return false, err
 				}
-				if op := cm.Labels[resources.OperatorLabel]; op != "my-operator" || cm.Data["v"] != "2" {
-					return false, fmt.Errorf("ConfigMap %s: %s=%q, data.v %q; want my-operator, 2", name, resources.OperatorLabel, op, cm.Data["v"])
+				if op := cm.Labels[naming.OperatorLabel]; op != "my-operator" || cm.Data["v"] != "2" {
+					return false, fmt.Errorf("ConfigMap %s: %s=%q, data.v %q; want my-operator, 2", name, naming.OperatorLabel, op, cm.Data["v"])
 				}
 			}
 			return true, nil

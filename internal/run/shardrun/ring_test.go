@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/reconcilertest"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/shard"
@@ -232,8 +233,8 @@ func (f *fixture) takeEvents(b int) {
 			}
 		}
 		for i := range b {
-			if !taken[shard.BucketLeaseName("orkestra", i, b)] {
-				return false, fmt.Errorf("no %s Event on %s", run.EventShardBucketTaken, shard.BucketLeaseName("orkestra", i, b))
+			if !taken[naming.BucketLeaseName("orkestra", i, b)] {
+				return false, fmt.Errorf("no %s Event on %s", run.EventShardBucketTaken, naming.BucketLeaseName("orkestra", i, b))
 			}
 		}
 		return true, nil

@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -90,7 +90,7 @@ func TestTraceFindsTheHolderThroughTheBucketLease(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	// --addr's host is not used with --holder: only its port, the replicas' metrics port.
 	cmd := exec.CommandContext(t.Context(), f.bin, "trace", "widget", f.ns+"/w-001", "--holder", "-f", f.katalog,
-		"--kubeconfig", env.Kubeconfig, "--namespace", f.ns, "--name", resources.DefaultOperator,
+		"--kubeconfig", env.Kubeconfig, "--namespace", f.ns, "--name", naming.DefaultOperator,
 		"--addr", net.JoinHostPort("127.0.0.1", port), "-o", "json")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -109,7 +109,7 @@ func TestTraceFindsTheHolderThroughTheBucketLease(t *testing.T) {
 
 	// A name no custom resource has is an answer, not a hang.
 	miss := exec.CommandContext(t.Context(), f.bin, "trace", "widget", f.ns+"/nope", "--holder", "-f", f.katalog,
-		"--kubeconfig", env.Kubeconfig, "--namespace", f.ns, "--name", resources.DefaultOperator, "--addr", ":"+port)
+		"--kubeconfig", env.Kubeconfig, "--namespace", f.ns, "--name", naming.DefaultOperator, "--addr", ":"+port)
 	out, err := miss.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no custom resource of that name") {
 		t.Errorf("ork trace --holder of a missing object: %v, want exit 1 saying so\n%s", err, out)

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/reconcilertest"
-	"github.com/orkspace/ork/internal/shard"
 	"github.com/orkspace/ork/internal/testkit"
 )
 
@@ -63,8 +63,8 @@ func TestChildrenWrittenBeforeShardingAreSeenByTheRing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the single leader's child %s: %v", name, err)
 		}
-		if s, ok := cm.Labels[shard.SlotLabel]; ok {
-			t.Fatalf("the single leader wrote %s=%s on %s: the test needs children without it", shard.SlotLabel, s, name)
+		if s, ok := cm.Labels[naming.SlotLabel]; ok {
+			t.Fatalf("the single leader wrote %s=%s on %s: the test needs children without it", naming.SlotLabel, s, name)
 		}
 	}
 	if err := solo.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -96,8 +96,8 @@ func TestChildrenWrittenBeforeShardingAreSeenByTheRing(t *testing.T) {
 					return false, fmt.Errorf("ConfigMap %s, which its owner's reconciler no longer returns, is not pruned (labels %v)", name, cm.Labels)
 				case err != nil:
 					return false, err
-				case cm.Labels[shard.SlotLabel] != shard.SlotOf(uids[name]):
-					return false, fmt.Errorf("ConfigMap %s: %s %q, want %q", name, shard.SlotLabel, cm.Labels[shard.SlotLabel], shard.SlotOf(uids[name]))
+				case cm.Labels[naming.SlotLabel] != naming.SlotOf(uids[name]):
+					return false, fmt.Errorf("ConfigMap %s: %s %q, want %q", name, naming.SlotLabel, cm.Labels[naming.SlotLabel], naming.SlotOf(uids[name]))
 				}
 			}
 			return true, nil
