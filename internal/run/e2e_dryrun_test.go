@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	goldenfile "github.com/orkspace/ork/internal/golden"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -124,7 +125,9 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	callsBefore := len(ep.Calls())
 
 	kc := f.kubeconfig(func(*clientcmdapi.Config) {})
-	stdout, stderr, code := orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS)
+	// The same operator as the in-process ork that wrote web's children (the engine's
+	// default name; the CLI's default is the Katalog's metadata.name).
+	stdout, stderr, code := orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS, "--name", naming.DefaultOperator)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, stderr)
 	}
@@ -150,7 +153,7 @@ func TestDryRunChangesNothingAndPrintsThePlan(t *testing.T) {
 	}
 
 	// -o json is the same plan, as data.
-	stdout, stderr, code = orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS, "-o", "json")
+	stdout, stderr, code = orkDryRun(t, bin, "-f", f.Katalog, "--kubeconfig", kc, "--namespace", f.NS, "--name", naming.DefaultOperator, "-o", "json")
 	var report output.RunPlanReport
 	if err := json.Unmarshal([]byte(stdout), &report); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v:\n%s\n%s", code, err, stdout, stderr)
