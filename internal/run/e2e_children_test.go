@@ -230,7 +230,7 @@ func TestRoundTrippedChildDoesNotFightItsController(t *testing.T) {
 		if mf.Manager != run.FieldManager || mf.FieldsV1 == nil {
 			continue
 		}
-		raw := string(mf.FieldsV1.Raw)
+		raw := mf.FieldsV1.GetRawString()
 		for _, bad := range []string{"deployment.kubernetes.io/revision", `"f:status"`} {
 			if strings.Contains(raw, bad) {
 				t.Errorf("orkestra (%s) owns %s: it would fight the Deployment controller", mf.Operation, bad)

@@ -46,6 +46,7 @@ func (c *controller) add(key string, o addOpts) {
 		last = c.ledger.noteObject(key, o.trigger, o.uid)
 	}
 	switch o.lane {
+	case laneAsIs:
 	case laneFast:
 		c.lanes.markFast(key)
 	case laneKeep:

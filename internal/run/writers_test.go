@@ -14,7 +14,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, at int, subreso
 		e.Time = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, at, 0, time.UTC)}
 	}
 	if fields != "" {
-		e.FieldsV1 = &metav1.FieldsV1{Raw: []byte(fields)}
+		e.FieldsV1 = metav1.NewFieldsV1(fields)
 	}
 	return e
 }

@@ -12,7 +12,6 @@
 package ownedfields
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,7 +96,7 @@ func (c *Checker) Owns(ctx context.Context, obj *unstructured.Unstructured, entr
 		return false, nil
 	}
 	var owned fieldpath.Set
-	if err := owned.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+	if err := owned.FromJSON(entry.FieldsV1.GetRawReader()); err != nil {
 		return false, fmt.Errorf("decode the managed fields of %s: %w", c.manager, err)
 	}
 	// The apiserver keeps status out of the object's Apply entry when the kind has a status

@@ -81,7 +81,7 @@ func fieldsOf(t *testing.T, c *Checker, y string) string {
 
 func applyEntry(apiVersion, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 func TestOwns(t *testing.T) {
@@ -103,9 +103,9 @@ func TestOwns(t *testing.T) {
 	}
 
 	update := metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(full)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(full)}
 	other := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(full)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(full)}
 	scale := applyEntry("apps/v1", full)
 	scale.Subresource = "scale"
 	for _, tc := range []struct {

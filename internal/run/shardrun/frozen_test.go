@@ -26,9 +26,10 @@ func (f *fixture) gatedVia(pod string, held *atomic.Bool, gate chan struct{}, wa
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(target)
-	direct := p.Director
-	p.Director = func(r *http.Request) { direct(r); r.Header.Set(replicaHeader, pod) }
+	p := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Header.Set(replicaHeader, pod)
+	}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if held.Load() {
 			waiting.Add(1)

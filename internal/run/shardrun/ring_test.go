@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -35,9 +34,10 @@ func (f *fixture) via(pod string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(target)
-	direct := p.Director
-	p.Director = func(r *http.Request) { direct(r); r.Header.Set(replicaHeader, pod) }
+	p := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Header.Set(replicaHeader, pod)
+	}}
 	srv := httptest.NewServer(p)
 	f.t.Cleanup(srv.Close)
 	return srv.URL
