@@ -445,3 +445,56 @@ func TestResumedDeleteWhoseFirstCallFailsIsRetried(t *testing.T) {
 		t.Fatalf("the last call was not the delete's retry: %s", last.Raw)
 	}
 }
+
+// The resume of a delete is on the object (Suspended=False, reason Resumed, at the resume):
+// a restart after the resumed delete's call failed still owes it a call, and finalizeTimeout
+// counts from the resume, not from the deletionTimestamp long past.
+func TestResumedDeleteIsCalledAfterARestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var failing, resumed atomic.Bool
+	failing.Store(true)
+	ep := runtest.NewEndpoint(t, func(c call) response {
+		if resumed.Load() && runtest.Deleting(c) && failing.Load() {
+			return response{Status: http.StatusInternalServerError, Body: []byte("the delete's clean-up fails until the restart")}
+		}
+		return runtest.JSONResponse(map[string]any{"result": "ok"})
+	})
+	// finalizeTimeout 20s: the slack for the stop and the start after the resume.
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: finalizeOn + "            finalizeTimeout: 20s\n"})
+	_, stop := f.StartStoppable(set, nil)
+	f.liftFinalizersAtCleanup("web")
+	f.CreateCR("web", map[string]any{})
+	f.waitFinalizer("web", true)
+	f.annotateSuspend("web", run.SuspendValue)
+	f.Eventually("Suspended=True", func() (bool, error) { return condition(f.GetCR("web"), "Suspended") != nil, nil })
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitEvent("web", corev1.EventTypeWarning, "DeleteWaitsSuspended")
+	deleted := f.GetCR("web").GetDeletionTimestamp()
+	// Bounded wait for the clock to pass finalizeTimeout (20s from the second-rounded
+	// deletionTimestamp: 21s is past it whatever the rounding).
+	f.EventuallyWithin(time.Minute, "finalizeTimeout passed", func() (bool, error) { return time.Since(deleted.Time) > 21*time.Second, nil })
+
+	resumed.Store(true)
+	calls := len(ep.CallsFor("web"))
+	f.annotateSuspend("web", "")
+	f.Eventually("the resumed delete's failed call", func() (bool, error) { return len(ep.CallsFor("web")) > calls, nil })
+	f.Eventually("Suspended=False, reason Resumed", func() (bool, error) {
+		c := condition(f.GetCR("web"), "Suspended")
+		return c != nil && c["status"] == "False" && c["reason"] == run.ReasonResumed, nil
+	})
+	stop()
+	failing.Store(false)
+	f.Start(set, nil)
+	f.waitGone("web")
+	for _, e := range f.Events("web") {
+		if e.Reason == run.EventFinalizeTimeout {
+			t.Fatalf("after the restart the resumed delete's finalizer was lifted at finalizeTimeout: %s", e.Message)
+		}
+	}
+	if c := ep.CallsFor("web"); !runtest.Deleting(c[len(c)-1]) {
+		t.Fatalf("the last call was not the delete's: %s", c[len(c)-1].Raw)
+	}
+}

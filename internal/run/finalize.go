@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
@@ -119,7 +120,8 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 
 // finalizeDeadline is when ork stops waiting for an ok: finalizeTimeout after the CR's
 // deletionTimestamp, or after the resume of a delete that waited while the CR was suspended
-// (suspend.go). Nothing else ork remembers moves it, so a restart does not extend it.
+// (suspend.go: ork's memory, or the Suspended=False condition of reason Resumed). Nothing
+// else moves it, so a restart does not extend it.
 func (c *controller) finalizeDeadline(in input) time.Time {
 	ts := in.cr.GetDeletionTimestamp()
 	if ts == nil {
@@ -127,6 +129,9 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 	}
 	start := ts.Time
 	if r := c.suspended.resumedAt(in.key, in.cr.GetUID()); r.After(start) {
+		start = r
+	}
+	if r := resumedAtOf(in.cr); r.After(start) {
 		start = r
 	}
 	return start.Add(c.cfg.finalizeTimeout)
@@ -175,4 +180,21 @@ func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) boo
 	}
 	fa, fb := a.GetFinalizers(), b.GetFinalizers()
 	return finalizer.Has(a) != finalizer.Has(b) && slices.Equal(without(fa), without(fb))
+}
+
+// resumedAtOf is the lastTransitionTime of cr's Suspended=False condition of reason
+// Resumed: when its delete was resumed. Zero without one.
+func resumedAtOf(cr *unstructured.Unstructured) time.Time {
+	status, _ := cr.Object["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	cond := findCondition(conds, ConditionSuspended)
+	if cond == nil || cond["status"] != string(metav1.ConditionFalse) || cond["reason"] != ReasonResumed {
+		return time.Time{}
+	}
+	s, _ := cond["lastTransitionTime"].(string)
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

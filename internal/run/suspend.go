@@ -29,14 +29,21 @@ const (
 	// ReasonSuspended is the Suspended condition's reason, and a suspended pass's in the
 	// dry-run plan.
 	ReasonSuspended = "Suspended"
+	// ReasonResumed is the reason of Suspended=False on a custom resource being deleted
+	// that was resumed: its lastTransitionTime is the resume, from which finalizeTimeout
+	// counts, on the object itself so that a restart or another replica knows it.
+	ReasonResumed = "Resumed"
 	// EventDeleteSuspended is the Warning Event of a delete held while the CR is suspended.
 	EventDeleteSuspended = "DeleteWaitsSuspended"
 	// EventInvalidSuspend is the Warning Event of SuspendAnnotation with another value.
 	EventInvalidSuspend = "InvalidSuspendAnnotation"
 )
 
-// suspendMessage is the Suspended condition's message.
-const suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
+// suspendMessage is the Suspended condition's message; resumedMessage Suspended=False's.
+const (
+	suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
+	resumedMessage = "resumed while being deleted: finalizeTimeout counts from this condition's lastTransitionTime"
+)
 
 // suspensions is what a controller remembers of suspended CRs, in memory only: which were
 // suspended at their last pass (the metric, and the resume's first pass), when a delete that
@@ -79,6 +86,7 @@ func (s *suspensions) set(ctx context.Context, key string, uid types.UID, on boo
 	case ctx.Err() != nil:
 	case on:
 		s.suspended[key] = uid
+		delete(s.resumed, key) // suspended again: a later resume starts its own clock
 	default:
 		delete(s.suspended, key)
 	}
@@ -187,30 +195,29 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	if !suspended {
 		// The first pass since the CR was resumed: a delete that waited gets a whole
 		// finalizeTimeout from now, so its call is made (and retried) even when the
-		// deletionTimestamp is long past. ork's memory says so; the Suspended condition says
-		// so too where the CRD keeps it, after a restart or a hand-over.
+		// deletionTimestamp is long past. ork's memory says so, and so does the Suspended
+		// condition, True until this pass, then False with reason Resumed on a CR being
+		// deleted, which a restart or another replica reads (finalizeDeadline).
 		resumed := func() {
 			if in.deleting {
 				c.suspended.markResumed(ctx, in.key, in.cr.GetUID(), time.Now())
 			}
 		}
-		if was {
-			resumed()
-		}
 		// Read in place (NestedSlice would deep-copy the conditions on every pass).
 		status, _ := in.cr.Object["status"].(map[string]any)
 		conds, _ := status["conditions"].([]any)
-		if findCondition(conds, ConditionSuspended) == nil {
-			// Nothing to remove, as nearly every pass: no status read for it. The object
+		cond := findCondition(conds, ConditionSuspended)
+		if was || (cond != nil && cond["status"] == string(metav1.ConditionTrue)) {
+			// Before the condition's write: a write that fails still leaves the mark.
+			resumed()
+		}
+		if cond == nil || (in.deleting && cond["status"] == string(metav1.ConditionFalse)) {
+			// Nothing to write, as nearly every pass: no status read for it. The object
 			// of the pass is at least as new as ork's Suspended write whenever the
 			// annotation's removal is: the user's edit came after it.
 			return decision{}, false, true
 		}
-		removed, err := c.setSuspendedCondition(ctx, *in, false)
-		if removed {
-			resumed()
-		}
-		if err != nil {
+		if _, err := c.setSuspendedCondition(ctx, *in, false); err != nil {
 			return decision{}, false, !errors.Is(err, errNotLeader)
 		}
 		return decision{}, false, true
@@ -232,8 +239,8 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	return d, true, true
 }
 
-// setSuspendedCondition adds (on) or removes the Suspended condition, when the status does
-// not say so already; nothing else in the status changes. changed says it was written. A
+// setSuspendedCondition adds (on) or removes the Suspended condition (on a CR being
+// deleted: sets it False, reason Resumed), when the status does not say so already; nothing else in the status changes. changed says it was written. A
 // dry run writes nothing, nor does a write onto an object (fresh after a conflict) whose
 // annotation no longer says what on does.
 func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) (changed bool, err error) {
@@ -280,8 +287,9 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 	return false, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
 }
 
-// suspendedPatch is the merge patch that adds or removes the Suspended condition of base,
-// nil when the status says so already. Other conditions, Ready's among them, stay as they are.
+// suspendedPatch is the merge patch that adds or removes the Suspended condition of base
+// (on a CR being deleted, sets it False with reason Resumed and the resume's time), nil
+// when the status says so already. Other conditions, Ready's among them, stay as they are.
 func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map[string]any {
 	status, _ := base.Object["status"].(map[string]any)
 	oldConds, _ := status["conditions"].([]any)
@@ -297,6 +305,13 @@ func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map
 		})
 	case prev == nil:
 		return nil
+	case base.GetDeletionTimestamp() != nil && prev["status"] == string(metav1.ConditionFalse):
+		return nil
+	case base.GetDeletionTimestamp() != nil:
+		conds = setCondition(append([]any(nil), oldConds...), map[string]any{
+			"type": ConditionSuspended, "status": string(metav1.ConditionFalse), "reason": ReasonResumed,
+			"message": resumedMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
+		})
 	default:
 		conds = []any{}
 		for _, c := range oldConds {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -16,6 +17,13 @@ func TestSuspendedPatch(t *testing.T) {
 	ready := map[string]any{"type": "Ready", "status": "True", "reason": "ReconcileSucceeded"}
 	suspended := map[string]any{"type": "Suspended", "status": "True", "reason": "Suspended", "message": suspendMessage,
 		"lastTransitionTime": "2026-01-02T03:04:05Z"}
+	resumed := map[string]any{"type": "Suspended", "status": "False", "reason": "Resumed", "message": resumedMessage,
+		"lastTransitionTime": "2026-01-02T03:04:05Z"}
+	deleting := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		ts := metav1.NewTime(now.Add(-time.Hour))
+		u.SetDeletionTimestamp(&ts)
+		return u
+	}
 	cr := func(conds ...any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a", "uid": "u1", "resourceVersion": "7"}}}
 		if conds != nil {
@@ -33,6 +41,8 @@ func TestSuspendedPatch(t *testing.T) {
 		{name: "suspend with no status", base: cr(), on: true, want: []any{suspended}},
 		{name: "already suspended: no write", base: cr(ready, suspended), on: true},
 		{name: "resume removes it, Ready stays", base: cr(suspended, ready), on: false, want: []any{ready}},
+		{name: "a delete's resume sets it False, Resumed, at the resume", base: deleting(cr(suspended, ready)), on: false, want: []any{resumed, ready}},
+		{name: "a delete resumed already: no write", base: deleting(cr(resumed, ready)), on: false},
 		{name: "never suspended: no write", base: cr(ready), on: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,8 +130,8 @@ func TestSuspendMemoryKeepsTheLastPassPerUID(t *testing.T) {
 	}
 }
 
-// A resume mark is per uid, kept from the first resume, dropped with the CR or its bucket,
-// and not taken by a pass whose context ended.
+// A resume mark is per uid, kept from the first resume until the CR is suspended again,
+// dropped with the CR or its bucket, and not taken by a pass whose context ended.
 func TestResumeMarkKeepsTheFirstResumePerUID(t *testing.T) {
 	ended, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -144,6 +154,14 @@ func TestResumeMarkKeepsTheFirstResumePerUID(t *testing.T) {
 	s.forget(func(uid types.UID) bool { return uid == "u3" })
 	if got := s.resumedAt("b", "u3"); !got.IsZero() {
 		t.Fatalf("a released bucket's resume is kept: %v", got)
+	}
+	s.set(t.Context(), "a", "u1", true)
+	if got := s.resumedAt("a", "u1"); !got.IsZero() {
+		t.Fatalf("suspended again, the earlier resume is kept: %v", got)
+	}
+	s.markResumed(t.Context(), "a", "u1", t2)
+	if got := s.resumedAt("a", "u1"); !got.Equal(t2) {
+		t.Fatalf("resumed again: resumedAt = %v, want the new resume %v", got, t2)
 	}
 	s.forgetResumed("a")
 	if got := s.resumedAt("a", "u1"); !got.IsZero() {
