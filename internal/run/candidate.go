@@ -52,7 +52,7 @@ type candidate struct {
 	// logged are the paths last logged for each diverging CR, so that a CR diverging the same
 	// way on every pass is logged once; a CR whose answers agree again is removed. The
 	// recent divergences themselves are in state (the last 20, for ork rollout status).
-	logged map[string]string
+	logged map[string]loggedPaths
 	// badPins are the CRs whose pin annotation names no side, warned about once each.
 	badPins map[types.UID]bool
 	// inFlight are the CRs with a shadow call under way: one at a time per CR, so that
@@ -101,7 +101,7 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now, trace: e.trace,
 		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
-		logged: map[string]string{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{},
+		logged: map[string]loggedPaths{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{},
 	}
 	c.state = plan.Start(nil, c.now())
 	return c, nil
@@ -209,7 +209,7 @@ func (c *candidate) call(job shadowJob) {
 	if errors.Is(err, errNotLeader) {
 		return // held at the send: says nothing of the candidate
 	}
-	s, paths := c.judge(req.Key, namespace, name, job.stable, res, err)
+	s, paths := c.judge(req.Key, uidOf(req), namespace, name, job.stable, res, err)
 	if c.trace != nil {
 		c.trace.Record(trace.Key{CRD: c.crd, Namespace: namespace, Name: name}, trace.Decision{
 			Time: start, Trigger: string(req.Trigger), Attempt: req.Attempt, Side: sideShadow, Result: resultOf(res),
@@ -219,16 +219,34 @@ func (c *candidate) call(job shadowJob) {
 	}
 }
 
+// loggedPaths are the diverging paths last logged for one CR, and its uid (forgetObjects).
+type loggedPaths struct {
+	uid   types.UID
+	paths string
+}
+
+// uidOf is the uid of a request's custom resource.
+func uidOf(req remote.Request) types.UID {
+	md, _ := req.Object["metadata"].(map[string]any)
+	uid, _ := md["uid"].(string)
+	return types.UID(uid)
+}
+
+// deletingRequest says whether req is a deleting pass's.
+func deletingRequest(req remote.Request) bool {
+	md, _ := req.Object["metadata"].(map[string]any)
+	return md["deletionTimestamp"] != nil
+}
+
 // forgetObjects drops the warned pins of the CRs for which gone is true (controller.forgetObjects).
 func (c *candidate) forgetObjects(gone func(types.UID) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	maps.DeleteFunc(c.badPins, func(uid types.UID, _ bool) bool { return gone(uid) })
+	maps.DeleteFunc(c.logged, func(_ string, l loggedPaths) bool { return l.uid != "" && gone(l.uid) })
 	// A waiting shadow call of a CR now another replica's: that replica shadows its passes.
 	c.order = slices.DeleteFunc(c.order, func(key string) bool {
-		md, _ := c.waiting[key].req.Object["metadata"].(map[string]any)
-		uid, _ := md["uid"].(string)
-		if uid != "" && gone(types.UID(uid)) {
+		if uid := uidOf(c.waiting[key].req); uid != "" && gone(uid) {
 			delete(c.waiting, key)
 			return true
 		}
@@ -242,6 +260,11 @@ func (c *candidate) forget(key string, uid types.UID) {
 	defer c.mu.Unlock()
 	delete(c.logged, key)
 	delete(c.badPins, uid)
+	// Its waiting shadow call too, unless it shadows the delete itself (shadowDeletes).
+	if w, ok := c.waiting[key]; ok && uidOf(w.req) == uid && !deletingRequest(w.req) {
+		delete(c.waiting, key)
+		c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+	}
 }
 
 // live reports whether the rollout is under way: shadowing, or a canary that has not rolled
@@ -315,7 +338,7 @@ func resultOf(res *remote.Result) string {
 
 // judge counts one candidate answer against stable's and returns the sample and the
 // differing paths.
-func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Result, err error) (rollout.Sample, []string) {
+func (c *candidate) judge(key string, uid types.UID, namespace, name string, stableRes, res *remote.Result, err error) (rollout.Sample, []string) {
 	out := remote.Decide(res, err)
 	s := rollout.Sample{Reason: out.Reason}
 	var paths []string
@@ -350,8 +373,8 @@ func (c *candidate) judge(key, namespace, name string, stableRes, res *remote.Re
 	}
 	c.state.Record(rollout.Divergence{CR: key, Paths: paths, At: c.now().UTC()})
 	// Paths only, never values: a value may be a secret.
-	if joined := strings.Join(paths, ","); c.logged[key] != joined {
-		c.logged[key] = joined
+	if joined := strings.Join(paths, ","); c.logged[key].paths != joined {
+		c.logged[key] = loggedPaths{uid: uid, paths: joined}
 		c.log.Info("the candidate's answer differs from the stable one's", "key", key, "paths", paths)
 	}
 	return s, paths

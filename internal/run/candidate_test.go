@@ -63,7 +63,7 @@ func newShadowHarness(t *testing.T, slots, backlog int) *shadowHarness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.c = &candidate{crd: "app", r: r, plan: rollout.Plan{Mode: rollout.ModeShadow}, slots: make(chan struct{}, slots), metrics: h.m.candidate,
 		log: slog.New(slog.DiscardHandler), now: time.Now, ctx: ctx, cancel: cancel, backlog: backlog,
-		logged: map[string]string{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{}}
+		logged: map[string]loggedPaths{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{}}
 	return h
 }
 

@@ -11,8 +11,8 @@ import "k8s.io/apimachinery/pkg/types"
 //     CR of the bucket anyway.
 //   - Suspensions and resume marks: ork_suspended_crs counts the held buckets' CRs only.
 //   - The related index's references: a change of an object they read must not queue
-//     them here.
-//   - The candidate's warned pins.
+//     them here (and a pass still in flight records none: relatedwatch.Deps.Owns).
+//   - The candidate's warned pins, divergence log and waiting shadow calls.
 //
 // Not here, and why: the write book forgets a child's record when the child leaves the child
 // cache (onChild), which a released bucket's children do with the next holding; the

@@ -10,16 +10,17 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
 // and only they: the ledger's memos, the suspensions, the related references, the
-// candidate's warned pins.
+// candidate's warned pins, divergence log and waiting shadow calls.
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(), related: newTestRelatedWatch(t), cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]string{}}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(), related: newTestRelatedWatch(t), cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]loggedPaths{}}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -30,6 +31,12 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.cand.badPins[cr.uid] = true
+		c.cand.logged[cr.key] = loggedPaths{uid: cr.uid, paths: "spec.replicas"}
+		if c.cand.waiting == nil {
+			c.cand.waiting = map[string]shadowJob{}
+		}
+		c.cand.waiting[cr.key] = shadowJob{req: remote.Request{Key: cr.key, Object: map[string]any{"metadata": map[string]any{"uid": string(cr.uid)}}}}
+		c.cand.order = append(c.cand.order, cr.key)
 	}
 	c.forgetObjects(func(uid types.UID) bool { return uid == "u-gone" })
 
@@ -43,6 +50,8 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"resume mark", !c.suspended.resumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.resumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", c.cand.badPins["u-gone"], c.cand.badPins["u-kept"]},
+		{"candidate's divergence log", c.cand.logged["ns/gone"].uid != "", c.cand.logged["ns/kept"].uid != ""},
+		{"candidate's waiting shadow call", slices.Contains(c.cand.order, "ns/gone"), slices.Contains(c.cand.order, "ns/kept") && c.cand.waiting["ns/kept"].req.Key != ""},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)

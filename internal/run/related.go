@@ -29,7 +29,7 @@ func newRelatedWatch(c *controller) (*relatedwatch.Watch, error) {
 // relatedDeps are c's dependencies for its related watch.
 func (c *controller) relatedDeps() relatedwatch.Deps {
 	return relatedwatch.Deps{Dyn: c.e.dyn, Meta: c.e.meta, WatchNamespaces: c.e.opts.WatchNamespaces,
-		Changed: c.relatedChanged, Event: c.event}
+		Changed: c.relatedChanged, Event: c.event, Owns: c.e.gate.owns}
 }
 
 // heldByRelated is the decision of a pass payload.related holds back.

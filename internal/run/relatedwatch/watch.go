@@ -65,6 +65,10 @@ type Deps struct {
 	Changed func(key string, fast bool)
 	// Event records an Event on a CR.
 	Event func(cr *unstructured.Unstructured, typ, reason, msg string)
+	// Owns says whether the CR of uid is this replica's to pass (its bucket is held here);
+	// nil: every CR is. A pass still in flight when its bucket left records nothing after
+	// ForgetObjects dropped the bucket's references.
+	Owns func(types.UID) bool
 }
 
 // Watch reads a CRD's payload.related objects at pass time and watches their types'
@@ -291,6 +295,9 @@ func (w *Watch) Readers(ch related.Change) []string { return w.index.Affected(ch
 func (w *Watch) Record(key string, uid types.UID, targets []related.Target) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.deps.Owns != nil && !w.deps.Owns(uid) {
+		return
+	}
 	w.index.Set(key, targets)
 	if w.owners == nil {
 		w.owners = map[string]types.UID{}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
@@ -200,5 +201,20 @@ func TestUnsyncedNamesAnUnsyncedRelatedWatch(t *testing.T) {
 	w := &Watch{informers: []watchInformer{{gvr: cms, inf: informers.AllNamespaces(rel)}}}
 	if got := w.Unsynced(); len(got) != 1 || !strings.Contains(got[0], "related configmaps") || w.HasSynced() {
 		t.Fatalf("Unsynced = %v, HasSynced %v; want related configmaps named", got, w.HasSynced())
+	}
+}
+
+// A pass of a CR this replica no longer owns (its bucket left while the pass ran) records
+// no references: ForgetObjects already dropped the bucket's, and none may come back.
+func TestRecordKeepsNothingOfACRNotOwned(t *testing.T) {
+	owned := map[types.UID]bool{"mine": true}
+	w := &Watch{deps: Deps{Owns: func(uid types.UID) bool { return owned[uid] }}, index: related.NewIndex()}
+	cms := schema.GroupResource{Resource: "configmaps"}
+	target := []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}}
+	w.Record("ns/a", "mine", target)
+	w.Record("ns/b", "theirs", target)
+	got := w.Readers(related.Change{Resource: cms, Namespace: "ns", Name: "shared"})
+	if len(got) != 1 || got[0] != "ns/a" {
+		t.Fatalf("readers %v, want ns/a alone", got)
 	}
 }
