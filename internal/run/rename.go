@@ -120,7 +120,7 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 				continue
 			}
 			// As a pass of the owner's bucket, with the slot label (labelSlot).
-			rv, err = e.labelSlot(ctx, col.gvr, obj, ref.UID)
+			rv, err = e.labelSlot(ctx, col.gvr, obj, ref.UID, underDefaultName)
 		} else {
 			key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
 			if namespaced {
@@ -180,4 +180,10 @@ func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *meta
 		}
 		obj = cur
 	}
+}
+
+// underDefaultName is the relabel's test of a re-read child: still labelled with the old
+// default operator name (a child written by a sharded ork carries its slot label already).
+func underDefaultName(cur metav1.Object) bool {
+	return cur.GetLabels()[OperatorLabel] == naming.DefaultOperator
 }

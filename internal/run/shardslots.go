@@ -95,7 +95,7 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 		if op, ok := obj.GetLabels()[OperatorLabel]; ok && op != e.opts.Name {
 			continue // another operator's
 		}
-		rv, err := e.labelSlot(ctx, gvr, obj, ref.UID)
+		rv, err := e.labelSlot(ctx, gvr, obj, ref.UID, unslotted)
 		if err != nil {
 			return n, highest, err
 		}
@@ -126,7 +126,9 @@ const labelSlotTries = 3
 // returns the resourceVersion of the write ("" when none was made: the bucket is no longer
 // this replica's, and its next holder labels the child; or the child went, was labelled
 // meanwhile, or changed past labelSlotTries reads).
-func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID) (string, error) {
+// still tells, on a re-read after a conflict, whether the child still needs this write.
+func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID,
+	still func(metav1.Object) bool) (string, error) {
 	bucketCtx, done, ok := e.shards.beginLabel(owner)
 	if !ok {
 		return "", nil
@@ -138,7 +140,7 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 	// Before the write: the child cache may show the child before the answer comes.
 	e.shards.slotted.Store(obj.GetUID(), shard.BucketOf(owner, e.shards.buckets))
 	rv, err := patchSlotLabel(wctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, owner,
-		map[string]string{OperatorLabel: e.opts.Name, naming.SlotLabel: naming.SlotOf(owner)})
+		map[string]string{OperatorLabel: e.opts.Name, naming.SlotLabel: naming.SlotOf(owner)}, still)
 	if rv == "" {
 		e.shards.slotted.Delete(obj.GetUID())
 	}
@@ -154,13 +156,16 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 }
 
+// unslotted is labelUnslotted's test of a re-read child: no slot label yet.
+func unslotted(cur metav1.Object) bool { return cur.GetLabels()[naming.SlotLabel] == "" }
+
 // patchSlotLabel writes labels on the unslotted child obj of owner, with its uid and
 // resourceVersion as preconditions, and returns the write's resourceVersion. A child
 // whose resourceVersion moved meanwhile (its status written) is read again and tried
 // again, up to labelSlotTries writes, while it is still unslotted and owner's; "" and no
 // error when it went, was labelled meanwhile or changed owner.
 func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
-	labels map[string]string) (string, error) {
+	labels map[string]string, still func(metav1.Object) bool) (string, error) {
 	for try := 1; ; try++ {
 		patch, err := labelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
 		if err != nil {
@@ -174,7 +179,7 @@ func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *me
 			return "", err
 		}
 		cur, gerr := res.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if gerr != nil || cur.GetUID() != obj.GetUID() || cur.GetLabels()[naming.SlotLabel] != "" {
+		if gerr != nil || cur.GetUID() != obj.GetUID() || !still(cur) {
 			return "", nil
 		}
 		if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != owner {

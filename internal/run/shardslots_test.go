@@ -36,11 +36,16 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 		wantRV    string
 		wantSent  int
 		wantErr   bool
+		still     func(metav1.Object) bool // labelUnslotted's test, or the relabel's
 	}{
-		{"lands at once", 0, nil, "9", 1, false},
-		{"moved once, then lands", 1, nil, "9", 2, false},
-		{"labelled meanwhile", 1, map[string]string{naming.SlotLabel: "ab"}, "", 1, false},
-		{"keeps moving", labelSlotTries, nil, "", labelSlotTries, true},
+		{"lands at once", 0, nil, "9", 1, false, unslotted},
+		{"moved once, then lands", 1, nil, "9", 2, false, unslotted},
+		{"labelled meanwhile", 1, map[string]string{naming.SlotLabel: "ab"}, "", 1, false, unslotted},
+		{"keeps moving", labelSlotTries, nil, "", labelSlotTries, true, unslotted},
+		// A child a sharded ork wrote under the old default name has its slot label: the
+		// relabel retries it while it still carries that name.
+		{"relabel: slotted, moved once, then lands", 1, map[string]string{naming.SlotLabel: "ab", naming.OperatorLabel: naming.DefaultOperator}, "9", 2, false, underDefaultName},
+		{"relabel: relabelled meanwhile", 1, map[string]string{naming.SlotLabel: "ab", naming.OperatorLabel: "other"}, "", 1, false, underDefaultName},
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	for _, tt := range tests {
@@ -58,7 +63,7 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 				return true, child("2", tt.reread), nil
 			})
 			rv, err := patchSlotLabel(context.Background(), client.Resource(gvr).Namespace("ns"), child("1", nil), owner,
-				map[string]string{naming.SlotLabel: "ab"})
+				map[string]string{naming.SlotLabel: "ab"}, tt.still)
 			if rv != tt.wantRV || len(sent) != tt.wantSent || (err != nil) != tt.wantErr || (err != nil && !precondition.Failed(err)) {
 				t.Fatalf("rv %q after %d writes, err %v: want rv %q after %d, error %v", rv, len(sent), err, tt.wantRV, tt.wantSent, tt.wantErr)
 			}
