@@ -39,7 +39,10 @@ type addOpts struct {
 }
 
 // add queues key as o says, always in the same order of effects: the trigger into the
-// ledger, then the lane, then the queue. Every add of a controller goes through it.
+// ledger, then the lane, then the queue. Every add of a controller goes through it; two
+// places note a trigger without an add of their own, in the same order: a pass that waits
+// for its bucket to be ready (its add comes at the wake) and a finalize deadline passed
+// after a failure (its backoff's add comes with the schedule).
 func (c *controller) add(key string, o addOpts) {
 	var last time.Time
 	if o.trigger != "" {

@@ -13,9 +13,10 @@ import (
 type passGate interface {
 	// owns reports whether the CR of uid is in a bucket held here.
 	owns(uid types.UID) bool
-	// begin starts a pass of the CR of uid. ctx (nil when nothing can end the pass early)
-	// ends when its bucket is lost; done ends the pass; st says whether it may run.
-	begin(uid types.UID) (ctx context.Context, done func(), st bucketState)
+	// begin starts a pass of the CR of uid under ctx: st says whether it may run; when it
+	// may, passCtx is the pass's context (it ends early when the CR's bucket is lost) and
+	// done ends the pass.
+	begin(ctx context.Context, uid types.UID) (passCtx context.Context, done func(), st bucketState)
 	// waitReady parks key until the bucket of uid is ready; false when it may go now.
 	waitReady(uid types.UID, m ringMember, key string) bool
 	// takePass notes a pass of the CR of uid and reports whether its bucket's take owed it
@@ -34,8 +35,8 @@ type passGate interface {
 type allMine struct{}
 
 func (allMine) owns(types.UID) bool { return true }
-func (allMine) begin(types.UID) (context.Context, func(), bucketState) {
-	return nil, func() {}, bucketReady
+func (allMine) begin(ctx context.Context, _ types.UID) (context.Context, func(), bucketState) {
+	return ctx, func() {}, bucketReady
 }
 func (allMine) waitReady(types.UID, ringMember, string) bool { return false }
 func (allMine) takePass(types.UID) bool                      { return false }

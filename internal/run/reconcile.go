@@ -171,11 +171,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 			return
 		}
 	}
-	// A deadline of its own, below /healthz's bound for a stuck pass: the apiserver requests
-	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
-	// than refuses would hold the worker until the probe restarts ork.
-	passCtx := ctx
-	bucketCtx, endBucket, st := c.e.gate.begin(in.cr.GetUID())
+	passCtx, endPassCtx, st := c.e.gate.begin(ctx, in.cr.GetUID())
 	if st == bucketNotReady {
 		// Taken here, its children not in the child caches yet: a pass now would send
 		// none. The key waits, its trigger kept, and is queued when the bucket is ready.
@@ -198,14 +194,10 @@ func (c *controller) handle(ctx context.Context, key string) {
 		c.endPass(key, false)
 		return
 	}
-	defer endBucket()
-	if bucketCtx != nil {
-		var cancel context.CancelFunc
-		passCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(bucketCtx, cancel)()
-		passCtx = withCRUID(passCtx, in.cr.GetUID())
-	}
+	defer endPassCtx()
+	// A deadline of its own, below /healthz's bound for a stuck pass: the apiserver requests
+	// of a pass have none otherwise (only the call has), and an apiserver that hangs rather
+	// than refuses would hold the worker until the probe restarts ork.
 	if c.cfg.passTimeout > 0 {
 		var cancel context.CancelFunc
 		passCtx, cancel = context.WithTimeout(passCtx, c.cfg.passTimeout)

@@ -129,20 +129,25 @@ func (s *shards) mayWriteAny() error {
 // begin starts a pass for the CR of uid. It is bucketNotOwned when its bucket is not held
 // here, or is being handed back: the pass is left to the bucket's next holder, who passes
 // every CR of a bucket it takes; bucketNotReady while the bucket's child caches have not
-// caught up with its take (shardready.go). ctx ends when the bucket is lost; done ends the
-// pass.
-func (s *shards) begin(uid types.UID) (ctx context.Context, done func(), st bucketState) {
+// caught up with its take (shardready.go). The pass's context ends with ctx or when the
+// bucket is lost, and carries the CR's uid for the shard transport's check at the send;
+// done ends the pass.
+func (s *shards) begin(ctx context.Context, uid types.UID) (passCtx context.Context, done func(), st bucketState) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	w, ok := s.workableLocked(uid)
 	if !ok {
+		s.mu.Unlock()
 		return nil, nil, bucketNotOwned
 	}
 	if !w.ready {
+		s.mu.Unlock()
 		return nil, nil, bucketNotReady
 	}
-	ctx, done = s.enter(w)
-	return ctx, done, bucketReady
+	bucketCtx, leave := s.enter(w)
+	s.mu.Unlock()
+	passCtx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(bucketCtx, cancel)
+	return withCRUID(passCtx, uid), func() { stop(); cancel(); leave() }, bucketReady
 }
 
 // workableLocked is the work of uid's bucket, and whether it may start a pass: taken, not
