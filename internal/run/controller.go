@@ -85,7 +85,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			log:       e.log.With("crd", crd.Name),
 		},
 		ledger:    newLedger(),
-		suspended: newSuspensions(),
+		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 	}
 	c.writes = childWriter{c}
 	if !hasStatus {

@@ -20,7 +20,7 @@ import (
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(), related: newTestRelatedWatch(t), cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]loggedPaths{}}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]loggedPaths{}}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string

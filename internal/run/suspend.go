@@ -58,6 +58,9 @@ type suspensions struct {
 	resumed map[string]resume
 	// warned is the uid and value of the last invalid annotation reported, by key.
 	warned map[string]warning
+	// count reports how many are suspended (ork_suspended_crs), under mu: reported after
+	// it, two passes could leave the older count last.
+	count func(n int)
 }
 
 type resume struct {
@@ -70,8 +73,12 @@ type warning struct {
 	value string
 }
 
-func newSuspensions() *suspensions {
-	return &suspensions{suspended: map[string]types.UID{}, resumed: map[string]resume{}, warned: map[string]warning{}}
+// newSuspensions remembers suspended CRs and reports their count to count (nil: nowhere).
+func newSuspensions(count func(n int)) *suspensions {
+	if count == nil {
+		count = func(int) {}
+	}
+	return &suspensions{suspended: map[string]types.UID{}, resumed: map[string]resume{}, warned: map[string]warning{}, count: count}
 }
 
 // set records whether key's CR uid is suspended at this pass; was says whether it was at its
@@ -90,6 +97,7 @@ func (s *suspensions) set(ctx context.Context, key string, uid types.UID, on boo
 	default:
 		delete(s.suspended, key)
 	}
+	s.count(len(s.suspended))
 	return was, len(s.suspended)
 }
 
@@ -101,6 +109,7 @@ func (s *suspensions) forget(gone func(types.UID) bool) int {
 	maps.DeleteFunc(s.suspended, func(_ string, uid types.UID) bool { return gone(uid) })
 	maps.DeleteFunc(s.resumed, func(_ string, r resume) bool { return gone(r.uid) })
 	maps.DeleteFunc(s.warned, func(_ string, w warning) bool { return gone(w.uid) })
+	s.count(len(s.suspended))
 	return len(s.suspended)
 }
 
@@ -154,15 +163,14 @@ func (s *suspensions) forgetWarning(key string) {
 // setSuspended records whether in's CR is suspended at this pass, in memory and in the
 // metric, and returns whether it was at its last pass.
 func (c *controller) setSuspended(ctx context.Context, in *input, on bool) (was bool) {
-	was, n := c.suspended.set(ctx, in.key, in.cr.GetUID(), on)
-	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.cfg.crd.Name).Set(float64(n))
+	was, _ = c.suspended.set(ctx, in.key, in.cr.GetUID(), on)
 	return was
 }
 
 // forgetSuspensions drops what c remembers of the suspended CRs for which gone is true (a
 // released bucket's: they are the next holder's to count and to pass).
 func (c *controller) forgetSuspensions(gone func(types.UID) bool) {
-	c.e.opts.Metrics.SuspendedCRs.WithLabelValues(c.cfg.crd.Name).Set(float64(c.suspended.forget(gone)))
+	c.suspended.forget(gone)
 }
 
 // suspension decides a pass over a suspended CR: held is true when the CR is suspended,

@@ -2,6 +2,9 @@ package run
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,7 +113,7 @@ func TestSuspendMemoryKeepsTheLastPassPerUID(t *testing.T) {
 		}, forget: "u1", wantN: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSuspensions()
+			s := newSuspensions(nil)
 			for i, st := range tc.steps {
 				if was, n := s.set(st.ctx, st.key, st.uid, st.on); was != st.wantWas || n != st.wantN {
 					t.Fatalf("step %d: set(%s, %s, %v) = %v, %d; want %v, %d", i, st.key, st.uid, st.on, was, n, st.wantWas, st.wantN)
@@ -137,7 +140,7 @@ func TestResumeMarkKeepsTheFirstResumePerUID(t *testing.T) {
 	cancel()
 	t1 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	t2 := t1.Add(time.Minute)
-	s := newSuspensions()
+	s := newSuspensions(nil)
 	s.markResumed(ended, "a", "u1", t1)
 	if got := s.resumedAt("a", "u1"); !got.IsZero() {
 		t.Fatalf("a pass whose context ended marked a resume at %v", got)
@@ -166,5 +169,22 @@ func TestResumeMarkKeepsTheFirstResumePerUID(t *testing.T) {
 	s.forgetResumed("a")
 	if got := s.resumedAt("a", "u1"); !got.IsZero() {
 		t.Fatalf("a gone CR's resume is kept: %v", got)
+	}
+}
+
+// The count of suspended CRs is reported under the lock that changes it: passes of many CRs
+// at once leave the true count last, never an older one (ork_suspended_crs stuck below the
+// number suspended, with no pass to come for a suspended CR to correct it).
+func TestSuspendedCountIsReportedInOrder(t *testing.T) {
+	var last atomic.Int64
+	s := newSuspensions(func(n int) { last.Store(int64(n)) })
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { s.set(t.Context(), fmt.Sprint("ns/cr-", i), types.UID(fmt.Sprint("u", i)), true) })
+	}
+	wg.Wait()
+	if got := last.Load(); got != n {
+		t.Fatalf("last count reported %d, want %d", got, n)
 	}
 }
