@@ -46,6 +46,10 @@ const (
 	// PinAnnotation, set by a user to stable or candidate, pins a custom resource to one side
 	// during a rollout.
 	PinAnnotation = Prefix + "reconciler"
+	// OperationAnnotation is the one annotation ork writes on a custom resource: the
+	// long-running operation a remote reconciler answered "pending" for, as compact JSON,
+	// when the CRD's status schema would prune status.operation.
+	OperationAnnotation = Prefix + "operation"
 )
 
 // On install objects (ork bundle, ork bundle --helm).
