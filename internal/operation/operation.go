@@ -36,7 +36,7 @@ const (
 	MinPollAfter     = time.Second
 )
 
-// MaxIDLength bounds an operation id: it is persisted on the custom resource and sent back
+// MaxIDLength bounds an operation id, in characters: it is persisted on the custom resource and sent back
 // with every poll.
 const MaxIDLength = 256
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Where says where the operation of a custom resource is persisted.
@@ -57,8 +58,8 @@ func (s State) check() error {
 	switch {
 	case s.ID == "":
 		return errors.New("no id")
-	case len(s.ID) > MaxIDLength:
-		return fmt.Errorf("id is longer than %d bytes", MaxIDLength)
+	case utf8.RuneCountInString(s.ID) > MaxIDLength:
+		return fmt.Errorf("id is longer than %d characters", MaxIDLength)
 	case s.Key == "":
 		return errors.New("no key")
 	case s.Generation < 0:

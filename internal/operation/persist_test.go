@@ -36,7 +36,7 @@ func TestDecodeRejectsWhatOrkNeverWrites(t *testing.T) {
 		{"not JSON", `{`, "unexpected EOF"},
 		{"unknown field", `{"id":"x","key":"k","startedAt":"2026-05-01T12:00:00Z","pollAfter":"1s","owner":"me"}`, "unknown field"},
 		{"no id", `{"key":"k","startedAt":"2026-05-01T12:00:00Z","pollAfter":"1s"}`, "no id"},
-		{"id too long", `{"id":"` + strings.Repeat("x", MaxIDLength+1) + `","key":"k","startedAt":"2026-05-01T12:00:00Z"}`, "longer than 256"},
+		{"id too long", `{"id":"` + strings.Repeat("x", MaxIDLength+1) + `","key":"k","startedAt":"2026-05-01T12:00:00Z"}`, "longer than 256 characters"},
 		{"no key", `{"id":"x","startedAt":"2026-05-01T12:00:00Z"}`, "no key"},
 		{"no start", `{"id":"x","key":"k"}`, "no startedAt"},
 		{"negative generation", `{"id":"x","key":"k","generation":-1,"startedAt":"2026-05-01T12:00:00Z"}`, "generation -1"},

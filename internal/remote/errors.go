@@ -33,9 +33,10 @@ const (
 	KindInvalidJSON Kind = "InvalidJSON"
 	// KindTooLarge: the 200 body exceeds Options.MaxBodyBytes.
 	KindTooLarge Kind = "TooLarge"
-	// KindInvalidResult: a well-formed result with an invalid requeueAfter.
+	// KindInvalidResult: a well-formed result with an invalid requeueAfter, or a "pending"
+	// one whose operation is missing or invalid (or an operation with another result).
 	KindInvalidResult Kind = "InvalidResult"
-	// KindUnknownResult: result is not "ok", "", "requeue" or "error".
+	// KindUnknownResult: result is not "ok", "", "requeue", "pending" or "error".
 	KindUnknownResult Kind = "UnknownResult"
 	// KindErrorResult: the reconciler answered result "error".
 	KindErrorResult Kind = "ErrorResult"

@@ -118,6 +118,7 @@ func FuzzPreparedRequestRoundTrip(f *testing.F) {
 		`{}`, `{"key":"a/b","object":null,"args":{}}`,
 		`{"object":{"spec":{"f":1.0,"big":1e300,"i":-9223372036854775808,"u":18446744073709551615,"s":"<&>\u2028"}}}`,
 		`{"prepared":{"children":{},"lastApply":[]}}`, `{"prepared":{"children":null,"lastApply":null,"dryRun":true}}`,
+		`{"prepared":{"operation":{"id":"x","key":"u/1/x","startedAt":"2026-05-01T12:00:00Z","polls":2,"superseded":true,"timedOut":false,"generation":1,"callback":{"url":"u","token":"t"}}}}`,
 		`{"prepared":{"lastApply":[{"name":"x","outcome":"failed","conflictingManagers":[]}]}}`,
 		`{"gvk":{"Group":"g","Version":"v1","Kind":"K"},"args":[1,"two",null,{"3":[]}]}`,
 		`{"key":"\ud800\udc00\ud800"}`,
@@ -176,6 +177,22 @@ func encodeResult(res *Result) ([]byte, error) {
 	if res.Resources != nil {
 		out["resources"] = res.Resources
 	}
+	if op := res.Operation; op != nil {
+		o := map[string]any{"id": op.ID}
+		if op.PollAfter > 0 {
+			o["pollAfter"] = op.PollAfter.String()
+		}
+		if op.Deadline > 0 {
+			o["deadline"] = op.Deadline.String()
+		}
+		if op.Message != "" {
+			o["message"] = op.Message
+		}
+		if op.Progress != nil {
+			o["progress"] = *op.Progress
+		}
+		out["operation"] = o
+	}
 	return json.Marshal(out)
 }
 
@@ -190,6 +207,8 @@ func FuzzDecodeResult(f *testing.F) {
 		`{"result":"requeue","requeueAfter":"30s"}`, `{"result":"error","error":"x"}`, `{}`, `[]`, `{"result":1}`,
 		`{"result":"ok","result":"ok"}`, `{"Result":"ok"}`, `{"result":"ok"} x`, ``, `null`, `{"resources":{}}`,
 		`{"requeueAfter":"1h0m0.5s","status":{"n":1.0,"e":1e-7},"resources":[]}`, `{"result":"","requeueAfter":"0s","status":null}`,
+		`{"result":"pending","operation":{"id":"db-1","pollAfter":"1m0.5s","deadline":"30m","message":"m","progress":40}}`,
+		`{"result":"pending","operation":{"id":"x","progress":1e2}}`, `{"result":"pending"}`, `{"result":"ok","operation":{"id":"x"}}`,
 	} {
 		f.Add([]byte(s))
 	}

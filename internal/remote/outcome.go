@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/orkspace/ork/internal/operation"
 )
 
 // Action is what the engine does with a key after a reconcile.
@@ -22,6 +24,11 @@ const (
 	Backoff
 	// RetryAfter: the endpoint asked for a pause (429/503 with Retry-After); AddAfter(After).
 	RetryAfter
+	// Pending: the reconciler answered "pending" (Result.Operation): the engine persists the
+	// operation (internal/operation), applies resources and status as for a success but
+	// with Ready False (Success is false), and calls again after After, the bounded
+	// pollAfter (Forget, then AddAfter). An engine that knows no operations backs off.
+	Pending
 )
 
 // String names the action for logs.
@@ -35,6 +42,8 @@ func (a Action) String() string {
 		return "Backoff"
 	case RetryAfter:
 		return "RetryAfter"
+	case Pending:
+		return "Pending"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -59,7 +68,8 @@ const (
 	ReasonInvalidRemoteResponse = "InvalidRemoteResponse"
 	// ReasonRemoteResponseTooLarge: the body exceeds the size limit (8 MiB by default).
 	ReasonRemoteResponseTooLarge = "RemoteResponseTooLarge"
-	// ReasonInvalidRemoteResult: an unknown result value or an invalid requeueAfter.
+	// ReasonInvalidRemoteResult: an unknown result value, an invalid requeueAfter or an
+	// invalid operation.
 	ReasonInvalidRemoteResult = "InvalidRemoteResult"
 	// ReasonTemplateError: the endpoint, args or a secret name did not render.
 	ReasonTemplateError = "TemplateError"
@@ -67,6 +77,8 @@ const (
 	ReasonAuthSecretError = "AuthSecretError"
 	// ReasonReconcileCanceled: ork stopped the call (shutdown).
 	ReasonReconcileCanceled = "ReconcileCanceled"
+	// ReasonOperationPending: "pending"; the operation is held (operation.ReasonPending).
+	ReasonOperationPending = operation.ReasonPending
 )
 
 // Outcome is the engine's next step for a key, with what to record.
@@ -103,6 +115,10 @@ func Decide(res *Result, err error) Outcome {
 	}
 	if res == nil {
 		return Outcome{Action: Backoff, Reason: ReasonReconcileError, Message: "remote reconciler returned no result"}
+	}
+	if res.Result == ResultPending && res.Operation != nil {
+		return Outcome{Action: Pending, After: operation.BoundPollAfter(res.Operation.PollAfter),
+			Reason: ReasonOperationPending, Message: pendingMessage(res.Operation)}
 	}
 	o := Outcome{Action: Done, Success: true, Reason: ReasonReconcileSucceeded, Message: "remote reconciler returned " + res.String()}
 	if res.Result == ResultRequeue || res.RequeueAfter > 0 {

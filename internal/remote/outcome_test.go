@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orkspace/ork/internal/operation"
 )
+
+func ptr[T any](v T) *T { return &v }
 
 func TestDecide(t *testing.T) {
 	ce := func(k Kind) error { return &CallError{Kind: k, Message: string(k) + " happened"} }
@@ -37,6 +41,12 @@ func TestDecide(t *testing.T) {
 			want: Outcome{Action: Backoff, Reason: "RemoteTimeout", Message: "Timeout happened"}},
 		{name: "other error", err: errors.New("panic: boom"),
 			want: Outcome{Action: Backoff, Reason: "ReconcileError", Message: "panic: boom"}},
+		{name: "pending: poll after pollAfter, Ready False", res: &Result{Result: "pending", Operation: &operation.Answer{ID: "db-1", PollAfter: 30 * time.Second, Message: "creating", Progress: ptr(40)}},
+			want: Outcome{Action: Pending, After: 30 * time.Second, Reason: "OperationPending", Message: `operation "db-1" pending (40%): creating`}},
+		{name: "pending without pollAfter: the default", res: &Result{Result: "pending", Operation: &operation.Answer{ID: "db-1"}},
+			want: Outcome{Action: Pending, After: 10 * time.Second, Reason: "OperationPending", Message: `operation "db-1" pending`}},
+		{name: "pending with a pollAfter under a second: one", res: &Result{Result: "pending", Operation: &operation.Answer{ID: "db-1", PollAfter: time.Millisecond}},
+			want: Outcome{Action: Pending, After: time.Second, Reason: "OperationPending", Message: `operation "db-1" pending`}},
 		{name: "no result, no error", want: Outcome{Action: Backoff, Reason: "ReconcileError", Message: "remote reconciler returned no result"}},
 	}
 	for kind, reason := range map[Kind]string{

@@ -12,6 +12,7 @@ import (
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/operation"
 )
 
 // ContractVersion is the version of the wire contract (schema/prepared-request.schema.json
@@ -20,7 +21,7 @@ import (
 // SDKs under sdk/ carry the same number, so a reconciler can tell that ork speaks a newer
 // contract than it was built for.
 const (
-	ContractVersion       = "1"
+	ContractVersion       = "1.1"
 	ContractVersionHeader = "Ork-Contract-Version"
 )
 
@@ -100,6 +101,10 @@ type Request struct {
 	// LastApply is what applying the previous result did, sent as prepared.lastApply when
 	// payload.lastApply is on; nil when nothing was applied yet. Never modified.
 	LastApply []AppliedResource
+	// Operation is sent as prepared.operation: the long-running operation ork holds for the
+	// custom resource, or the one that just timed out (operation.State.Prepared). Omitted
+	// when nil. Never modified.
+	Operation *operation.Prepared
 	// Hold, when set, is asked right before the POST goes out, after the secrets are read
 	// (which may take a while): an error sends nothing, and Call returns it as is, not as a
 	// CallError. ork run's leadership guard: a replica whose Lease may have passed calls no
@@ -109,7 +114,7 @@ type Request struct {
 
 // Result is a decoded RemoteReconcileResult.
 type Result struct {
-	// Result is "ok", "" (same as ok), "requeue" or "error".
+	// Result is "ok", "" (same as ok), "requeue", "pending" or "error".
 	Result string
 	// RequeueAfter is the parsed requeueAfter; 0 when empty.
 	RequeueAfter time.Duration
@@ -121,6 +126,10 @@ type Result struct {
 	// null), an empty list, not nil, when present and empty. prune tells the two apart:
 	// absent is "no opinion", empty "own nothing".
 	Resources []map[string]any
+	// Operation is the operation of a "pending" result, checked (an id, durations that are
+	// not negative, progress 0 to 100) but not bounded: pollAfter is as the reconciler wrote
+	// it, 0 when absent. Nil for any other result.
+	Operation *operation.Answer
 }
 
 // Reconciler calls one CRD's remote endpoint. It is safe for concurrent use.

@@ -10,6 +10,7 @@ import (
 	"text/template"
 
 	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/render"
 )
 
@@ -43,6 +44,8 @@ type prepared struct {
 	// LastApply is omitted when nil (disabled, or nothing applied yet) and [] when the
 	// previous result had no resources.
 	LastApply []AppliedResource `json:"lastApply,omitzero"`
+	// Operation is omitted unless an operation is held or just timed out.
+	Operation *operation.Prepared `json:"operation,omitempty"`
 }
 
 // buildBody renders the PreparedRequest of req as JSON. req.Object and req.Children are
@@ -64,6 +67,7 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			Generation: asInt64(meta["generation"]),
 			Deleting:   meta["deletionTimestamp"] != nil && meta["deletionTimestamp"] != "",
 			DryRun:     req.DryRun,
+			Operation:  req.Operation,
 		},
 	}
 	if r.childrenEnabled {

@@ -100,8 +100,8 @@ func TestRequestHeaders(t *testing.T) {
 	if ua := got.header.Get("User-Agent"); ua != version.UserAgent() || !strings.HasPrefix(ua, "ork/") {
 		t.Errorf("User-Agent = %q, want %q", ua, version.UserAgent())
 	}
-	if v := got.header.Get("Ork-Contract-Version"); v != "1" {
-		t.Errorf("Ork-Contract-Version = %q, want 1", v)
+	if v := got.header.Get("Ork-Contract-Version"); v != ContractVersion {
+		t.Errorf("Ork-Contract-Version = %q, want %s", v, ContractVersion)
 	}
 	if a := got.header.Get("Authorization"); a != "" {
 		t.Errorf("Authorization = %q without auth configured", a)

@@ -14,14 +14,17 @@ const (
 	ResultOK      = "ok"
 	ResultRequeue = "requeue"
 	ResultError   = "error"
+	// ResultPending: the reconciler started (or goes on with) a long-running operation,
+	// described by the result's operation; ork holds it and polls.
+	ResultPending = "pending"
 )
 
 // resultFields lists the fields of a RemoteReconcileResult for messages.
-const resultFields = "result, requeueAfter, error, status, resources"
+const resultFields = "result, requeueAfter, error, status, resources, operation"
 
 func isResultField(k string) bool {
 	switch k {
-	case "result", "requeueAfter", "error", "status", "resources":
+	case "result", "requeueAfter", "error", "status", "resources", "operation":
 		return true
 	}
 	return false
@@ -77,13 +80,27 @@ func decodeResult(data []byte) (*Result, error) {
 	if res.Resources, err = resourcesField(raw); err != nil {
 		return nil, err
 	}
+	op, err := objectField(raw, "operation")
+	if err != nil {
+		return nil, err
+	}
 
 	switch res.Result {
 	case "", ResultOK, ResultRequeue:
+	case ResultPending:
+		if op == nil {
+			return nil, callErr(KindInvalidResult, nil, "result \"pending\" without an operation (want \"operation\": {\"id\": ...})")
+		}
+		if res.Operation, err = decodeOperation(op); err != nil {
+			return nil, err
+		}
 	case ResultError:
 		return res, callErr(KindErrorResult, nil, "%s", errorResultMessage(res.Error))
 	default:
-		return nil, callErr(KindUnknownResult, nil, "unknown result %q (want \"ok\", \"requeue\" or \"error\")", truncate(res.Result, 64))
+		return nil, callErr(KindUnknownResult, nil, "unknown result %q (want \"ok\", \"requeue\", \"pending\" or \"error\")", truncate(res.Result, 64))
+	}
+	if op != nil && res.Result != ResultPending {
+		return nil, callErr(KindInvalidResult, nil, "operation with result %q: an operation goes only with result \"pending\"", res.Result)
 	}
 	if requeueAfter != "" {
 		d, err := time.ParseDuration(requeueAfter)
@@ -165,11 +182,15 @@ func errorResultMessage(text string) string {
 	return "reconciler returned error: " + truncate(text, maxErrorText)
 }
 
-// String describes the result for messages: "ok", "requeue after 5s".
+// String describes the result for messages: "ok", "requeue after 5s", "pending (operation
+// "db-1")".
 func (r *Result) String() string {
 	s := r.Result
 	if s == "" {
 		s = ResultOK
+	}
+	if r.Operation != nil {
+		s += fmt.Sprintf(" (operation %q)", truncate(r.Operation.ID, 64))
 	}
 	if r.RequeueAfter > 0 {
 		s += fmt.Sprintf(" (requeue after %s)", r.RequeueAfter)

@@ -141,7 +141,7 @@ func TestBrokenReconcilersFailWithPreciseViolations(t *testing.T) {
 		notSent int
 	}{
 		{"wrong result value", reconciler(func(_, a map[string]any) { a["result"] = "done" }),
-			nil, []v{{"create", CheckDecoder, "$.result", `unknown result "done" (want "ok", "requeue" or "error")`}}, 0},
+			nil, []v{{"create", CheckDecoder, "$.result", `unknown result "done" (want "ok", "requeue", "pending" or "error")`}}, 0},
 		{"undeclared type", reconciler(func(_, a map[string]any) {
 			a["resources"] = append(a["resources"].([]any), map[string]any{"type": "statefulset", "fields": map[string]any{"name": "db", "image": "postgres:16"}})
 		}), nil, []v{{"create", CheckManaged, "$.resources[2]",

@@ -177,13 +177,13 @@ func decoderPath(ce *remote.CallError) string {
 	case remote.KindUnknownResult:
 		return "$.result"
 	case remote.KindInvalidResult:
-		return "$.requeueAfter"
+		return invalidResultPath(ce.Message)
 	}
 	if f, ok := quotedAfter(ce.Message, "unknown field "); ok {
-		return jsonPath([]string{f})
+		return jsonPath(strings.Split(f, "."))
 	}
 	if f, ok := quotedAfter(ce.Message, "field "); ok {
-		return jsonPath([]string{f})
+		return jsonPath(strings.Split(f, "."))
 	}
 	if i := strings.Index(ce.Message, "resources["); i >= 0 {
 		if n, _, ok := strings.Cut(ce.Message[i+len("resources["):], "]"); ok {
@@ -191,6 +191,22 @@ func decoderPath(ce *remote.CallError) string {
 		}
 	}
 	return "$"
+}
+
+// invalidResultPath locates an invalid requeueAfter or operation: the decoder's messages
+// name operation fields as operation.<field>, and an id as "operation id" or "without an id".
+func invalidResultPath(msg string) string {
+	if !strings.Contains(msg, "operation") {
+		return "$.requeueAfter"
+	}
+	if _, rest, ok := strings.Cut(msg, "operation."); ok {
+		field, _, _ := strings.Cut(rest, " ")
+		return "$.operation." + field
+	}
+	if strings.Contains(msg, "operation id") || strings.Contains(msg, "without an id") {
+		return "$.operation.id"
+	}
+	return "$.operation"
 }
 
 // quotedAfter returns the Go-quoted string that follows prefix in s.
@@ -210,13 +226,13 @@ func quotedAfter(s, prefix string) (string, bool) {
 func decoderHint(k remote.Kind) string {
 	switch k {
 	case remote.KindUnknownResult:
-		return "answer \"ok\", \"requeue\" or \"error\" (\"\" and absent count as ok)"
+		return "answer \"ok\", \"requeue\", \"pending\" or \"error\" (\"\" and absent count as ok)"
 	case remote.KindInvalidResult:
-		return "requeueAfter is a Go duration: 30s, 1m30s, 500ms"
+		return "requeueAfter, operation.pollAfter and operation.deadline are Go durations (30s, 1m30s, 500ms); \"pending\" comes with an operation that has an id, and an operation only with \"pending\""
 	case remote.KindTooLarge:
 		return "answers are limited to 8 MiB: return fewer or smaller resources"
 	}
-	return "answer one JSON object (Content-Type: application/json) with only result, requeueAfter, error, status and resources; field names are case-sensitive"
+	return "answer one JSON object (Content-Type: application/json) with only result, requeueAfter, error, status, resources and operation; field names are case-sensitive"
 }
 
 // entryPath locates a builder's error in resources[i]: fields of an intent entry are below

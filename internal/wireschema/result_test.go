@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +55,29 @@ func TestResultSchemaAgreesWithOrk(t *testing.T) {
 			"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}]}`, true},
 		{"full Secret with its own top-level type", `{"resources":[{"apiVersion":"v1","kind":"Secret","type":"Opaque","metadata":{"name":"s"},"stringData":{"k":"v"}}]}`, true},
 		{"full object of any kind", `{"resources":[{"apiVersion":"myorg.io/v1","kind":"Database","metadata":{"name":"db"},"spec":{}}]}`, true},
+
+		{"pending with an operation", `{"result":"pending","operation":{"id":"db-1","pollAfter":"10s","deadline":"30m","message":"creating","progress":40},"status":{"phase":"Provisioning"}}`, true},
+		{"pending with only an id", `{"result":"pending","operation":{"id":"db-1"}}`, true},
+		{"pending with resources", `{"result":"pending","operation":{"id":"db-1","progress":100},"resources":[{"type":"service","fields":{"name":"s","port":80}}]}`, true},
+		{"operation fields null", `{"result":"pending","operation":{"id":"db-1","pollAfter":null,"deadline":"","message":null,"progress":null}}`, true},
+		{"pollAfter under a second is raised, not refused", `{"result":"pending","operation":{"id":"db-1","pollAfter":"100ms"}}`, true},
+		{"a null operation with ok", `{"result":"ok","operation":null}`, true},
+
+		{"pending without an operation", `{"result":"pending"}`, false},
+		{"pending with a null operation", `{"result":"pending","operation":null}`, false},
+		{"operation without an id", `{"result":"pending","operation":{"pollAfter":"5s"}}`, false},
+		{"operation with an empty id", `{"result":"pending","operation":{"id":""}}`, false},
+		{"operation id too long", `{"result":"pending","operation":{"id":"` + strings.Repeat("é", 257) + `"}}`, false},
+		{"operation id not a string", `{"result":"pending","operation":{"id":1}}`, false},
+		{"pollAfter without a unit", `{"result":"pending","operation":{"id":"x","pollAfter":"10"}}`, false},
+		{"negative deadline", `{"result":"pending","operation":{"id":"x","deadline":"-5m"}}`, false},
+		{"progress over 100", `{"result":"pending","operation":{"id":"x","progress":101}}`, false},
+		{"negative progress", `{"result":"pending","operation":{"id":"x","progress":-1}}`, false},
+		{"fractional progress", `{"result":"pending","operation":{"id":"x","progress":0.5}}`, false},
+		{"unknown operation field", `{"result":"pending","operation":{"id":"x","eta":"5m"}}`, false},
+		{"operation with ok", `{"result":"ok","operation":{"id":"x"}}`, false},
+		{"operation without a result", `{"operation":{"id":"x"}}`, false},
+		{"operation not an object", `{"result":"pending","operation":"x"}`, false},
 
 		{"unknown field", `{"result":"ok","requeue":"5s"}`, false},
 		{"field names are case-sensitive", `{"Result":"ok"}`, false},

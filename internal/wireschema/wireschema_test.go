@@ -91,6 +91,26 @@ func TestRequestSchemaRejectsWhatOrkNeverSends(t *testing.T) {
 		{"related not a list per key", func(m map[string]any) {
 			prepared(m)["related"] = map[string]any{"config": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}}
 		}, "/prepared/related/config"},
+		{"operation without a key", func(m map[string]any) {
+			op := validOperation()
+			delete(op, "key")
+			prepared(m)["operation"] = op
+		}, "key"},
+		{"operation with an unknown field", func(m map[string]any) {
+			op := validOperation()
+			op["eta"] = "5m"
+			prepared(m)["operation"] = op
+		}, "/prepared/operation"},
+		{"operation polls negative", func(m map[string]any) {
+			op := validOperation()
+			op["polls"] = -1
+			prepared(m)["operation"] = op
+		}, "/prepared/operation/polls"},
+		{"operation callback without a token", func(m map[string]any) {
+			op := validOperation()
+			op["callback"] = map[string]any{"url": "https://ork.example/operations/x"}
+			prepared(m)["operation"] = op
+		}, "token"},
 		{"related object without kind", func(m map[string]any) {
 			prepared(m)["related"] = map[string]any{"config": []any{map[string]any{"apiVersion": "v1", "metadata": map[string]any{}}}}
 		}, "/prepared/related/config/0"},
@@ -131,6 +151,32 @@ func TestRequestSchemaAcceptsEveryTriggerAndChildren(t *testing.T) {
 	// An exclude path may remove anything from the object, even metadata.
 	if err := v.ValidatePreparedRequest([]byte(editRequest(t, func(m map[string]any) { m["object"] = map[string]any{} }))); err != nil {
 		t.Errorf("object with everything excluded: %v", err)
+	}
+}
+
+// validOperation is a prepared.operation as ork sends it about a held operation.
+func validOperation() map[string]any {
+	return map[string]any{"id": "db-1", "key": "0b5e-uid/1/db-1", "startedAt": "2026-05-01T12:00:00Z",
+		"polls": 0, "superseded": false, "timedOut": false, "generation": 1}
+}
+
+func TestRequestSchemaAcceptsAHeldOperation(t *testing.T) {
+	v := newValidator(t)
+	for name, edit := range map[string]func(op map[string]any){
+		"held":      func(map[string]any) {},
+		"timed out": func(op map[string]any) { op["timedOut"] = true },
+		"with a callback": func(op map[string]any) {
+			op["callback"] = map[string]any{"url": "https://ork.example/operations/x", "token": "t"}
+		},
+	} {
+		body := editRequest(t, func(m map[string]any) {
+			op := validOperation()
+			edit(op)
+			m["prepared"].(map[string]any)["operation"] = op
+		})
+		if err := v.ValidatePreparedRequest([]byte(body)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

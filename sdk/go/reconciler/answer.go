@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // OK is a successful answer: ork applies its resources and merges its status.
@@ -16,6 +17,45 @@ func Requeue(d time.Duration) Result {
 	if d > 0 {
 		r.RequeueAfter = d.String()
 	}
+	return r
+}
+
+// Pending answers that the long-running operation id was started, or goes on: ork applies
+// the answer's resources and status, holds the operation on the custom resource (Ready
+// False, reason OperationPending) and calls again after pollAfter (0: ork's default, 10s;
+// less than 1s counts as 1s) with prepared.operation, until a final answer (OK or Requeue).
+// Answering with the id of prepared.operation continues it; another id replaces it.
+func Pending(id string, pollAfter time.Duration) Result {
+	op := &PendingOperation{ID: id}
+	if pollAfter > 0 {
+		op.PollAfter = pollAfter.String()
+	}
+	return Result{Result: ResultKindPending, Operation: op}
+}
+
+// WithDeadline bounds a pending answer's operation to d after it started: then ork stops
+// waiting (Ready False, reason OperationTimedOut) and calls again with
+// prepared.operation.timedOut. No effect on other answers.
+func (r Result) WithDeadline(d time.Duration) Result {
+	if r.Operation == nil {
+		return r
+	}
+	op := *r.Operation
+	op.Deadline = d.String()
+	r.Operation = &op
+	return r
+}
+
+// WithProgress says how far a pending answer's operation is, in percent (0 to 100), and
+// what it is doing; ork shows both in the Ready condition. No effect on other answers.
+func (r Result) WithProgress(percent int, message string) Result {
+	if r.Operation == nil {
+		return r
+	}
+	op := *r.Operation
+	p := int64(percent)
+	op.Progress, op.Message = &p, message
+	r.Operation = &op
 	return r
 }
 
@@ -55,20 +95,54 @@ func (r Result) RequeueAfterAlso(d time.Duration) Result {
 // resource that misses a required field (named as resources[i].fields.<name>).
 func (r Result) Validate() error {
 	switch r.Result {
-	case "", ResultKindOK, ResultKindRequeue, ResultKindError:
+	case "", ResultKindOK, ResultKindRequeue, ResultKindPending, ResultKindError:
 	default:
-		return fmt.Errorf("result: %q is not ok, requeue or error", r.Result)
+		return fmt.Errorf("result: %q is not ok, requeue, pending or error", r.Result)
 	}
-	if r.RequeueAfter != "" {
-		d, err := time.ParseDuration(r.RequeueAfter)
-		if err != nil || d < 0 {
-			return fmt.Errorf("requeueAfter: %q is not a non-negative duration", r.RequeueAfter)
-		}
+	if err := checkDuration("requeueAfter", r.RequeueAfter); err != nil {
+		return err
+	}
+	if err := r.validateOperation(); err != nil {
+		return err
 	}
 	for i, res := range r.Resources {
 		if err := res.Validate(); err != nil {
 			return fmt.Errorf("resources[%d]: %w", i, err)
 		}
+	}
+	return nil
+}
+
+// validateOperation checks what ork checks of an operation: it comes with "pending" and
+// only then, with an id of at most 256 characters, durations and a progress from 0 to 100.
+func (r Result) validateOperation() error {
+	op := r.Operation
+	switch {
+	case r.Result == ResultKindPending && op == nil:
+		return errors.New("operation: result pending needs an operation")
+	case op == nil:
+		return nil
+	case r.Result != ResultKindPending:
+		return fmt.Errorf("operation: goes only with result pending, not %q", r.Result)
+	case op.ID == "":
+		return errors.New("operation.id is required")
+	case utf8.RuneCountInString(op.ID) > 256:
+		return errors.New("operation.id is longer than 256 characters")
+	case op.Progress != nil && (*op.Progress < 0 || *op.Progress > 100):
+		return fmt.Errorf("operation.progress: %d is not from 0 to 100", *op.Progress)
+	}
+	if err := checkDuration("operation.pollAfter", op.PollAfter); err != nil {
+		return err
+	}
+	return checkDuration("operation.deadline", op.Deadline)
+}
+
+func checkDuration(field, s string) error {
+	if s == "" {
+		return nil
+	}
+	if d, err := time.ParseDuration(s); err != nil || d < 0 {
+		return fmt.Errorf("%s: %q is not a non-negative duration", field, s)
 	}
 	return nil
 }

@@ -27,6 +27,12 @@ func TestAnswersEncodeAsOrkReadsThem(t *testing.T) {
 			`{"result":"ok","resources":[{"type":"deployment","fields":{"name":"w","image":"i","replicas":0}}]}`},
 		{"port by name and force", OK().WithResources(Service(ServiceFields{Name: "s", Port: 80, TargetPort: Str("http")}).WithForceConflict(false)),
 			`{"result":"ok","resources":[{"type":"service","fields":{"name":"s","port":80,"targetPort":"http"},"forceConflict":false}]}`},
+		{"pending", Pending("db-1", 30*time.Second), `{"result":"pending","operation":{"id":"db-1","pollAfter":"30s"}}`},
+		{"pending at ork's pace", Pending("db-1", 0), `{"result":"pending","operation":{"id":"db-1"}}`},
+		{"pending with a deadline and progress", Pending("db-1", 0).WithDeadline(30*time.Minute).WithProgress(40, "creating").WithStatus(map[string]any{"phase": "Provisioning"}),
+			`{"result":"pending","status":{"phase":"Provisioning"},"operation":{"id":"db-1","deadline":"30m0s","message":"creating","progress":40}}`},
+		{"progress at 0 is said", Pending("db-1", 0).WithProgress(0, ""), `{"result":"pending","operation":{"id":"db-1","progress":0}}`},
+		{"deadline and progress need pending", OK().WithDeadline(time.Minute).WithProgress(5, "x"), `{"result":"ok"}`},
 		{"full object", OK().WithResources(FullObject(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}})),
 			`{"result":"ok","resources":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}]}`},
 	} {
@@ -51,7 +57,14 @@ func TestValidateNamesWhatOrkWouldRefuse(t *testing.T) {
 		res  Result
 		want string
 	}{
-		{"unknown result", Result{Result: "done"}, `result: "done" is not ok, requeue or error`},
+		{"unknown result", Result{Result: "done"}, `result: "done" is not ok, requeue, pending or error`},
+		{"pending without an operation", Result{Result: ResultKindPending}, "operation: result pending needs an operation"},
+		{"an operation with ok", Result{Result: ResultKindOK, Operation: &PendingOperation{ID: "x"}}, `operation: goes only with result pending, not "ok"`},
+		{"pending without an id", Pending("", 0), "operation.id is required"},
+		{"an id too long", Pending(strings.Repeat("x", 257), 0), "operation.id is longer than 256 characters"},
+		{"progress over 100", Pending("x", 0).WithProgress(101, ""), "operation.progress: 101 is not from 0 to 100"},
+		{"bad pollAfter", Result{Result: ResultKindPending, Operation: &PendingOperation{ID: "x", PollAfter: "10"}}, `operation.pollAfter: "10" is not a non-negative duration`},
+		{"negative deadline", Pending("x", 0).WithDeadline(-time.Second), `operation.deadline: "-1s" is not a non-negative duration`},
 		{"bad duration", Result{RequeueAfter: "soon"}, `requeueAfter: "soon" is not a non-negative duration`},
 		{"negative duration", Result{RequeueAfter: "-1s"}, `requeueAfter: "-1s"`},
 		{"required string", OK().WithResources(ConfigMap(ConfigMapFields{Name: "c"})), "resources[0]: configmap: fields.data is required"},
@@ -113,5 +126,21 @@ func TestIntOrString(t *testing.T) {
 	}
 	if Int(0).IsZero() || !(IntOrString{}).IsZero() || Int(80).String() != "80" || Str("http").String() != "http" {
 		t.Error("IsZero or String")
+	}
+}
+
+func TestOperationKeyIsStableForAGeneration(t *testing.T) {
+	obj := Object{Metadata: map[string]any{"uid": "0b5e-uid", "name": "w"}}
+	for _, tc := range []struct {
+		name string
+		req  PreparedRequest
+		want string
+	}{
+		{"no operation held: derived from uid and generation", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 3}}, "0b5e-uid/3"},
+		{"an operation held: its key", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 4, Operation: &HeldOperation{ID: "db-1", Key: "0b5e-uid/3/db-1"}}}, "0b5e-uid/3/db-1"},
+	} {
+		if got := tc.req.OperationKey(); got != tc.want {
+			t.Errorf("%s: OperationKey = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

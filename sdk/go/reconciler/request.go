@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -29,4 +30,19 @@ func decodeRaw(raw json.RawMessage, v any) error {
 func Major(version string) string {
 	major, _, _ := strings.Cut(strings.TrimSpace(version), ".")
 	return major
+}
+
+// UID is metadata.uid of the custom resource ("" when payload.object.exclude removes it).
+func (o Object) UID() string { s, _ := o.Metadata["uid"].(string); return s }
+
+// OperationKey is the stable key of the work this request asks for: prepared.operation.key
+// while ork holds an operation, else "<metadata.uid>/<prepared.generation>". Key the
+// external work you start on it (answering Pending): when ork asks again for the same
+// generation without prepared.operation (it crashed before persisting your answer), look
+// the key up and answer Pending with the operation you already started, not a second one.
+func (r PreparedRequest) OperationKey() string {
+	if r.Prepared.Operation != nil {
+		return r.Prepared.Operation.Key
+	}
+	return r.Object.UID() + "/" + strconv.FormatInt(r.Prepared.Generation, 10)
 }

@@ -10,7 +10,7 @@ import (
 
 // ContractVersion is the version of ork's wire contract these types follow. ork sends its
 // own in the Ork-Contract-Version header of every request.
-const ContractVersion = "1"
+const ContractVersion = "1.1"
 
 // Trigger is one of the values of the schema's enum. Why this reconcile runs: create, update
 // or delete (a watch event of the custom resource), resync (reconcile.resync elapsed, or an
@@ -41,15 +41,20 @@ const (
 
 // ResultKind is one of the values of the schema's enum. "ok" or "" (or absent): success;
 // resources are applied and status is written. "requeue": success, and run again after
-// requeueAfter (with no requeueAfter: after the per-key backoff). "error": a failed reconcile
-// with the error text; nothing is applied, status is not written, the key is retried with
-// exponential backoff. Any other value is a failed reconcile (InvalidRemoteResult).
+// requeueAfter (with no requeueAfter: after the per-key backoff). "pending": a long-running
+// operation, described by operation (required with it), was started or goes on: resources and
+// status are applied as usual, Ready is False with reason OperationPending, ork holds the
+// operation on the custom resource and calls again after operation.pollAfter with
+// prepared.operation (requeueAfter is ignored). "error": a failed reconcile with the error
+// text; nothing is applied, status is not written, the key is retried with exponential
+// backoff. Any other value is a failed reconcile (InvalidRemoteResult).
 type ResultKind string
 
 // Values of ResultKind.
 const (
 	ResultKindOK      ResultKind = "ok"
 	ResultKindRequeue ResultKind = "requeue"
+	ResultKindPending ResultKind = "pending"
 	ResultKindError   ResultKind = "error"
 )
 
@@ -112,8 +117,8 @@ const (
 // step per additive field, a major one for any breaking change>, Idempotency-Key: <random>
 // (new for every call), and the auth header when auth.secretRef is declared. The fields are
 // always present and always in this order; there are no others (prepared.dryRun,
-// prepared.children, prepared.related and prepared.lastApply aside, present only as their
-// descriptions say).
+// prepared.children, prepared.related, prepared.lastApply and prepared.operation aside,
+// present only as their descriptions say).
 type PreparedRequest struct {
 	// The work-queue key of the custom resource: "<namespace>/<name>", or "<name>" for a
 	// cluster-scoped resource.
@@ -201,6 +206,12 @@ type Prepared struct {
 	// field and forceConflict was false; conflictingManagers names them) or error (not applied:
 	// message says why, an earlier entry's failure included).
 	LastApply []AppliedResource `json:"lastApply,omitzero"`
+	// Present only while ork holds a long-running operation the reconciler answered "pending" for
+	// (on every call about this custom resource, whatever its trigger), and on the first call
+	// after one timed out. A final answer (ok or requeue) ends it; another "pending" answer
+	// continues it (the same id) or replaces it (another id); an "error" answer or a failed call
+	// leaves it held.
+	Operation *HeldOperation `json:"operation,omitzero"`
 }
 
 // AppliedResource is an object of the wire contract.
@@ -215,6 +226,51 @@ type AppliedResource struct {
 	ConflictingManagers []string     `json:"conflictingManagers,omitzero"`
 }
 
+// HeldOperation is an object of the wire contract. Present only while ork holds a long-running
+// operation the reconciler answered "pending" for (on every call about this custom resource,
+// whatever its trigger), and on the first call after one timed out. A final answer (ok or
+// requeue) ends it; another "pending" answer continues it (the same id) or replaces it
+// (another id); an "error" answer or a failed call leaves it held.
+type HeldOperation struct {
+	// The id of the reconciler's answer.
+	ID string `json:"id"`
+	// The stable key of the work: "<metadata.uid>/<generation>/<id>", generation being the one
+	// the operation started for. Before any operation is held a reconciler derives
+	// "<metadata.uid>/<prepared.generation>" itself: keying the work it starts on that finds it
+	// again when ork asks a second time for the same generation, which covers a crash of ork
+	// between the "pending" answer and its persisting. Unlike the Idempotency-Key header, new for
+	// every call, it is the same on every call about the operation.
+	Key string `json:"key"`
+	// When ork received the answer that started the operation (RFC 3339, to the second).
+	StartedAt string `json:"startedAt"`
+	// How many answers about the operation came after the one that started it: 0 on the first
+	// poll.
+	Polls int64 `json:"polls"`
+	// true when metadata.generation moved since the operation started (prepared.generation is the
+	// new one, generation below the operation's): the spec changed under it. The reconciler may
+	// finish it, or answer pending with a new id for the new generation; observedGeneration does
+	// not advance past the operation's generation until work for the current generation
+	// completes.
+	Superseded bool `json:"superseded"`
+	// true on the call after the operation's deadline passed: ork no longer waits for it; what
+	// happens now is this answer's.
+	TimedOut bool `json:"timedOut"`
+	// The custom resource's generation the operation started for.
+	Generation int64 `json:"generation"`
+	// Present only when ork serves completion callbacks: POST to url when the operation
+	// completes, and ork calls again at once instead of at the next poll. token authorises that
+	// one operation.
+	Callback *OperationCallback `json:"callback,omitzero"`
+}
+
+// OperationCallback is an object of the wire contract. Present only when ork serves completion
+// callbacks: POST to url when the operation completes, and ork calls again at once instead of
+// at the next poll. token authorises that one operation.
+type OperationCallback struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
+}
+
 // Result is an object of the wire contract. The JSON body a remote reconciler answers a
 // PreparedRequest with, with HTTP status 200 (any other status is a failed reconcile). ork
 // decodes it strictly: one JSON object, field names matched exactly (case-sensitive), no
@@ -223,9 +279,13 @@ type AppliedResource struct {
 type Result struct {
 	// "ok" or "" (or absent): success; resources are applied and status is written. "requeue":
 	// success, and run again after requeueAfter (with no requeueAfter: after the per-key
-	// backoff). "error": a failed reconcile with the error text; nothing is applied, status is
-	// not written, the key is retried with exponential backoff. Any other value is a failed
-	// reconcile (InvalidRemoteResult).
+	// backoff). "pending": a long-running operation, described by operation (required with it),
+	// was started or goes on: resources and status are applied as usual, Ready is False with
+	// reason OperationPending, ork holds the operation on the custom resource and calls again
+	// after operation.pollAfter with prepared.operation (requeueAfter is ignored). "error": a
+	// failed reconcile with the error text; nothing is applied, status is not written, the key is
+	// retried with exponential backoff. Any other value is a failed reconcile
+	// (InvalidRemoteResult).
 	Result ResultKind `json:"result,omitzero"`
 	// A non-negative Go duration (300ms, 30s, 1m30s, 2h). With "ok" or "requeue", ork reconciles
 	// this key again after it (trigger requeue). "" or absent: no scheduled re-run. An invalid
@@ -247,6 +307,35 @@ type Result struct {
 	// annotated orkestra.orkspace.io/prune: "false"). Absent (or null) means no opinion: nothing
 	// is pruned; an empty list prunes every such child.
 	Resources []Resource `json:"resources,omitzero"`
+	// With result "pending" (and only with it): the long-running operation. ork persists it on
+	// the custom resource (status.operation, or the annotation orkestra.orkspace.io/operation
+	// where the status schema would prune that) and sends it back as prepared.operation on every
+	// call until a final answer (ok or requeue) clears it, across restarts and replicas.
+	Operation *PendingOperation `json:"operation,omitzero"`
+}
+
+// PendingOperation is an object of the wire contract. With result "pending" (and only with
+// it): the long-running operation. ork persists it on the custom resource (status.operation,
+// or the annotation orkestra.orkspace.io/operation where the status schema would prune that)
+// and sends it back as prepared.operation on every call until a final answer (ok or requeue)
+// clears it, across restarts and replicas.
+type PendingOperation struct {
+	// The reconciler's name of the operation (at most 256 characters). The same id on a later
+	// answer continues the held operation; another id replaces it (for example a new operation
+	// for the generation a superseded poll carried).
+	ID string `json:"id"`
+	// A Go duration: when to call again. Default 10s; less than 1s counts as 1s. An invalid value
+	// is a failed reconcile (InvalidRemoteResult).
+	PollAfter string `json:"pollAfter,omitzero"`
+	// A Go duration counted from the operation's start (the answer that named its id first): when
+	// it passes without a final answer, ork stops waiting, sets Ready False with reason
+	// OperationTimedOut, records a Warning Event and calls again with prepared.operation.timedOut
+	// true. A later answer may change it. Default: none.
+	Deadline string `json:"deadline,omitzero"`
+	// What the operation is doing, shown in the Ready condition.
+	Message string `json:"message,omitzero"`
+	// How far the operation is, in percent.
+	Progress *int64 `json:"progress,omitzero"`
 }
 
 // ConfigMapFields is an object of the wire contract. Fields of the configmap intent type,

@@ -2,14 +2,14 @@
 
 The request and answer types are generated from ork's schema/*.json (``_wire``); the
 builders (``deployment(...)``, ``service(...)``) make intent entries, ``ok``/``requeue``/
-``error`` make answers, ``Handler`` turns a reconcile function into ork's wire format
+``pending``/``error`` make answers, ``Handler`` turns a reconcile function into ork's wire format
 (bearer token checked in constant time, body limited, ``/healthz``) for WSGI or the
 standard library's HTTP server (``serve``). Standard library only.
 """
 
 from ._wire import *  # noqa: F401,F403  (the generated types and builders)
 from ._wire import CONTRACT_VERSION, PreparedRequest, Resource, Result
-from .answers import error, go_duration, ok, requeue
+from .answers import error, go_duration, ok, operation_key, pending, requeue
 from .handler import CONTRACT_VERSION_HEADER, Handler, Reconcile, Response, serve
 from .replay import Exchange, ReplayResult, diff, load, replay
 
@@ -29,6 +29,8 @@ __all__ = [
     "go_duration",
     "load",
     "ok",
+    "operation_key",
+    "pending",
     "replay",
     "requeue",
     "serve",

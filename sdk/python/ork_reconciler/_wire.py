@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
-CONTRACT_VERSION = "1"
+CONTRACT_VERSION = "1.1"
 """The version of ork's wire contract these types follow; ork sends its own in the
 Ork-Contract-Version header of every request."""
 
@@ -20,11 +20,15 @@ Several events for one key before it is processed are merged, keeping the strong
 
 ApplyOutcome = Literal["applied", "unchanged", "conflict", "error"]
 
-ResultKind = Literal["ok", "requeue", "error"]
+ResultKind = Literal["ok", "requeue", "pending", "error"]
 """\"ok" or "" (or absent): success; resources are applied and status is written. "requeue":
 success, and run again after requeueAfter (with no requeueAfter: after the per-key
-backoff). "error": a failed reconcile with the error text; nothing is applied, status is
-not written, the key is retried with exponential backoff. Any other value is a failed
+backoff). "pending": a long-running operation, described by operation (required with
+it), was started or goes on: resources and status are applied as usual, Ready is False
+with reason OperationPending, ork holds the operation on the custom resource and calls
+again after operation.pollAfter with prepared.operation (requeueAfter is ignored).
+"error": a failed reconcile with the error text; nothing is applied, status is not
+written, the key is retried with exponential backoff. Any other value is a failed
 reconcile (InvalidRemoteResult).
 """
 
@@ -49,8 +53,8 @@ class PreparedRequest(TypedDict):
     major one for any breaking change>, Idempotency-Key: <random> (new for every call),
     and the auth header when auth.secretRef is declared. The fields are always present
     and always in this order; there are no others (prepared.dryRun, prepared.children,
-    prepared.related and prepared.lastApply aside, present only as their descriptions
-    say).
+    prepared.related, prepared.lastApply and prepared.operation aside, present only as
+    their descriptions say).
     """
     key: str
     gvk: GVK
@@ -93,6 +97,7 @@ class Prepared(TypedDict):
     children: NotRequired[dict[str, dict[str, dict[str, Any]]]]
     related: NotRequired[dict[str, list[dict[str, Any]]]]
     lastApply: NotRequired[list[AppliedResource]]
+    operation: NotRequired[HeldOperation]
 
 
 class AppliedResource(TypedDict):
@@ -104,6 +109,32 @@ class AppliedResource(TypedDict):
     outcome: ApplyOutcome
     message: NotRequired[str]
     conflictingManagers: NotRequired[list[str]]
+
+
+class HeldOperation(TypedDict):
+    """Present only while ork holds a long-running operation the reconciler answered
+    "pending" for (on every call about this custom resource, whatever its trigger), and
+    on the first call after one timed out. A final answer (ok or requeue) ends it;
+    another "pending" answer continues it (the same id) or replaces it (another id); an
+    "error" answer or a failed call leaves it held.
+    """
+    id: str
+    key: str
+    startedAt: str
+    polls: int
+    superseded: bool
+    timedOut: bool
+    generation: int
+    callback: NotRequired[OperationCallback]
+
+
+class OperationCallback(TypedDict):
+    """Present only when ork serves completion callbacks: POST to url when the operation
+    completes, and ork calls again at once instead of at the next poll. token authorises
+    that one operation.
+    """
+    url: str
+    token: str
 
 
 class Result(TypedDict):
@@ -118,6 +149,21 @@ class Result(TypedDict):
     error: NotRequired[str]
     status: NotRequired[dict[str, Any]]
     resources: NotRequired[list[Resource]]
+    operation: NotRequired[PendingOperation]
+
+
+class PendingOperation(TypedDict):
+    """With result "pending" (and only with it): the long-running operation. ork persists
+    it on the custom resource (status.operation, or the annotation
+    orkestra.orkspace.io/operation where the status schema would prune that) and sends
+    it back as prepared.operation on every call until a final answer (ok or requeue)
+    clears it, across restarts and replicas.
+    """
+    id: str
+    pollAfter: NotRequired[str]
+    deadline: NotRequired[str]
+    message: NotRequired[str]
+    progress: NotRequired[int]
 
 
 class Intent(TypedDict):

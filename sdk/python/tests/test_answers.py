@@ -51,6 +51,48 @@ class AnswersTest(unittest.TestCase):
             with self.subTest(name):
                 self.assertEqual(json.loads(json.dumps(got)), want)
 
+    def test_pending(self) -> None:
+        cases: list[tuple[str, ork.Result, dict[str, object]]] = [
+            ("at ork's pace", ork.pending("db-1"), {"result": "pending", "operation": {"id": "db-1"}}),
+            ("poll after", ork.pending("db-1", 30), {"result": "pending", "operation": {"id": "db-1", "pollAfter": "30s"}}),
+            (
+                "every field",
+                ork.pending("db-1", 10, deadline=1800, progress=0, message="creating", status={"phase": "Provisioning"}),
+                {
+                    "result": "pending",
+                    "status": {"phase": "Provisioning"},
+                    "operation": {"id": "db-1", "pollAfter": "10s", "deadline": "1800s", "progress": 0, "message": "creating"},
+                },
+            ),
+        ]
+        for name, got, want in cases:
+            with self.subTest(name):
+                self.assertEqual(json.loads(json.dumps(got)), want)
+        with self.assertRaises(ValueError):
+            ork.pending("")
+        with self.assertRaises(ValueError):
+            ork.pending("db-1", progress=101)
+
+    def test_operation_key(self) -> None:
+        req: ork.PreparedRequest = {
+            "key": "default/w",
+            "gvk": {"Group": "g", "Version": "v1", "Kind": "K"},
+            "object": {"metadata": {"uid": "0b5e-uid"}},
+            "args": {},
+            "prepared": {"trigger": "create", "attempt": 1, "generation": 3, "deleting": False},
+        }
+        self.assertEqual(ork.operation_key(req), "0b5e-uid/3")
+        req["prepared"]["operation"] = {
+            "id": "db-1",
+            "key": "0b5e-uid/2/db-1",
+            "startedAt": "2026-05-01T12:00:00Z",
+            "polls": 0,
+            "superseded": True,
+            "timedOut": False,
+            "generation": 2,
+        }
+        self.assertEqual(ork.operation_key(req), "0b5e-uid/2/db-1")
+
     def test_negative_duration_is_refused(self) -> None:
         with self.assertRaises(ValueError):
             ork.requeue(-1)

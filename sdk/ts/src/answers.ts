@@ -1,7 +1,14 @@
-// The answers a reconciler gives ork (ok, requeue, error) and the check of an answer
-// against what ork accepts.
+// The answers a reconciler gives ork (ok, requeue, pending, error) and the check of an
+// answer against what ork accepts.
 
-import { REQUIRED_FIELDS, type IntentType, type Resource, type Result } from "./wire.gen.js";
+import {
+  REQUIRED_FIELDS,
+  type IntentType,
+  type PendingOperation,
+  type PreparedRequest,
+  type Resource,
+  type Result,
+} from "./wire.gen.js";
 
 /** What an ok or requeue answer carries besides its kind. */
 export interface AnswerOptions {
@@ -52,6 +59,68 @@ export function requeue(afterSeconds?: number, opts: Omit<AnswerOptions, "requeu
   return res;
 }
 
+/** What a pending answer carries besides its operation's id and poll delay. */
+export interface PendingOptions extends Omit<AnswerOptions, "requeueAfterSeconds"> {
+  /** Bounds the operation to this many seconds after it started. */
+  deadlineSeconds?: number;
+  /** How far the operation is, in percent (0 to 100). */
+  progress?: number;
+  /** What the operation is doing, shown in the Ready condition. */
+  message?: string;
+}
+
+/**
+ * A long-running operation was started, or goes on: ork applies resources and status, holds
+ * the operation on the custom resource (Ready False, reason OperationPending) and calls again
+ * after `pollAfterSeconds` (none: ork's default, 10 s; under 1 s counts as 1 s) with
+ * prepared.operation, until a final answer (ok or requeue). The id of prepared.operation
+ * continues it; another id replaces it.
+ */
+export function pending(id: string, pollAfterSeconds?: number, opts: PendingOptions = {}): Result {
+  if (id === "") {
+    throw new RangeError("an operation has an id");
+  }
+  if (opts.progress !== undefined && !(Number.isInteger(opts.progress) && opts.progress >= 0 && opts.progress <= 100)) {
+    throw new RangeError(`progress is a whole number from 0 to 100, not ${opts.progress}`);
+  }
+  const op: PendingOperation = { id };
+  if (pollAfterSeconds !== undefined) {
+    op.pollAfter = goDuration(pollAfterSeconds);
+  }
+  if (opts.deadlineSeconds !== undefined) {
+    op.deadline = goDuration(opts.deadlineSeconds);
+  }
+  if (opts.progress !== undefined) {
+    op.progress = opts.progress;
+  }
+  if (opts.message !== undefined) {
+    op.message = opts.message;
+  }
+  const res = ok({ status: opts.status, resources: opts.resources });
+  if (opts.status === undefined) {
+    delete res.status;
+  }
+  res.result = "pending";
+  res.operation = op;
+  return res;
+}
+
+/**
+ * The stable key of the work a request asks for: prepared.operation.key while ork holds an
+ * operation, else "<metadata.uid>/<prepared.generation>". Key the external work you start on
+ * it: when ork asks again for the same generation without prepared.operation (it crashed
+ * before persisting your pending answer), answer pending with the operation you already
+ * started, not a second one.
+ */
+export function operationKey(req: PreparedRequest): string {
+  if (req.prepared.operation !== undefined) {
+    return req.prepared.operation.key;
+  }
+  const md = req.object.metadata;
+  const uid = isObject(md) && typeof md["uid"] === "string" ? md["uid"] : "";
+  return `${uid}/${req.prepared.generation}`;
+}
+
 /**
  * A failed reconcile: ork applies nothing, shows the message in the Ready condition and
  * retries with backoff.
@@ -91,12 +160,16 @@ export function validate(res: unknown): string | undefined {
     return "the answer is not an object";
   }
   const kind = res["result"];
-  if (kind !== undefined && kind !== null && kind !== "" && kind !== "ok" && kind !== "requeue" && kind !== "error") {
-    return `result: ${JSON.stringify(kind)} is not ok, requeue or error`;
+  if (kind !== undefined && kind !== null && kind !== "" && kind !== "ok" && kind !== "requeue" && kind !== "pending" && kind !== "error") {
+    return `result: ${JSON.stringify(kind)} is not ok, requeue, pending or error`;
   }
-  const after = res["requeueAfter"];
-  if (after !== undefined && after !== null && after !== "" && !(typeof after === "string" && isGoDuration(after))) {
-    return `requeueAfter: ${JSON.stringify(after)} is not a non-negative duration`;
+  const after = checkDuration("requeueAfter", res["requeueAfter"]);
+  if (after !== undefined) {
+    return after;
+  }
+  const op = validateOperation(kind, res["operation"]);
+  if (op !== undefined) {
+    return op;
   }
   const resources = res["resources"];
   if (resources === undefined || resources === null) {
@@ -143,4 +216,37 @@ function validateResource(entry: unknown): string | undefined {
     return `${type}: set fields.${req.oneOf.join(" or fields.")}`;
   }
   return undefined;
+}
+
+function checkDuration(field: string, d: unknown): string | undefined {
+  if (d !== undefined && d !== null && d !== "" && !(typeof d === "string" && isGoDuration(d))) {
+    return `${field}: ${JSON.stringify(d)} is not a non-negative duration`;
+  }
+  return undefined;
+}
+
+// validateOperation checks what ork checks of an operation: it comes with "pending" and only
+// then, with an id of at most 256 characters, durations and a progress from 0 to 100.
+function validateOperation(kind: unknown, op: unknown): string | undefined {
+  if (op === undefined || op === null) {
+    return kind === "pending" ? "operation: result pending needs an operation" : undefined;
+  }
+  if (kind !== "pending") {
+    return `operation: goes only with result pending, not ${JSON.stringify(kind ?? "")}`;
+  }
+  if (!isObject(op)) {
+    return "operation: not an object";
+  }
+  const id = op["id"];
+  if (typeof id !== "string" || id === "") {
+    return "operation.id is required";
+  }
+  if ([...id].length > 256) {
+    return "operation.id is longer than 256 characters";
+  }
+  const progress = op["progress"];
+  if (progress !== undefined && progress !== null && !(typeof progress === "number" && Number.isInteger(progress) && progress >= 0 && progress <= 100)) {
+    return `operation.progress: ${JSON.stringify(progress)} is not from 0 to 100`;
+  }
+  return checkDuration("operation.pollAfter", op["pollAfter"]) ?? checkDuration("operation.deadline", op["deadline"]);
 }

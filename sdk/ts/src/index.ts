@@ -1,11 +1,22 @@
 // Typed SDK for ork's remote reconcilers. The request and answer types are generated from
 // ork's schema/*.json (wire.gen.ts); the builders (deployment(...), service(...)) make
-// intent entries, ok/requeue/error make answers, Handler turns a reconcile function into
+// intent entries, ok/requeue/pending/error make answers, Handler turns a reconcile function into
 // ork's wire format on node:http, serve runs it, replay checks it against a recording.
 // No runtime dependencies.
 
 export * from "./wire.gen.js";
-export { error, goDuration, isGoDuration, ok, requeue, validate, type AnswerOptions } from "./answers.js";
+export {
+  error,
+  goDuration,
+  isGoDuration,
+  ok,
+  operationKey,
+  pending,
+  requeue,
+  validate,
+  type AnswerOptions,
+  type PendingOptions,
+} from "./answers.js";
 export {
   CONTRACT_VERSION_HEADER,
   DEFAULT_MAX_BODY_BYTES,

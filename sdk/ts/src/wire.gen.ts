@@ -3,7 +3,7 @@
 
 /** The version of ork's wire contract these types follow; ork sends its own in the
  * Ork-Contract-Version header of every request. */
-export const CONTRACT_VERSION = "1";
+export const CONTRACT_VERSION = "1.1";
 
 /**
  * Why this reconcile runs: create, update or delete (a watch event of the custom resource),
@@ -19,11 +19,15 @@ export type ApplyOutcome = "applied" | "unchanged" | "conflict" | "error";
 /**
  * "ok" or "" (or absent): success; resources are applied and status is written. "requeue":
  * success, and run again after requeueAfter (with no requeueAfter: after the per-key
- * backoff). "error": a failed reconcile with the error text; nothing is applied, status is
- * not written, the key is retried with exponential backoff. Any other value is a failed
- * reconcile (InvalidRemoteResult).
+ * backoff). "pending": a long-running operation, described by operation (required with it),
+ * was started or goes on: resources and status are applied as usual, Ready is False with
+ * reason OperationPending, ork holds the operation on the custom resource and calls again
+ * after operation.pollAfter with prepared.operation (requeueAfter is ignored). "error": a
+ * failed reconcile with the error text; nothing is applied, status is not written, the key
+ * is retried with exponential backoff. Any other value is a failed reconcile
+ * (InvalidRemoteResult).
  */
-export type ResultKind = "ok" | "requeue" | "error";
+export type ResultKind = "ok" | "requeue" | "pending" | "error";
 
 /**
  * The intent type. For built-in types the kind is inferred; for custom, fields.apiVersion
@@ -45,8 +49,8 @@ export type ServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
  * schema's $id: a minor step per additive field, a major one for any breaking change>,
  * Idempotency-Key: <random> (new for every call), and the auth header when auth.secretRef
  * is declared. The fields are always present and always in this order; there are no others
- * (prepared.dryRun, prepared.children, prepared.related and prepared.lastApply aside,
- * present only as their descriptions say).
+ * (prepared.dryRun, prepared.children, prepared.related, prepared.lastApply and
+ * prepared.operation aside, present only as their descriptions say).
  */
 export interface PreparedRequest {
   /**
@@ -166,6 +170,14 @@ export interface Prepared {
    * error (not applied: message says why, an earlier entry's failure included).
    */
   lastApply?: AppliedResource[];
+  /**
+   * Present only while ork holds a long-running operation the reconciler answered "pending"
+   * for (on every call about this custom resource, whatever its trigger), and on the first
+   * call after one timed out. A final answer (ok or requeue) ends it; another "pending"
+   * answer continues it (the same id) or replaces it (another id); an "error" answer or a
+   * failed call leaves it held.
+   */
+  operation?: HeldOperation;
 }
 
 export interface AppliedResource {
@@ -180,6 +192,65 @@ export interface AppliedResource {
 }
 
 /**
+ * Present only while ork holds a long-running operation the reconciler answered "pending"
+ * for (on every call about this custom resource, whatever its trigger), and on the first
+ * call after one timed out. A final answer (ok or requeue) ends it; another "pending"
+ * answer continues it (the same id) or replaces it (another id); an "error" answer or a
+ * failed call leaves it held.
+ */
+export interface HeldOperation {
+  /** The id of the reconciler's answer. */
+  id: string;
+  /**
+   * The stable key of the work: "<metadata.uid>/<generation>/<id>", generation being the
+   * one the operation started for. Before any operation is held a reconciler derives
+   * "<metadata.uid>/<prepared.generation>" itself: keying the work it starts on that finds
+   * it again when ork asks a second time for the same generation, which covers a crash of
+   * ork between the "pending" answer and its persisting. Unlike the Idempotency-Key header,
+   * new for every call, it is the same on every call about the operation.
+   */
+  key: string;
+  /** When ork received the answer that started the operation (RFC 3339, to the second). */
+  startedAt: string;
+  /**
+   * How many answers about the operation came after the one that started it: 0 on the first
+   * poll.
+   */
+  polls: number;
+  /**
+   * true when metadata.generation moved since the operation started (prepared.generation is
+   * the new one, generation below the operation's): the spec changed under it. The
+   * reconciler may finish it, or answer pending with a new id for the new generation;
+   * observedGeneration does not advance past the operation's generation until work for the
+   * current generation completes.
+   */
+  superseded: boolean;
+  /**
+   * true on the call after the operation's deadline passed: ork no longer waits for it;
+   * what happens now is this answer's.
+   */
+  timedOut: boolean;
+  /** The custom resource's generation the operation started for. */
+  generation: number;
+  /**
+   * Present only when ork serves completion callbacks: POST to url when the operation
+   * completes, and ork calls again at once instead of at the next poll. token authorises
+   * that one operation.
+   */
+  callback?: OperationCallback;
+}
+
+/**
+ * Present only when ork serves completion callbacks: POST to url when the operation
+ * completes, and ork calls again at once instead of at the next poll. token authorises that
+ * one operation.
+ */
+export interface OperationCallback {
+  url: string;
+  token: string;
+}
+
+/**
  * The JSON body a remote reconciler answers a PreparedRequest with, with HTTP status 200
  * (any other status is a failed reconcile). ork decodes it strictly: one JSON object, field
  * names matched exactly (case-sensitive), no unknown or duplicate field, nothing after the
@@ -190,9 +261,13 @@ export interface Result {
   /**
    * "ok" or "" (or absent): success; resources are applied and status is written.
    * "requeue": success, and run again after requeueAfter (with no requeueAfter: after the
-   * per-key backoff). "error": a failed reconcile with the error text; nothing is applied,
-   * status is not written, the key is retried with exponential backoff. Any other value is
-   * a failed reconcile (InvalidRemoteResult).
+   * per-key backoff). "pending": a long-running operation, described by operation (required
+   * with it), was started or goes on: resources and status are applied as usual, Ready is
+   * False with reason OperationPending, ork holds the operation on the custom resource and
+   * calls again after operation.pollAfter with prepared.operation (requeueAfter is
+   * ignored). "error": a failed reconcile with the error text; nothing is applied, status
+   * is not written, the key is retried with exponential backoff. Any other value is a
+   * failed reconcile (InvalidRemoteResult).
    */
   result?: ResultKind;
   /**
@@ -223,6 +298,45 @@ export interface Result {
    * opinion: nothing is pruned; an empty list prunes every such child.
    */
   resources?: Resource[];
+  /**
+   * With result "pending" (and only with it): the long-running operation. ork persists it
+   * on the custom resource (status.operation, or the annotation
+   * orkestra.orkspace.io/operation where the status schema would prune that) and sends it
+   * back as prepared.operation on every call until a final answer (ok or requeue) clears
+   * it, across restarts and replicas.
+   */
+  operation?: PendingOperation;
+}
+
+/**
+ * With result "pending" (and only with it): the long-running operation. ork persists it on
+ * the custom resource (status.operation, or the annotation orkestra.orkspace.io/operation
+ * where the status schema would prune that) and sends it back as prepared.operation on
+ * every call until a final answer (ok or requeue) clears it, across restarts and replicas.
+ */
+export interface PendingOperation {
+  /**
+   * The reconciler's name of the operation (at most 256 characters). The same id on a later
+   * answer continues the held operation; another id replaces it (for example a new
+   * operation for the generation a superseded poll carried).
+   */
+  id: string;
+  /**
+   * A Go duration: when to call again. Default 10s; less than 1s counts as 1s. An invalid
+   * value is a failed reconcile (InvalidRemoteResult).
+   */
+  pollAfter?: string;
+  /**
+   * A Go duration counted from the operation's start (the answer that named its id first):
+   * when it passes without a final answer, ork stops waiting, sets Ready False with reason
+   * OperationTimedOut, records a Warning Event and calls again with
+   * prepared.operation.timedOut true. A later answer may change it. Default: none.
+   */
+  deadline?: string;
+  /** What the operation is doing, shown in the Ready condition. */
+  message?: string;
+  /** How far the operation is, in percent. */
+  progress?: number;
 }
 
 /**

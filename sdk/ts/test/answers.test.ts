@@ -36,6 +36,30 @@ describe("answers", () => {
     });
   });
 
+  it("builds pending answers", () => {
+    assert.deepEqual(ork.pending("db-1"), { result: "pending", operation: { id: "db-1" } });
+    assert.deepEqual(ork.pending("db-1", 30, { deadlineSeconds: 1800, progress: 0, message: "creating", status: { phase: "Provisioning" } }), {
+      result: "pending",
+      status: { phase: "Provisioning" },
+      operation: { id: "db-1", pollAfter: "30s", deadline: "1800s", progress: 0, message: "creating" },
+    });
+    assert.throws(() => ork.pending(""), RangeError);
+    assert.throws(() => ork.pending("db-1", undefined, { progress: 101 }), RangeError);
+  });
+
+  it("operationKey is stable for a generation", () => {
+    const req: ork.PreparedRequest = {
+      key: "default/w",
+      gvk: { Group: "g", Version: "v1", Kind: "K" },
+      object: { metadata: { uid: "0b5e-uid" } },
+      args: {},
+      prepared: { trigger: "create", attempt: 1, generation: 3, deleting: false },
+    };
+    assert.equal(ork.operationKey(req), "0b5e-uid/3");
+    req.prepared.operation = { id: "db-1", key: "0b5e-uid/2/db-1", startedAt: "2026-05-01T12:00:00Z", polls: 0, superseded: true, timedOut: false, generation: 2 };
+    assert.equal(ork.operationKey(req), "0b5e-uid/2/db-1");
+  });
+
   it("goDuration refuses a negative duration", () => {
     assert.throws(() => ork.goDuration(-1), RangeError);
     assert.equal(ork.goDuration(0), "0s");
@@ -46,7 +70,13 @@ describe("answers", () => {
       ["ok", ork.ok({ resources: [ork.service({ name: "s", port: 80 })] }), undefined],
       ["empty answer", {}, undefined],
       ["not an object", "ok", "the answer is not an object"],
-      ["unknown result", { result: "done" }, 'result: "done" is not ok, requeue or error'],
+      ["unknown result", { result: "done" }, 'result: "done" is not ok, requeue, pending or error'],
+      ["pending", ork.pending("db-1", 10, { deadlineSeconds: 60, progress: 40 }), undefined],
+      ["pending without an operation", { result: "pending" }, "operation: result pending needs an operation"],
+      ["an operation with ok", { result: "ok", operation: { id: "x" } }, 'operation: goes only with result pending, not "ok"'],
+      ["an operation without an id", { result: "pending", operation: {} }, "operation.id is required"],
+      ["progress over 100", { result: "pending", operation: { id: "x", progress: 101 } }, "operation.progress: 101 is not from 0 to 100"],
+      ["bad pollAfter", { result: "pending", operation: { id: "x", pollAfter: "10" } }, 'operation.pollAfter: "10" is not a non-negative duration'],
       ["bad duration", { requeueAfter: "30" }, 'requeueAfter: "30" is not a non-negative duration'],
       ["duration", { requeueAfter: "1m30.5s" }, undefined],
       [

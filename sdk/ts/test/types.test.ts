@@ -20,8 +20,8 @@ it("the generated types refuse misspelled, missing and mistyped fields", () => {
     ork.persistentVolumeClaim({ name: "data", storage: "1Gi", accessModes: ["ReadWriteOnce"] }),
   ];
   assert.equal(entries.length, 6);
-  assert.equal(ork.CONTRACT_VERSION, "1");
-  // @ts-expect-error: a result is one of ok, requeue, error
+  assert.equal(ork.CONTRACT_VERSION, "1.1");
+  // @ts-expect-error: a result is one of ok, requeue, pending, error
   const bad: ork.Result = { result: "done" };
   assert.ok(bad);
 });
