@@ -26,6 +26,7 @@ const (
 	RuleCRDFileMismatch   Rule = "crd-file-mismatch"
 	RuleStatusSubresource Rule = "status-subresource"
 	RuleStatusSchema      Rule = "status-schema"
+	RuleOperationStatus   Rule = "operation-status"
 
 	RuleAPIVersion               Rule = "api-version"
 	RuleKind                     Rule = "kind"
@@ -106,6 +107,7 @@ func Rules() []RuleInfo {
 		{RuleCRDFileMismatch, SeverityError, "apiTypes and namespaced agree with crdFile.", false},
 		{RuleStatusSubresource, SeverityError, "crdFile's version has the status subresource (without it ork run writes no status), unless the CRD entry says status: false.", false},
 		{RuleStatusSchema, SeverityWarning, "crdFile's status schema keeps conditions and observedGeneration (declared, or x-kubernetes-preserve-unknown-fields): the apiserver prunes what it does not know, and ork run then writes neither.", false},
+		{RuleOperationStatus, SeverityWarning, "A remote CRD's crdFile status schema keeps status.operation (declared, or x-kubernetes-preserve-unknown-fields), where ork run holds a long-running operation the reconciler answered pending for; otherwise ork run keeps it in the annotation orkestra.orkspace.io/operation.", false},
 		{RuleAPIVersion, SeverityError, "apiVersion is orkestra.orkspace.io/v1 (or the legacy orkestra.konductor.io/v1Alpha).", true},
 		{RuleKind, SeverityError, "kind is Katalog.", true},
 		{RuleNoCRDs, SeverityError, "spec.crds declares at least one CRD.", true},

@@ -2,8 +2,10 @@ package validate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/operation"
 )
 
 // statusSchema warns when the crdFile's status schema would prune what ork run writes: the
@@ -15,13 +17,7 @@ func (k *checker) statusSchema() {
 	if c.Manifest == nil || c.APITypes == nil || k.schema == nil {
 		return
 	}
-	hasStatus := false
-	for _, v := range c.Manifest.Spec.Versions {
-		if v.Name == c.APITypes.Version && v.Subresources != nil && v.Subresources.Status != nil {
-			hasStatus = true
-		}
-	}
-	if !hasStatus {
+	if !k.hasStatusSubresource() {
 		return // no status written at all: the status-subresource rule says it
 	}
 	root := k.schema
@@ -54,4 +50,38 @@ func (k *checker) statusSchema() {
 	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s declares no %s and does not preserve unknown fields: the apiserver prunes what ork run writes there, so ork run stops writing it (no conditions: no Ready condition)",
 		c.APITypes.Version, c.Manifest.Name, what),
 		"declare conditions (a list of objects) and observedGeneration (an integer) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+// hasStatusSubresource reports whether the crdFile's version of the CRD has the status
+// subresource, through which ork run writes status.
+func (k *checker) hasStatusSubresource() bool {
+	c := k.crd
+	for _, v := range c.Manifest.Spec.Versions {
+		if v.Name == c.APITypes.Version && v.Subresources != nil && v.Subresources.Status != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// operationStatus warns when a remote CRD's status schema would prune status.operation,
+// where ork run holds a long-running operation the reconciler answered "pending" for: ork
+// run then keeps it in an annotation of the custom resource, a write of the object itself
+// rather than of its status.
+func (k *checker) operationStatus() {
+	c := k.crd
+	if c.OperatorBox.Reconcile.Remote == nil || c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
+		return
+	}
+	keeps, missing := operation.StatusKeeps(k.schema)
+	if keeps {
+		return
+	}
+	what := "declares no status.operation and does not preserve unknown fields in status"
+	if len(missing) > 0 {
+		what = fmt.Sprintf("declares status.operation without %s and does not preserve unknown fields in it", strings.Join(missing, ", "))
+	}
+	k.warnAt(katalog.RuleOperationStatus, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: when the reconciler answers \"pending\", ork run holds the operation in the annotation %s of the custom resource instead of status.operation",
+		c.APITypes.Version, c.Manifest.Name, what, operation.Annotation),
+		"declare operation (type: object, x-kubernetes-preserve-unknown-fields: true) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status; a reconciler that never answers pending needs neither")
 }

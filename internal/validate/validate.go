@@ -34,6 +34,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.sampleTemplates()
 		k.statusSubresource()
 		k.statusSchema()
+		k.operationStatus()
 		out = append(out, k.out...)
 	}
 	out = withoutCascades(set, out)
