@@ -22,6 +22,10 @@ const (
 	ReasonTimedOut = "OperationTimedOut"
 )
 
+// ConditionProgressing is the condition ork sets True while an operation is held (reason
+// ReasonPending) and False once it ends or times out.
+const ConditionProgressing = "Progressing"
+
 // Annotation holds the operation on the custom resource when its status schema would prune
 // status.operation.
 const Annotation = naming.OperationAnnotation

@@ -137,7 +137,8 @@ func TestOperationKeyIsStableForAGeneration(t *testing.T) {
 		want string
 	}{
 		{"no operation held: derived from uid and generation", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 3}}, "0b5e-uid/3"},
-		{"an operation held: its key", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 4, Operation: &HeldOperation{ID: "db-1", Key: "0b5e-uid/3/db-1"}}}, "0b5e-uid/3/db-1"},
+		{"an operation held: its key", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 3, Operation: &HeldOperation{ID: "db-1", Key: "0b5e-uid/3/db-1", Generation: 3}}}, "0b5e-uid/3/db-1"},
+		{"a superseded operation: the new generation's", PreparedRequest{Object: obj, Prepared: Prepared{Generation: 4, Operation: &HeldOperation{ID: "db-1", Key: "0b5e-uid/3/db-1", Generation: 3, Superseded: true}}}, "0b5e-uid/4"},
 	} {
 		if got := tc.req.OperationKey(); got != tc.want {
 			t.Errorf("%s: OperationKey = %q, want %q", tc.name, got, tc.want)

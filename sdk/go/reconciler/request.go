@@ -36,13 +36,14 @@ func Major(version string) string {
 func (o Object) UID() string { s, _ := o.Metadata["uid"].(string); return s }
 
 // OperationKey is the stable key of the work this request asks for: prepared.operation.key
-// while ork holds an operation, else "<metadata.uid>/<prepared.generation>". Key the
+// while ork holds an operation for the request's generation, else
+// "<metadata.uid>/<prepared.generation>" (no operation, or a superseded one). Key the
 // external work you start on it (answering Pending): when ork asks again for the same
 // generation without prepared.operation (it crashed before persisting your answer), look
 // the key up and answer Pending with the operation you already started, not a second one.
 func (r PreparedRequest) OperationKey() string {
-	if r.Prepared.Operation != nil {
-		return r.Prepared.Operation.Key
+	if op := r.Prepared.Operation; op != nil && !op.Superseded {
+		return op.Key
 	}
 	return r.Object.UID() + "/" + strconv.FormatInt(r.Prepared.Generation, 10)
 }

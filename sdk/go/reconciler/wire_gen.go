@@ -302,10 +302,10 @@ type Result struct {
 	// orkestra) on every successful reconcile. All or nothing: every entry is checked (form,
 	// fields, type declared in managedResources) before any is applied. Objects that are no
 	// longer returned are not deleted, unless reconcile.remote.prune is on: then, after a
-	// successful answer (ok or requeue), the children of managedResources types that this custom
-	// resource controls and ork labelled but this list leaves out are deleted (never one
-	// annotated orkestra.orkspace.io/prune: "false"). Absent (or null) means no opinion: nothing
-	// is pruned; an empty list prunes every such child.
+	// successful answer (ok, requeue or pending), the children of managedResources types that
+	// this custom resource controls and ork labelled but this list leaves out are deleted (never
+	// one annotated orkestra.orkspace.io/prune: "false"). Absent (or null) means no opinion:
+	// nothing is pruned; an empty list prunes every such child.
 	Resources []Resource `json:"resources,omitzero"`
 	// With result "pending" (and only with it): the long-running operation. ork persists it on
 	// the custom resource (status.operation, or the annotation orkestra.orkspace.io/operation

@@ -87,12 +87,13 @@ def pending(
 
 def operation_key(req: PreparedRequest) -> str:
     """The stable key of the work a request asks for: prepared.operation.key while ork holds
-    an operation, else "<metadata.uid>/<prepared.generation>". Key the external work you start
-    on it: when ork asks again for the same generation without prepared.operation (it crashed
-    before persisting your pending answer), answer pending with the operation you already
-    started, not a second one."""
+    an operation for the request's generation, else "<metadata.uid>/<prepared.generation>" (no
+    operation, or a superseded one). Key the external work you start on it: when ork asks
+    again for the same generation without prepared.operation (it crashed before persisting
+    your pending answer), answer pending with the operation you already started, not a second
+    one."""
     held = req["prepared"].get("operation")
-    if held is not None:
+    if held is not None and not held["superseded"]:
         return held["key"]
     uid = req["object"].get("metadata", {}).get("uid", "")
     return f"{uid}/{req['prepared']['generation']}"

@@ -87,11 +87,13 @@ class AnswersTest(unittest.TestCase):
             "key": "0b5e-uid/2/db-1",
             "startedAt": "2026-05-01T12:00:00Z",
             "polls": 0,
-            "superseded": True,
+            "superseded": False,
             "timedOut": False,
-            "generation": 2,
+            "generation": 3,
         }
         self.assertEqual(ork.operation_key(req), "0b5e-uid/2/db-1")
+        req["prepared"]["operation"]["superseded"] = True
+        self.assertEqual(ork.operation_key(req), "0b5e-uid/3")
 
     def test_negative_duration_is_refused(self) -> None:
         with self.assertRaises(ValueError):

@@ -107,14 +107,16 @@ export function pending(id: string, pollAfterSeconds?: number, opts: PendingOpti
 
 /**
  * The stable key of the work a request asks for: prepared.operation.key while ork holds an
- * operation, else "<metadata.uid>/<prepared.generation>". Key the external work you start on
- * it: when ork asks again for the same generation without prepared.operation (it crashed
- * before persisting your pending answer), answer pending with the operation you already
- * started, not a second one.
+ * operation for the request's generation, else "<metadata.uid>/<prepared.generation>" (no
+ * operation, or a superseded one). Key the external work you start on it: when ork asks
+ * again for the same generation without prepared.operation (it crashed before persisting
+ * your pending answer), answer pending with the operation you already started, not a second
+ * one.
  */
 export function operationKey(req: PreparedRequest): string {
-  if (req.prepared.operation !== undefined) {
-    return req.prepared.operation.key;
+  const held = req.prepared.operation;
+  if (held !== undefined && !held.superseded) {
+    return held.key;
   }
   const md = req.object.metadata;
   const uid = isObject(md) && typeof md["uid"] === "string" ? md["uid"] : "";

@@ -292,10 +292,10 @@ export interface Result {
    * manager orkestra) on every successful reconcile. All or nothing: every entry is checked
    * (form, fields, type declared in managedResources) before any is applied. Objects that
    * are no longer returned are not deleted, unless reconcile.remote.prune is on: then,
-   * after a successful answer (ok or requeue), the children of managedResources types that
-   * this custom resource controls and ork labelled but this list leaves out are deleted
-   * (never one annotated orkestra.orkspace.io/prune: "false"). Absent (or null) means no
-   * opinion: nothing is pruned; an empty list prunes every such child.
+   * after a successful answer (ok, requeue or pending), the children of managedResources
+   * types that this custom resource controls and ork labelled but this list leaves out are
+   * deleted (never one annotated orkestra.orkspace.io/prune: "false"). Absent (or null)
+   * means no opinion: nothing is pruned; an empty list prunes every such child.
    */
   resources?: Resource[];
   /**

@@ -56,8 +56,11 @@ describe("answers", () => {
       prepared: { trigger: "create", attempt: 1, generation: 3, deleting: false },
     };
     assert.equal(ork.operationKey(req), "0b5e-uid/3");
-    req.prepared.operation = { id: "db-1", key: "0b5e-uid/2/db-1", startedAt: "2026-05-01T12:00:00Z", polls: 0, superseded: true, timedOut: false, generation: 2 };
-    assert.equal(ork.operationKey(req), "0b5e-uid/2/db-1");
+    req.prepared.operation = { id: "db-1", key: "0b5e-uid/3/db-1", startedAt: "2026-05-01T12:00:00Z", polls: 0, superseded: false, timedOut: false, generation: 3 };
+    assert.equal(ork.operationKey(req), "0b5e-uid/3/db-1");
+    req.prepared.operation.superseded = true;
+    req.prepared.generation = 4;
+    assert.equal(ork.operationKey(req), "0b5e-uid/4");
   });
 
   it("goDuration refuses a negative duration", () => {
