@@ -85,7 +85,8 @@ func StatusValue(s State) map[string]any {
 
 // Read finds the operation persisted on a custom resource (an unstructured object):
 // status.operation first, else the Annotation. It returns nil when there is none, and an
-// error, naming where, when one is there but does not decode.
+// error, naming where, when one is there but does not decode. The Where it returns is where
+// it found one; where to write a new one is the CRD's to say (StatusKeeps), not Read's.
 func Read(obj map[string]any) (*State, Where, error) {
 	if status, ok := obj["status"].(map[string]any); ok {
 		if v, ok := status[StatusField]; ok && v != nil {
