@@ -66,9 +66,22 @@ type candidate struct {
 	backlog int
 }
 
+// candidateDeps is what a candidate needs of the engine: the Secrets its auth reads, ork's
+// namespace, its counters, the decision trace and a logger; never the engine itself.
+type candidateDeps struct {
+	// secrets reads the candidate's auth.secretRef and tls.caSecretRef.
+	secrets remote.SecretSource
+	// namespace is ork's, the default of a secretRef without one.
+	namespace string
+	metrics   candidateMetrics
+	// trace keeps each shadow comparison; nil without --debug-decisions.
+	trace *trace.Store
+	log   *slog.Logger
+}
+
 // newCandidate builds the candidate of crd: remote's own settings (payload, TLS, managed
 // resources) with the candidate's endpoint, auth and timeout.
-func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
+func newCandidate(crd *katalog.CRD, deps candidateDeps) (*candidate, error) {
 	stable := crd.OperatorBox.Reconcile.Remote
 	spec := stable.Candidate
 	rem := *stable
@@ -79,8 +92,8 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	shadowCRD := *crd
 	shadowCRD.OperatorBox.Reconcile.Remote = &rem
 	r, err := remote.New(&shadowCRD, remote.Options{
-		Secrets:          e.secrets,
-		DefaultNamespace: e.opts.Namespace,
+		Secrets:          deps.secrets,
+		DefaultNamespace: deps.namespace,
 		// Its own pauses: the candidate's Retry-After is about the candidate.
 		Pauses: remote.NewPauses(),
 	})
@@ -98,8 +111,8 @@ func newCandidate(e *Engine, crd *katalog.CRD) (*candidate, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{
 		crd: crd.Name, r: r, plan: plan, shadowDeletes: spec.ShadowDeletes, shadowRest: spec.Canary.ShadowRestOrDefault(),
-		slots: make(chan struct{}, n), metrics: e.opts.Metrics.candidate, now: time.Now, trace: e.trace,
-		log: e.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
+		slots: make(chan struct{}, n), metrics: deps.metrics, now: time.Now, trace: deps.trace,
+		log: deps.log.With("crd", crd.Name, "side", string(rollout.Candidate)),
 		ctx: ctx, cancel: cancel,
 		logged: map[string]loggedPaths{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{},
 	}
@@ -300,16 +313,6 @@ func (c *candidate) shadows() bool {
 		return false
 	}
 	return c.live()
-}
-
-// sampleCandidate counts a pass the candidate reconciled for real in its rollout's gate, by
-// the reason the whole pass ended with (its writes included); a pass that attempted nothing
-// (the candidate's Retry-After) is no sample.
-func (c *controller) sampleCandidate(d decision) {
-	if c.cand == nil || !d.candidate || d.quiet {
-		return
-	}
-	c.cand.served(d.reason)
 }
 
 // served counts a pass the candidate reconciled for real, by the reason it ended with

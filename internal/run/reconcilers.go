@@ -46,7 +46,8 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		}
 		out := &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}
 		if r.Candidate != nil {
-			if out.cand, err = newCandidate(e, crd); err != nil {
+			if out.cand, err = newCandidate(crd, candidateDeps{secrets: e.secrets, namespace: e.opts.Namespace,
+				metrics: e.opts.Metrics.candidate, trace: e.trace, log: e.log}); err != nil {
 				rr.Close()
 				return nil, nil, err
 			}

@@ -3,12 +3,15 @@ package run
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rollout"
@@ -23,71 +26,88 @@ const ReasonCandidateRolledBack = "CandidateRolledBack"
 // (orkestra.orkspace.io/reconciler) names no side.
 const ReasonInvalidReconcilerPin = "InvalidReconcilerPin"
 
-// rollouts are the controllers with a candidate, and the ConfigMap their state is kept in:
+// rollouts are the CRDs with a candidate, and the ConfigMap their state is kept in:
 // `<name>-rollout` in ork's namespace (docs/naming.md#in-orks-namespace), one data key per CRD.
 type rollouts struct {
-	e     *Engine
-	cands map[string]*candidate
-	// ctrls are the candidates' controllers, whose CRs change sides when a slice moves.
-	ctrls map[string]*controller
+	deps    rolloutsDeps
+	members map[string]rolloutMember
 	// rolledBack are the rollbacks whose Event waits for the state write that records them
 	// (the Event is recorded on the ConfigMap; a failed write must not lose it).
 	rolledBack []string
 }
 
-func (e *Engine) rollouts(controllers []*controller) *rollouts {
-	r := &rollouts{e: e, cands: map[string]*candidate{}, ctrls: map[string]*controller{}}
-	for _, c := range controllers {
-		if c.cand != nil {
-			r.cands[c.cfg.crd.Name], r.ctrls[c.cfg.crd.Name] = c.cand, c
-		}
-	}
-	return r
+// rolloutsDeps is what the rollout sync needs of the engine: the ConfigMap client of ork's
+// namespace, the fence and the Event recorder; never the controllers.
+type rolloutsDeps struct {
+	// configMaps are ork's namespace's.
+	configMaps corev1client.ConfigMapInterface
+	// namespace is ork's, and name is ork's name (Options.Name): the ConfigMap is
+	// <name>-rollout in namespace.
+	namespace, name string
+	// mayWriteAny is the write fence, asked before each write of the ConfigMap.
+	mayWriteAny func() error
+	// recorder records the rollback Events on the ConfigMap; nil records none.
+	recorder     record.EventRecorder
+	fieldManager string
+	log          *slog.Logger
+}
+
+// rolloutMember is one CRD's candidate, and how to reach the CRs that change sides when its
+// slice moves.
+type rolloutMember struct {
+	cand *candidate
+	// list is the CRD's custom resources as its cache holds them.
+	list func() []any
+	// requeue queues a pass of the CR of key on the slow lane.
+	requeue func(key string)
+}
+
+func newRollouts(deps rolloutsDeps, members map[string]rolloutMember) *rollouts {
+	return &rollouts{deps: deps, members: members}
 }
 
 // pass queues, on the slow lane, a pass of each CR of crd that moved: moved says whether a
 // CR (its uid and annotations) changed sides.
 func (r *rollouts) pass(crd string, moved func(metav1.Object) bool) int {
-	c := r.ctrls[crd]
+	m := r.members[crd]
 	n := 0
-	for _, obj := range c.informer.GetIndexer().List() {
+	for _, obj := range m.list() {
 		cr, ok := obj.(metav1.Object)
 		if !ok || !moved(cr) {
 			continue
 		}
-		key := kobj.KeyOf(cr)
-		c.add(key, addOpts{trigger: TriggerResync})
+		m.requeue(kobj.KeyOf(cr))
 		n++
 	}
 	return n
 }
 
-func (r *rollouts) name() string { return rollout.ConfigMapName(r.e.opts.Name) }
+func (r *rollouts) name() string { return rollout.ConfigMapName(r.deps.name) }
 
 // resume reads the ConfigMap and resumes each candidate's rollout where it was, when its
 // spec did not change (a restart of ork, a new leader). A value someone edited into
 // nonsense stops the start: restarting the rollout at step 0 silently would move CRs.
 func (r *rollouts) resume(ctx context.Context) error {
-	if len(r.cands) == 0 || r.e.dry != nil {
+	if len(r.members) == 0 {
 		return nil
 	}
-	cm, err := r.e.kube.CoreV1().ConfigMaps(r.e.opts.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
+	cm, err := r.deps.configMaps.Get(ctx, r.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read rollout state %s/%s: %w", r.e.opts.Namespace, r.name(), err)
+		return fmt.Errorf("read rollout state %s/%s: %w", r.deps.namespace, r.name(), err)
 	}
-	for crd, c := range r.cands {
+	for crd, m := range r.members {
 		v, ok := cm.Data[crd]
 		if !ok {
 			continue
 		}
 		prev, err := rollout.Decode(v)
 		if err != nil {
-			return fmt.Errorf("rollout state %s/%s key %s: %w (fix or delete the key to start the rollout over)", r.e.opts.Namespace, r.name(), crd, err)
+			return fmt.Errorf("rollout state %s/%s key %s: %w (fix or delete the key to start the rollout over)", r.deps.namespace, r.name(), crd, err)
 		}
-		c.resume(prev)
+		m.cand.resume(prev)
 	}
 	return nil
 }
@@ -95,7 +115,7 @@ func (r *rollouts) resume(ctx context.Context) error {
 // run judges each gate and writes the state every interval until ctx ends, then once more
 // (a restart resumes from the last write).
 func (r *rollouts) run(ctx context.Context, interval time.Duration) {
-	if len(r.cands) == 0 || r.e.dry != nil {
+	if len(r.members) == 0 {
 		return
 	}
 	t := time.NewTicker(interval)
@@ -116,12 +136,13 @@ func (r *rollouts) run(ctx context.Context, interval time.Duration) {
 // tick advances each rollout and writes their states.
 func (r *rollouts) tick(ctx context.Context) {
 	states := map[string]rollout.State{}
-	for crd, c := range r.cands {
+	for crd, m := range r.members {
+		c := m.cand
 		s, change := c.advance()
 		states[crd] = s
 		switch change {
 		case rollout.Failed:
-			r.e.opts.Metrics.candidate.rollbacks.WithLabelValues(crd).Inc()
+			c.metrics.rollbacks.WithLabelValues(crd).Inc()
 			// Each CR the candidate reconciled is passed once by stable.
 			n := r.pass(crd, func(cr metav1.Object) bool {
 				side, _ := rollout.SideOf(cr.GetUID(), cr.GetAnnotations(), s.FailedAtPercent)
@@ -141,12 +162,12 @@ func (r *rollouts) tick(ctx context.Context) {
 	}
 	cm, err := r.write(ctx, states)
 	if err != nil {
-		r.e.log.Warn("write rollout state", "configmap", r.e.opts.Namespace+"/"+r.name(), "err", err)
+		r.deps.log.Warn("write rollout state", "configmap", r.deps.namespace+"/"+r.name(), "err", err)
 		return
 	}
-	if cm != nil && r.e.recorder != nil {
+	if cm != nil && r.deps.recorder != nil {
 		for _, why := range r.rolledBack {
-			r.e.recorder.Event(cm, corev1.EventTypeWarning, ReasonCandidateRolledBack, why)
+			r.deps.recorder.Event(cm, corev1.EventTypeWarning, ReasonCandidateRolledBack, why)
 		}
 	}
 	r.rolledBack = nil
@@ -163,15 +184,15 @@ func (r *rollouts) write(ctx context.Context, states map[string]rollout.State) (
 		}
 		data[crd] = v
 	}
-	cms := r.e.kube.CoreV1().ConfigMaps(r.e.opts.Namespace)
+	cms := r.deps.configMaps
 	cm, err := cms.Get(ctx, r.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		if err := r.e.fence.mayWriteAny(); err != nil {
+		if err := r.deps.mayWriteAny(); err != nil {
 			return nil, err
 		}
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.e.opts.Namespace,
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.deps.namespace,
 			Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}}, Data: data}
-		return cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
+		return cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: r.deps.fieldManager})
 	}
 	if err != nil {
 		return nil, err
@@ -184,10 +205,10 @@ func (r *rollouts) write(ctx context.Context, states map[string]rollout.State) (
 	if maps.Equal(next, cm.Data) {
 		return cm, nil
 	}
-	if err := r.e.fence.mayWriteAny(); err != nil {
+	if err := r.deps.mayWriteAny(); err != nil {
 		return nil, err
 	}
 	cm = cm.DeepCopy()
 	cm.Data = next
-	return cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: FieldManager})
+	return cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: r.deps.fieldManager})
 }
