@@ -1,28 +1,38 @@
 package run
 
-// The engine's side of the rollout candidate (candidate.go): what it hands the rollout sync,
-// and the passes it counts in the candidate's gate.
+import "github.com/orkspace/ork/internal/run/candidate"
 
-// rollouts are the controllers' candidates in the rollout sync (rolloutsync.go), each with
-// its CR cache and its slow lane. A dry run has none: it writes no rollout state.
-func (e *Engine) rollouts(controllers []*controller) *rollouts {
-	members := map[string]rolloutMember{}
+// The engine's side of the rollout candidate (run/candidate): what it hands the rollout
+// sync, and the passes it counts in the candidate's gate.
+
+// ReasonCandidateRolledBack is the Warning Event on the rollout's ConfigMap when a
+// candidate's gate fails.
+const ReasonCandidateRolledBack = candidate.ReasonRolledBack
+
+// ReasonInvalidReconcilerPin is the Warning Event, once per CR, on a CR whose pin annotation
+// (orkestra.orkspace.io/reconciler) names no side.
+const ReasonInvalidReconcilerPin = candidate.ReasonInvalidPin
+
+// rollouts are the controllers' candidates in the rollout sync, each with its CR cache and
+// its slow lane. A dry run has none: it writes no rollout state.
+func (e *Engine) rollouts(controllers []*controller) *candidate.Rollouts {
+	members := map[string]candidate.Member{}
 	for _, c := range controllers {
 		if c.cand == nil || e.dry != nil {
 			continue
 		}
-		members[c.cfg.crd.Name] = rolloutMember{
-			cand:    c.cand,
-			list:    func() []any { return c.informer.GetIndexer().List() },
-			requeue: func(key string) { c.add(key, addOpts{trigger: TriggerResync}) },
+		members[c.cfg.crd.Name] = candidate.Member{
+			Candidate: c.cand,
+			List:      func() []any { return c.informer.GetIndexer().List() },
+			Requeue:   func(key string) { c.add(key, addOpts{trigger: TriggerResync}) },
 		}
 	}
 	if len(members) == 0 {
-		return newRollouts(rolloutsDeps{}, nil)
+		return candidate.NewRollouts(candidate.RolloutsDeps{}, nil)
 	}
-	return newRollouts(rolloutsDeps{
-		configMaps: e.kube.CoreV1().ConfigMaps(e.opts.Namespace), namespace: e.opts.Namespace, name: e.opts.Name,
-		mayWriteAny: func() error { return e.fence.mayWriteAny() }, recorder: e.recorder, fieldManager: FieldManager, log: e.log,
+	return candidate.NewRollouts(candidate.RolloutsDeps{
+		ConfigMaps: e.kube.CoreV1().ConfigMaps(e.opts.Namespace), Namespace: e.opts.Namespace, Name: e.opts.Name,
+		MayWriteAny: func() error { return e.fence.mayWriteAny() }, Recorder: e.recorder, FieldManager: FieldManager, Log: e.log,
 	}, members)
 }
 
@@ -33,5 +43,5 @@ func (c *controller) sampleCandidate(d decision) {
 	if c.cand == nil || !d.candidate || d.quiet {
 		return
 	}
-	c.cand.served(d.reason)
+	c.cand.Served(d.reason)
 }
