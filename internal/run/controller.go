@@ -159,7 +159,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.related, err = newRelatedWatch(c); err != nil {
 		return nil, err
 	}
-	c.env = c.passEnv()
+	c.env = newPassEnv(c)
 	return c, nil
 }
 
