@@ -18,7 +18,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/remote"
-	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
@@ -48,8 +48,8 @@ type controller struct {
 	pruned   prunedKeys
 	stopping atomic.Bool
 	rec      reconciler
-	// cand is the remote reconciler's rollout candidate (candidate.go), nil without one.
-	cand *candidate
+	// cand is the remote reconciler's rollout candidate (run/candidate), nil without one.
+	cand *candidate.Candidate
 	// env is what the reconciler may use of the controller (passEnv), built once.
 	env passEnv
 	// writes is the controller's write path for its children (childwrites.go), built once.
@@ -104,9 +104,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if rr, ok := rec.(*remoteReconciler); ok {
 		c.cand = rr.cand
 		timeout = rr.r.Timeout()
-		if rr.cand != nil && rr.cand.plan.Mode == rollout.ModeCanary {
+		if rr.cand != nil && rr.cand.Canary() {
 			// A canary pass waits for the candidate, whose timeout may be the longer.
-			timeout = max(timeout, rr.cand.r.Timeout())
+			timeout = max(timeout, rr.cand.Timeout())
 		}
 	}
 	c.queue = e.live.watch(crd.Name, c.cfg.workers, timeout, c.queue)
@@ -159,7 +159,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.related, err = newRelatedWatch(c); err != nil {
 		return nil, err
 	}
-	c.env = c.passEnv()
+	c.env = newPassEnv(c)
 	return c, nil
 }
 
@@ -309,7 +309,7 @@ func (c *controller) onDelete(obj any) {
 	c.ledger.noteDelete(key, u.DeepCopy())
 	c.related.Forget(key) // its references die with it; a new object of the name records its own
 	if c.cand != nil {
-		c.cand.forget(key, u.GetUID())
+		c.cand.Forget(key, u.GetUID())
 	}
 	c.countTrigger(TriggerDelete)
 	c.add(key, addOpts{lane: laneFast})

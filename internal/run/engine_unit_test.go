@@ -131,7 +131,8 @@ func (panickingReconciler) reconcile(context.Context, passEnv, input) decision {
 }
 
 func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
-	c := &controller{rec: panickingReconciler{}, cfg: crdConfig{log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: &Engine{fence: leaderFence{lead: leadership.New(leadership.Options{})}}, rec: panickingReconciler{}, cfg: crdConfig{log: slog.New(slog.DiscardHandler)}}
+	c.env = newPassEnv(c)
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
 		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)

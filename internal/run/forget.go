@@ -23,6 +23,6 @@ func (c *controller) forgetObjects(gone func(types.UID) bool) {
 	c.forgetSuspensions(gone)
 	c.related.ForgetObjects(gone)
 	if c.cand != nil {
-		c.cand.forgetObjects(gone)
+		c.cand.ForgetObjects(gone)
 	}
 }

@@ -1,26 +1,29 @@
 package run
 
 import (
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
-	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
 // and only they: the ledger's memos, the suspensions, the related references, the
-// candidate's warned pins, divergence log and waiting shadow calls.
+// candidate's memory (its warned pins here; run/candidate tests the rest).
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: &candidate{badPins: map[types.UID]bool{}, logged: map[string]loggedPaths{}}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -30,13 +33,9 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.set(ctx, cr.key, cr.uid, true)
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
-		c.cand.badPins[cr.uid] = true
-		c.cand.logged[cr.key] = loggedPaths{uid: cr.uid, paths: "spec.replicas"}
-		if c.cand.waiting == nil {
-			c.cand.waiting = map[string]shadowJob{}
+		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
+			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
-		c.cand.waiting[cr.key] = shadowJob{req: remote.Request{Key: cr.key, Object: map[string]any{"metadata": map[string]any{"uid": string(cr.uid)}}}}
-		c.cand.order = append(c.cand.order, cr.key)
 	}
 	c.forgetObjects(func(uid types.UID) bool { return uid == "u-gone" })
 
@@ -49,9 +48,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"suspension", c.suspended.suspended["ns/gone"] != "", c.suspended.suspended["ns/kept"] != ""},
 		{"resume mark", !c.suspended.resumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.resumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
-		{"candidate's warned pin", c.cand.badPins["u-gone"], c.cand.badPins["u-kept"]},
-		{"candidate's divergence log", c.cand.logged["ns/gone"].uid != "", c.cand.logged["ns/kept"].uid != ""},
-		{"candidate's waiting shadow call", slices.Contains(c.cand.order, "ns/gone"), slices.Contains(c.cand.order, "ns/kept") && c.cand.waiting["ns/kept"].req.Key != ""},
+		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)
@@ -70,4 +67,34 @@ func newTestRelatedWatch(t *testing.T) *relatedwatch.Watch {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// newTestCandidate is a canary candidate at its first step; its endpoint is never called.
+func newTestCandidate(t *testing.T) *candidate.Candidate {
+	t.Helper()
+	remoteSpec := &katalog.Remote{Endpoint: "http://127.0.0.1:1",
+		Candidate: &katalog.Candidate{Endpoint: "http://127.0.0.1:1", Mode: string(rollout.ModeCanary)}}
+	crd := &katalog.CRD{Name: "app", APITypes: &katalog.APITypes{Group: "t.ork.test", Version: "v1", Kind: "App", Plural: "apps"},
+		OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: remoteSpec}}}
+	c, err := candidate.New(crd, candidate.Deps{Metrics: candidate.NewMetrics(), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// badPin is a CR of uid whose pin annotation names no side.
+func badPin(uid types.UID) *unstructured.Unstructured {
+	cr := &unstructured.Unstructured{}
+	cr.SetUID(uid)
+	cr.SetAnnotations(map[string]string{rollout.PinAnnotation: "neither"})
+	return cr
+}
+
+// pinRemembered says whether the candidate still remembers warning about the bad pin of uid: a
+// forgotten one is warned about again.
+func pinRemembered(c *candidate.Candidate, uid types.UID) bool {
+	_, warn := c.SideOf(badPin(uid))
+	return !warn
 }

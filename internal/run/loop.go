@@ -60,12 +60,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	e.relabelDefaultNamed(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.
 	rollouts := e.rollouts(controllers)
-	if err := rollouts.resume(ctx); err != nil {
+	if err := rollouts.Resume(ctx); err != nil {
 		return err
 	}
 	rolloutCtx, stopRollouts := context.WithCancel(ctx)
 	rolloutsDone := make(chan struct{})
-	go func() { defer close(rolloutsDone); rollouts.run(rolloutCtx, e.opts.RolloutInterval) }()
+	go func() { defer close(rolloutsDone); rollouts.Run(rolloutCtx, e.opts.RolloutInterval) }()
 	// Its last write goes before the Lease is released.
 	defer func() { stopRollouts(); <-rolloutsDone }()
 	// Informers keep running until every worker has drained (a reconcile finishing during

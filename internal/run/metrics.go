@@ -4,6 +4,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orkspace/ork/internal/run/candidate"
 )
 
 // Metrics are ork's Prometheus metrics, on a registry of their own (no global state).
@@ -34,7 +36,7 @@ type Metrics struct {
 	ShardCRsReceived, ShardCRsDropped *prometheus.CounterVec
 	queue                             queueMetrics
 	lanes                             laneMetrics
-	candidate                         candidateMetrics
+	candidate                         candidate.Metrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -83,13 +85,13 @@ func NewMetrics() *Metrics {
 		}, []string{"crd"}),
 		queue:     newQueueMetrics(),
 		lanes:     newLaneMetrics(),
-		candidate: newCandidateMetrics(),
+		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)
-	m.candidate.register(reg)
+	m.candidate.Register(reg)
 	return m
 }
 

@@ -10,7 +10,8 @@ import (
 )
 
 // passEnv is what a reconciler may use of its controller during a pass: reads for the
-// request, the write fence, Events. A reconciler never holds the controller.
+// request, the write fence, Events. A reconciler never holds the controller. Only newPassEnv
+// builds one, whole.
 type passEnv struct {
 	// dryRun is ork run --dry-run: the request says so, and nothing is shadowed.
 	dryRun bool
@@ -28,12 +29,18 @@ type passEnv struct {
 	// redact applied first.
 	traced bool
 	redact []dotpath.Path
+	// built is set by newPassEnv alone: a zero passEnv (a controller a test put together
+	// by hand) is refused before its reconciler runs (safeReconcile), instead of a nil
+	// func panicking deep in a pass, where the recover makes it look like the reconciler's bug.
+	built bool
 }
 
-// passEnv is c's environment for its reconciler.
-func (c *controller) passEnv() passEnv {
+// newPassEnv is c's environment for its reconciler; newController and the white-box tests
+// both build it here, so that no reconciler runs with half of it.
+func newPassEnv(c *controller) passEnv {
 	return passEnv{
 		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.lastApply, related: c.related,
 		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
+		built: true,
 	}
 }

@@ -488,8 +488,13 @@ func (c *controller) cached(key string) *unstructured.Unstructured {
 	return obj.(*unstructured.Unstructured)
 }
 
-// safeReconcile turns a panic in a reconciler into a failed reconcile.
+// safeReconcile turns a panic in a reconciler into a failed reconcile. A controller whose
+// pass environment was never built is a bug of ork's, not the reconciler's: it panics
+// outside the recover.
 func (c *controller) safeReconcile(ctx context.Context, in input) (d decision) {
+	if !c.env.built {
+		panic("run: a controller without a pass environment: build it with newPassEnv")
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.cfg.log.Warn("reconcile panicked", "key", in.key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))

@@ -20,6 +20,7 @@ import (
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/candidate"
 )
 
 // newReconciler picks the CRD's reconciler and the resource types it may manage.
@@ -46,7 +47,8 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		}
 		out := &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}
 		if r.Candidate != nil {
-			if out.cand, err = newCandidate(e, crd); err != nil {
+			if out.cand, err = candidate.New(crd, candidate.Deps{Secrets: e.secrets, Namespace: e.opts.Namespace,
+				Metrics: e.opts.Metrics.candidate, Trace: e.trace, Log: e.log}); err != nil {
 				rr.Close()
 				return nil, nil, err
 			}
@@ -111,12 +113,12 @@ type remoteReconciler struct {
 	// prune is reconcile.remote.prune; lastApply is payload.lastApply.
 	prune, lastApply bool
 	// cand is reconcile.remote.candidate; nil without one.
-	cand *candidate
+	cand *candidate.Candidate
 }
 
 func (rr *remoteReconciler) close() {
 	if rr.cand != nil {
-		rr.cand.close()
+		rr.cand.Close()
 	}
 	rr.r.Close()
 }
@@ -164,14 +166,14 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	call, side := rr.r.Call, rollout.Stable
 	if rr.cand != nil {
 		var badPin bool
-		if side, badPin = rr.cand.sideOf(in.cr); badPin {
+		if side, badPin = rr.cand.SideOf(in.cr); badPin {
 			env.event(in.cr, corev1.EventTypeWarning, ReasonInvalidReconcilerPin, fmt.Sprintf("annotation %s: %q names no side (stable or candidate): ignored, the canary slice decides",
 				rollout.PinAnnotation, in.cr.GetAnnotations()[rollout.PinAnnotation]))
 		}
 	}
 	if side == rollout.Candidate {
 		// The canary slice: the candidate's answer is applied, stable is not asked.
-		call = rr.cand.r.Call
+		call = rr.cand.Call
 		defer func() { d.candidate = true }()
 	}
 	res, x, err := call(ctx, req)
@@ -231,16 +233,16 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 // once and stops), nor does a delete unless candidate.shadowDeletes: a reconciler may clean
 // up outside the cluster whatever dryRun says.
 func (rr *remoteReconciler) shadow(env passEnv, in input, req remote.Request, x exchange.Exchange, res *remote.Result, err error) {
-	if rr.cand == nil || env.dryRun || x.Time.IsZero() || !rr.cand.shadows() {
+	if rr.cand == nil || env.dryRun || x.Time.IsZero() || !rr.cand.Shadows() {
 		return
 	}
-	if in.deleting && !rr.cand.shadowDeletes {
+	if in.deleting && !rr.cand.ShadowsDeletes() {
 		return
 	}
 	if err != nil {
 		res = nil // an "error" result: nothing to compare with
 	}
-	rr.cand.shadow(req, in.cr.GetNamespace(), in.cr.GetName(), res)
+	rr.cand.Shadow(req, in.cr.GetNamespace(), in.cr.GetName(), res)
 }
 
 // withDeletionTimestamp marks a deleted object's last state as deleting, on a shallow copy.

@@ -26,11 +26,9 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 	})
 }
 
-// The trace's sides (trace.Decision.Side).
-const (
-	sideCandidate = "candidate"
-	sideShadow    = "shadow"
-)
+// sideCandidate is the trace's side of a pass the candidate answered (trace.Decision.Side);
+// a shadow comparison's is run/candidate's.
+const sideCandidate = "candidate"
 
 // next says what the engine did with the key after the pass.
 func next(d decision) string {

@@ -1,4 +1,4 @@
-package run
+package candidate
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 // shadowHarness is a candidate whose reconciler holds every call until release is closed,
 // recording the calls per CR and the most calls for one CR at once.
 type shadowHarness struct {
-	c       *candidate
-	m       *Metrics
+	c       *Candidate
+	m       Metrics
 	release chan struct{}
 	mu      sync.Mutex
 	calls   map[string]int
@@ -61,14 +61,14 @@ func newShadowHarness(t *testing.T, slots, backlog int) *shadowHarness {
 	}
 	h.m = NewMetrics()
 	ctx, cancel := context.WithCancel(context.Background())
-	h.c = &candidate{crd: "app", r: r, plan: rollout.Plan{Mode: rollout.ModeShadow}, slots: make(chan struct{}, slots), metrics: h.m.candidate,
+	h.c = &Candidate{crd: "app", r: r, plan: rollout.Plan{Mode: rollout.ModeShadow}, slots: make(chan struct{}, slots), metrics: h.m,
 		log: slog.New(slog.DiscardHandler), now: time.Now, ctx: ctx, cancel: cancel, backlog: backlog,
 		logged: map[string]loggedPaths{}, badPins: map[types.UID]bool{}, inFlight: map[string]bool{}}
 	return h
 }
 
 func (h *shadowHarness) shadow(name string) {
-	h.c.shadow(remote.Request{Key: "ns/" + name, Trigger: remote.TriggerUpdate, Attempt: 1,
+	h.c.Shadow(remote.Request{Key: "ns/" + name, Trigger: remote.TriggerUpdate, Attempt: 1,
 		Object: map[string]any{"apiVersion": "t.ork.test/v1", "kind": "App", "metadata": map[string]any{"name": name, "namespace": "ns"}}}, "ns", name, nil)
 }
 
@@ -102,11 +102,11 @@ func TestOneShadowCallPerCRAtATime(t *testing.T) {
 	h.waitCalls(t, 2)
 	close(h.release)
 	h.waitCalls(t, 3)
-	h.c.close()
+	h.c.Close()
 	if h.calls["a"] != 2 || h.calls["b"] != 1 || h.overlap {
 		t.Errorf("calls %v, overlap %v; want a twice (one after the other), b once", h.calls, h.overlap)
 	}
-	if n := testutil.ToFloat64(h.m.candidate.skipped.WithLabelValues("app")); n != 0 {
+	if n := testutil.ToFloat64(h.m.skipped.WithLabelValues("app")); n != 0 {
 		t.Errorf("%v shadow calls skipped, want none", n)
 	}
 }
@@ -132,7 +132,7 @@ func TestShadowBurstWaitsInTheBacklog(t *testing.T) {
 			h.shadow("cr-19") // waiting (or skipped): replaced, never a second call
 			close(h.release)
 			h.waitCalls(t, tc.wantCalls)
-			h.c.close()
+			h.c.Close()
 			total := 0
 			for name, n := range h.calls {
 				total += n
@@ -140,7 +140,7 @@ func TestShadowBurstWaitsInTheBacklog(t *testing.T) {
 					t.Errorf("%s called %d times, want once", name, n)
 				}
 			}
-			skipped := testutil.ToFloat64(h.m.candidate.skipped.WithLabelValues("app"))
+			skipped := testutil.ToFloat64(h.m.skipped.WithLabelValues("app"))
 			if tc.skip > 0 {
 				skipped-- // cr-19's second pass, past the bound too
 			}

@@ -1,11 +1,11 @@
-package run
+package candidate
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// candidateMetrics count a candidate reconciler's answers (reconcile.remote.candidate),
+// Metrics count a candidate reconciler's answers (reconcile.remote.candidate),
 // apart from the stable reconciler's: the stable metrics stay what they were before the
 // rollout began.
-type candidateMetrics struct {
+type Metrics struct {
 	// calls counts the candidate's answers by the reason its pass ends with.
 	calls *prometheus.CounterVec
 	// errors counts the answers whose reason is not success (the gate's errors, with the
@@ -19,11 +19,12 @@ type candidateMetrics struct {
 	rollbacks *prometheus.CounterVec
 }
 
-func newCandidateMetrics() candidateMetrics {
+// NewMetrics builds the counters, unregistered.
+func NewMetrics() Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"crd"}, labels...))
 	}
-	return candidateMetrics{
+	return Metrics{
 		calls:       counter("ork_candidate_calls_total", "Candidate reconciler answers by the reason its pass ends with.", "reason"),
 		errors:      counter("ork_candidate_errors_total", "Candidate reconciler answers whose reason is not ReconcileSucceeded."),
 		divergences: counter("ork_candidate_divergence_total", "Candidate answers that differ from the stable reconciler's after normalising."),
@@ -32,6 +33,7 @@ func newCandidateMetrics() candidateMetrics {
 	}
 }
 
-func (m candidateMetrics) register(reg *prometheus.Registry) {
+// Register registers the counters with reg.
+func (m Metrics) Register(reg *prometheus.Registry) {
 	reg.MustRegister(m.calls, m.errors, m.divergences, m.skipped, m.rollbacks)
 }
