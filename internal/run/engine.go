@@ -172,7 +172,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		decisions = trace.NewStore(trace.Options{})
 	}
 	pauses := remote.NewPauses()
-	return &Engine{
+	e := &Engine{
 		live:       newLiveness(time.Now, pauses.Holding),
 		trace:      decisions,
 		dry:        newDryRunner(opts, len(set.CRDs)),
@@ -185,16 +185,14 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		creator:    creator,
 		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
 		lead:       lead,
-		shards:     ring,
-		fence:      fenceOf(lead, ring),
-		gate:       gateOf(ring),
 		writes:     newWriteBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
 		childLocks: newChildLocks(),
 		secrets:    newSecretCache(kube, opts.SecretTTL),
 		pauses:     pauses,
 		log:        opts.Logger,
-	}, nil
+	}
+	return e.useRing(lead, ring), nil
 }
 
 // Ready reports whether every informer has synced and the workers run.
@@ -225,7 +223,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return e.lead.Run(ctx, e.runControllers)
 	}
 	if e.shards != nil {
-		return e.runSharded(ctx)
+		return e.shards.run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
 }

@@ -43,14 +43,3 @@ func (allMine) takePass(types.UID) bool                      { return false }
 func (allMine) forgetPass(types.UID)                         {}
 func (allMine) backlog(types.UID, time.Time) bool            { return false }
 func (allMine) partial() bool                                { return false }
-
-// partial: a sharded replica's CR cache holds its buckets' CRs only.
-func (s *shards) partial() bool { return true }
-
-// gateOf is the engine's pass gate: the ring's when sharded, else allMine.
-func gateOf(ring *shards) passGate {
-	if ring != nil {
-		return ring
-	}
-	return allMine{}
-}

@@ -31,14 +31,6 @@ type leaderFence struct{ lead *leadership.Leadership }
 func (f leaderFence) mayWrite(key string, _ types.UID) error { return f.lead.MayWrite(key) }
 func (f leaderFence) mayWriteAny() error                     { return f.lead.MayWrite("") }
 
-// fenceOf is the engine's fence: the ring's when sharded, else the leader Lease's.
-func fenceOf(lead *leadership.Leadership, ring *shards) fence {
-	if ring != nil {
-		return ring
-	}
-	return leaderFence{lead: lead}
-}
-
 // leaseLost reports whether ctx ended because a Lease that fences the whole run was lost:
 // the leader Lease, or a sharded replica's member Lease.
 func leaseLost(ctx context.Context) bool {

@@ -51,10 +51,13 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		e.shards.setControllers(ctx, controllers, e.recorder, func(ctx context.Context, bs []int) map[string]string {
-			return e.labelTaken(ctx, controllers, bs)
-		},
-			childStoresOf(controllers, factories.needFull))
+		ms := make([]ringMember, len(controllers))
+		for i, c := range controllers {
+			ms[i] = c
+		}
+		e.shards.start(ctx, members{controllers: ms, recorder: e.recorder,
+			slotChildren: func(ctx context.Context, bs []int) map[string]string { return e.labelTaken(ctx, controllers, bs) },
+			childStores:  childStoresOf(controllers, factories.needFull)})
 	}
 	e.labelOlderChildren(ctx, controllers)
 	e.relabelDefaultNamed(ctx, controllers)

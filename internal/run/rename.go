@@ -120,7 +120,7 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 				continue
 			}
 			// As a pass of the owner's bucket, with the slot label (labelSlot).
-			rv, err = e.labelSlot(ctx, col.gvr, obj, ref.UID, underDefaultName)
+			rv, err = e.shards.labelSlot(ctx, res.Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, underDefaultName)
 		} else {
 			key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
 			if namespaced {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/client-go/tools/cache"
@@ -117,6 +115,9 @@ func (s *shards) mayWrite(_ string, uid types.UID) error {
 	}
 	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
 }
+
+// partial: a sharded replica's CR cache holds its buckets' CRs only.
+func (s *shards) partial() bool { return true }
 
 // mayWriteAny: a sharded replica must hold some bucket to write what belongs to no CR.
 func (s *shards) mayWriteAny() error {
@@ -289,28 +290,23 @@ type ringMember interface {
 	requeue(key string)
 }
 
-func (c *controller) cachesUpToDate() bool {
-	for _, cc := range c.crCaches {
-		if !cc.upToDate() {
-			return false
-		}
-	}
-	return true
+// members is what the ring is handed once the engine's controllers are built.
+type members struct {
+	controllers []ringMember
+	// recorder records the takes and hand-backs (nil in a dry run).
+	recorder record.EventRecorder
+	// slotChildren labels the unslotted children of newly held buckets (shardslots.go).
+	slotChildren func(ctx context.Context, buckets []int) map[string]string
+	// childStores are every child informer's store, by childListKey (shardready.go).
+	childStores map[string]cache.Store
 }
 
-func (c *controller) requeue(key string) { c.add(key, addOpts{}) }
-
-// setControllers hands the built controllers, the Event recorder (nil in a dry run) and
-// the labelling of unslotted children over; the Manager starts taking buckets after it
-// (started).
-func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder,
-	slotChildren func(ctx context.Context, buckets []int) map[string]string, childStores map[string]cache.Store) {
-	members := make([]ringMember, len(cs))
-	for i, c := range cs {
-		members[i] = c
-	}
+// start hands the built controllers, the Event recorder and the labelling of unslotted
+// children over, and starts the labeller, until ctx ends; the Manager starts taking
+// buckets after it (started).
+func (s *shards) start(ctx context.Context, m members) {
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = members, rec, slotChildren, childStores, ctx.Done()
+	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = m.controllers, m.recorder, m.slotChildren, m.childStores, ctx.Done()
 	s.mu.Unlock()
 	s.startOnce.Do(func() {
 		go s.labeller(ctx)
@@ -435,23 +431,4 @@ type crUIDKey struct{}
 // withCRUID marks ctx as a pass's for the CR of uid.
 func withCRUID(ctx context.Context, uid types.UID) context.Context {
 	return context.WithValue(ctx, crUIDKey{}, uid)
-}
-
-// takenBacklog reports whether obj, added to a sharded cache, was there before its bucket
-// was taken (a CR, or with child a child by its controller's uid): a CR's one pass is in
-// the slow lane, as the initial list's, and a child's add passes nothing.
-func (c *controller) takenBacklog(obj any, child bool) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	uid := m.GetUID()
-	if child {
-		ref := metav1.GetControllerOf(m)
-		if ref == nil {
-			return false
-		}
-		uid = ref.UID
-	}
-	return c.e.gate.backlog(uid, m.GetCreationTimestamp().Time)
 }

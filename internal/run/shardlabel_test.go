@@ -19,7 +19,7 @@ func TestTakeLabellingIsSerializedAndCoalesced(t *testing.T) {
 	runs := make(chan []int)
 	release := make(chan struct{})
 	var inFlight, most atomic.Int32
-	s.setControllers(t.Context(), []*controller{c}, nil, func(_ context.Context, bs []int) map[string]string {
+	s.start(t.Context(), members{controllers: []ringMember{c}, slotChildren: func(_ context.Context, bs []int) map[string]string {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		if n > most.Load() {
@@ -28,7 +28,7 @@ func TestTakeLabellingIsSerializedAndCoalesced(t *testing.T) {
 		runs <- bs
 		<-release
 		return nil
-	}, nil)
+	}})
 
 	s.take(t.Context(), 0)
 	// Bounded by the test's own deadline: the labeller starts at once.

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/shard"
@@ -47,29 +46,4 @@ func (s *shards) forgetPass(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.passed, uid)
-}
-
-// onAdd queues a CR the cache added: the initial list's, and a taken bucket's backlog, in
-// the slow lane; a create seen later in the fast lane.
-func (c *controller) onAdd(obj any, initial bool) {
-	c.notePass(obj)
-	c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false))
-}
-
-// onSync is a relist's sight of a CR the cache already held, unchanged: in a sharded cache
-// it is no news, unless the CR is owed its bucket's take pass (slow lane, as the take's
-// backlog that arrives as adds).
-func (c *controller) onSync(obj any) {
-	if c.notePass(obj) {
-		c.enqueue(obj, TriggerCreate, false)
-	}
-}
-
-// notePass is the gate's takePass for obj (false unsharded).
-func (c *controller) notePass(obj any) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	return c.e.gate.takePass(m.GetUID())
 }

@@ -31,7 +31,7 @@ func newShardedController(t *testing.T) (*controller, *shards, *laneQueue, *unst
 	s.m = m
 	q := newLaneQueue("app", time.Millisecond, time.Second, metrics)
 	t.Cleanup(q.ShutDown)
-	c := &controller{e: &Engine{shards: s, fence: s, gate: s, opts: Options{Metrics: metrics}}, suspended: newSuspensions(nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: newSuspensions(nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 	var uid types.UID
 	for uid = uuid.NewUUID(); shard.BucketOf(uid, buckets) != 1; uid = uuid.NewUUID() {
 	}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -49,23 +48,6 @@ func childListKey(full bool, gvr schema.GroupVersionResource, ns string) string 
 		kind = "dynamic"
 	}
 	return kind + "/" + gvr.String() + "/" + ns
-}
-
-// childStoresOf is each child informer's store, by childListKey.
-func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]bool) map[string]cache.Store {
-	out := map[string]cache.Store{}
-	for _, c := range controllers {
-		for _, ch := range c.children {
-			for i, inf := range ch.informer.Informers() {
-				ns := metav1.NamespaceAll
-				if ch.informer.Namespaces() != nil {
-					ns = ch.informer.Namespaces()[i]
-				}
-				out[childListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
-			}
-		}
-	}
-	return out
 }
 
 // childTookList records that the child informer key's reflector has handed its store the

@@ -4,105 +4,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/shard"
 )
 
-// newShardRing builds this replica's part of the ring for opts.ShardBuckets; nothing talks
-// to the cluster before Run.
-func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
-	lease := rest.CopyConfig(opts.RESTConfig)
-	// A limiter of its own, allowing every held bucket's renewal and the member's within
-	// one retry period (twice over, for the takes), so that renewals never queue behind
-	// reconcile traffic.
-	lease.QPS = float32(2*(opts.ShardBuckets+1)) / float32(opts.RetryPeriod.Seconds())
-	lease.Burst = 2 * (opts.ShardBuckets + 1)
-	lease.RateLimiter = nil
-	lease.UserAgent = rest.DefaultKubernetesUserAgent() + " shard-leases"
-	client, err := kubernetes.NewForConfig(lease)
-	if err != nil {
-		return nil, fmt.Errorf("shard Lease client: %w", err)
-	}
-	if err := opts.Metrics.Registry.Register(opts.Metrics.ShardBucketsHeld); err != nil {
-		return nil, fmt.Errorf("shard metrics: %w", err)
-	}
-	for _, c := range []prometheus.Collector{opts.Metrics.ShardHandoffs, opts.Metrics.ShardCRsReceived, opts.Metrics.ShardCRsDropped} {
-		if err := opts.Metrics.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("shard metrics: %w", err)
-		}
-	}
-	s := newShards(opts.Namespace, opts.Name, opts.ShardBuckets, opts.Metrics, opts.Logger)
-	// Bucket contexts outlive a stop: a hand-back drains them, a loss cancels them.
-	base := context.Background()
-	m, err := shard.New(shard.Options{
-		Client: client.CoordinationV1(), Namespace: opts.Namespace, Name: opts.Name, LeaderLease: opts.LeaseName,
-		Member: opts.ShardMember, MemberUID: opts.ShardMemberUID, Identity: opts.Identity, Buckets: opts.ShardBuckets,
-		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
-		HandBackTimeout: handBackTimeout(set, opts.ShutdownTimeout), Log: opts.Logger,
-		OnTake:       func(b int) { s.take(base, b) },
-		Drain:        s.drain,
-		OnRelease:    s.release,
-		OnHeldChange: s.holdingChanged,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.m = m
-	return s, nil
-}
-
-// handBackTimeout is how long a hand-back or a stop lets a bucket's calls run: up to the
-// Katalog's longest remote timeout, by which ork's own call has ended, so that a call never
-// goes on at the reconciler beside the next holder's (docs/scaling.md); at most stop, the
-// shutdown timeout, since a stop hands every bucket back.
-func handBackTimeout(set *katalog.Set, stop time.Duration) time.Duration {
-	longest := time.Duration(0)
-	for _, c := range set.CRDs {
-		t := remote.DefaultTimeout
-		if r := c.OperatorBox.Reconcile.Remote; r != nil && r.Timeout != "" {
-			if d, err := time.ParseDuration(r.Timeout); err == nil && d > 0 {
-				t = d
-			}
-		}
-		longest = max(longest, t)
-	}
-	return min(longest, stop)
-}
-
-// runSharded runs the controllers next to the ring's Manager: every CR is cached and
-// queued, and a pass goes ahead only for the CRs of a bucket held here (shards.begin and
-// the guard). A stop hands every bucket back after its drain; the loss of the member Lease
+// run runs the controllers (runControllers) next to the ring's Manager: every CR is cached
+// and queued, and a pass goes ahead only for the CRs of a bucket held here (begin and the
+// guard). A stop hands every bucket back after its drain; the loss of the member Lease
 // stops every pass at once and returns the loss, so that ork exits non-zero.
-func (e *Engine) runSharded(ctx context.Context) error {
+func (s *shards) run(ctx context.Context, runControllers func(context.Context) error) error {
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
 	mgrDone := make(chan error, 1)
-	e.shards.armed.Store(true)
+	s.armed.Store(true)
 	go func() {
 		// No bucket before the controllers exist: a take records an Event and its CRs'
 		// adds need the handlers.
 		select {
-		case <-e.shards.started:
+		case <-s.started:
 		case <-mgrCtx.Done():
 			mgrDone <- nil
 			return
 		}
-		err := e.shards.m.Run(mgrCtx)
+		err := s.m.Run(mgrCtx)
 		if err != nil {
 			cancelRun(err)
 		}
 		mgrDone <- err
 	}()
-	err := e.runControllers(runCtx)
+	err := runControllers(runCtx)
 	stopMgr() // the controllers failed to start: nothing of this replica runs on
 	if mgrErr := <-mgrDone; mgrErr != nil && (err == nil || errors.Is(err, shard.ErrMemberLost)) {
 		return fmt.Errorf("%w: stopped at once, without draining (other replicas take its buckets); exiting so that a restart joins again", mgrErr)

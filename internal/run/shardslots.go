@@ -18,7 +18,6 @@ import (
 
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
-	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -29,84 +28,10 @@ import (
 // gives the slot label to the unslotted children of that bucket's CRs, and once its child
 // cache shows one, queues its owner again (the owner's take pass may have run without it).
 
-// unslottedChildren selects the children ork wrote without the slot label.
-const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + naming.SlotLabel
-
-// labelUnslotted gives naming.SlotLabel (and OperatorLabel, which an older ork did not
-// write) to the children without it whose controller is a CR of the Katalog in one of
-// buckets. Each write carries the child's uid and resourceVersion as preconditions (a
-// child changed meanwhile is left to its owner's apply) and goes as a pass of its owner's
-// bucket: a hand-back waits for it, a loss cancels it, and the transport checks the bucket
-// at the send. A failure is logged, not fatal: the owners' applies label the rest.
-func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
-	owners := map[schema.GroupKind]bool{}
-	for _, c := range controllers {
-		owners[c.cfg.gvk.GroupKind()] = true
-	}
-	want := map[int]bool{}
-	for _, b := range buckets {
-		want[b] = true
-	}
-	labelled := 0
-	written := map[string]string{}
-	for _, col := range childCollections(controllers) {
-		n, rv, err := e.labelUnslottedOf(ctx, col.gvr, col.ns, owners, want)
-		labelled += n
-		if rv != "" {
-			written[collectionKey(col.gvr, col.ns)] = rv
-		}
-		if err != nil && ctx.Err() == nil {
-			e.log.Warn("labelling children written before sharding: their owners' applies will label the rest",
-				"resource", col.gvr.GroupResource().String(), "buckets", buckets, "error", err.Error())
-		}
-	}
-	if labelled > 0 {
-		e.log.Info("gave the slot label to the children written before sharding", "label", naming.SlotLabel,
-			"buckets", buckets, "children", labelled)
-	}
-	return written
-}
-
 // collectionKey names a child collection (resource, namespace) as the end of the
 // childListKey of each informer that caches it.
 func collectionKey(gvr schema.GroupVersionResource, ns string) string {
 	return "/" + gvr.String() + "/" + ns
-}
-
-// labelUnslottedOf labels the collection's unslotted children of the buckets want, and
-// returns how many, and the highest resourceVersion its writes answered ("" for none).
-func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionResource, ns string,
-	owners map[schema.GroupKind]bool, want map[int]bool) (int, string, error) {
-	list, err := e.meta.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: unslottedChildren})
-	if err != nil {
-		return 0, "", fmt.Errorf("list: %w", err)
-	}
-	n, highest := 0, ""
-	for i := range list.Items {
-		obj := &list.Items[i]
-		ref := metav1.GetControllerOf(obj)
-		if ref == nil || !want[shard.BucketOf(ref.UID, e.shards.buckets)] {
-			continue
-		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || !owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}] {
-			continue // another controller's object that carries ork's managed-by label
-		}
-		if op, ok := obj.GetLabels()[OperatorLabel]; ok && op != e.opts.Name {
-			continue // another operator's
-		}
-		rv, err := e.labelSlot(ctx, gvr, obj, ref.UID, unslotted)
-		if err != nil {
-			return n, highest, err
-		}
-		if rv != "" {
-			n++
-			if rvAfter(rv, highest) {
-				highest = rv
-			}
-		}
-	}
-	return n, highest, nil
 }
 
 // rvAfter reports whether resourceVersion a is after b ("" is before any); a version that
@@ -125,11 +50,11 @@ const labelSlotTries = 3
 // labelSlot writes the slot label on one child, as a pass of its owner's bucket, and
 // returns the resourceVersion of the write ("" when none was made: the bucket is no longer
 // this replica's, and its next holder labels the child; or the child went, was labelled
-// meanwhile, or changed past labelSlotTries reads).
-// still tells, on a re-read after a conflict, whether the child still needs this write.
-func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata, owner types.UID,
-	still func(metav1.Object) bool) (string, error) {
-	bucketCtx, done, ok := e.shards.beginLabel(owner)
+// meanwhile, or changed past labelSlotTries reads). operator is the OperatorLabel
+// written with it (an older ork did not write it); still tells, on a re-read after a conflict, whether the child still needs this write.
+func (s *shards) labelSlot(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
+	operator string, still func(metav1.Object) bool) (string, error) {
+	bucketCtx, done, ok := s.beginLabel(owner)
 	if !ok {
 		return "", nil
 	}
@@ -138,11 +63,11 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 	defer cancel()
 	defer context.AfterFunc(bucketCtx, cancel)()
 	// Before the write: the child cache may show the child before the answer comes.
-	e.shards.slotted.Store(obj.GetUID(), shard.BucketOf(owner, e.shards.buckets))
-	rv, err := patchSlotLabel(wctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, owner,
-		map[string]string{OperatorLabel: e.opts.Name, naming.SlotLabel: naming.SlotOf(owner)}, still)
+	s.slotted.Store(obj.GetUID(), shard.BucketOf(owner, s.buckets))
+	rv, err := patchSlotLabel(wctx, res, obj, owner,
+		map[string]string{naming.OperatorLabel: operator, naming.SlotLabel: naming.SlotOf(owner)}, still)
 	if rv == "" {
-		e.shards.slotted.Delete(obj.GetUID())
+		s.slotted.Delete(obj.GetUID())
 	}
 	switch {
 	case err == nil:
@@ -156,8 +81,12 @@ func (e *Engine) labelSlot(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 }
 
-// unslotted is labelUnslotted's test of a re-read child: no slot label yet.
-func unslotted(cur metav1.Object) bool { return cur.GetLabels()[naming.SlotLabel] == "" }
+// revealed reports whether the child of uid was one labelSlot labelled and is now shown
+// by its child cache, and forgets it: its owner is then queued again.
+func (s *shards) revealed(uid types.UID) bool {
+	_, ok := s.slotted.LoadAndDelete(uid)
+	return ok
+}
 
 // patchSlotLabel writes labels on the unslotted child obj of owner, with its uid and
 // resourceVersion as preconditions, and returns the write's resourceVersion. A child
@@ -171,7 +100,7 @@ func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *me
 		if err != nil {
 			return "", err
 		}
-		got, err := res.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		got, err := res.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.FieldManager})
 		if err == nil {
 			return got.GetResourceVersion(), nil
 		}
@@ -254,28 +183,4 @@ func (s *shards) waitStoresReach(ctx context.Context, written map[string]string)
 			}
 		}
 	}
-}
-
-// revealed queues the owner of a child labelSlot just labelled, now that the child cache
-// shows it, and reports whether it did: the owner's take pass may have run before, without
-// the child. The slow lane (the take's backlog), no sooner than ChildMinInterval after the
-// owner's last pass, as for a child's change.
-func (c *controller) revealed(obj any) bool {
-	if c.e.shards == nil {
-		return false
-	}
-	u, ok := kobj.DeletedMeta(obj)
-	if !ok {
-		return false
-	}
-	key, ok := c.ownerKey(u)
-	if !ok {
-		return false
-	}
-	if _, ok := c.e.shards.slotted.LoadAndDelete(u.GetUID()); !ok {
-		return false
-	}
-	c.countTrigger(TriggerChild)
-	c.add(key, addOpts{trigger: TriggerChild, minInterval: c.e.opts.ChildMinInterval})
-	return true
 }
