@@ -17,7 +17,7 @@ var errNotLeader = leadership.ErrNotLeader
 // fence says whether this replica may write now: asked before every write and call, it
 // returns an error wrapping errNotLeader when another replica may hold the right. The
 // leader Lease implements it (leaderFence), and the shard ring does when sharded, per
-// bucket (shards).
+// bucket (ringFence).
 type fence interface {
 	// mayWrite guards a write for the custom resource of key and uid.
 	mayWrite(key string, uid types.UID) error

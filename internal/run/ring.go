@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -12,12 +14,19 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
+)
+
+// Events on a bucket Lease when this replica takes it or hands it back.
+const (
+	EventShardBucketTaken      = shardring.EventBucketTaken
+	EventShardBucketHandedBack = shardring.EventBucketHandedBack
 )
 
 // newShardRing builds this replica's part of the ring for opts.ShardBuckets; nothing talks
 // to the cluster before Run.
-func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
+func newShardRing(set *katalog.Set, opts Options) (*shardring.Ring, error) {
 	lease := rest.CopyConfig(opts.RESTConfig)
 	// A limiter of its own, allowing every held bucket's renewal and the member's within
 	// one retry period (twice over, for the takes), so that renewals never queue behind
@@ -38,24 +47,16 @@ func newShardRing(set *katalog.Set, opts Options) (*shards, error) {
 			return nil, fmt.Errorf("shard metrics: %w", err)
 		}
 	}
-	s := newShards(opts.Namespace, opts.Name, opts.ShardBuckets, opts.Metrics, opts.Logger)
-	// Bucket contexts outlive a stop: a hand-back drains them, a loss cancels them.
-	base := context.Background()
-	m, err := shard.New(shard.Options{
-		Client: client.CoordinationV1(), Namespace: opts.Namespace, Name: opts.Name, LeaderLease: opts.LeaseName,
-		Member: opts.ShardMember, MemberUID: opts.ShardMemberUID, Identity: opts.Identity, Buckets: opts.ShardBuckets,
-		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
-		HandBackTimeout: handBackTimeout(set, opts.ShutdownTimeout), Log: opts.Logger,
-		OnTake:       func(b int) { s.take(base, b) },
-		Drain:        s.drain,
-		OnRelease:    s.release,
-		OnHeldChange: s.holdingChanged,
+	return shardring.New(shardring.Deps{
+		Lease: shard.Options{
+			Client: client.CoordinationV1(), Namespace: opts.Namespace, Name: opts.Name, LeaderLease: opts.LeaseName,
+			Member: opts.ShardMember, MemberUID: opts.ShardMemberUID, Identity: opts.Identity, Buckets: opts.ShardBuckets,
+			LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
+			HandBackTimeout: handBackTimeout(set, opts.ShutdownTimeout), Log: opts.Logger,
+		},
+		Metrics: shardring.Metrics{BucketsHeld: opts.Metrics.ShardBucketsHeld, Handoffs: opts.Metrics.ShardHandoffs,
+			CRsReceived: opts.Metrics.ShardCRsReceived, CRsDropped: opts.Metrics.ShardCRsDropped},
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.m = m
-	return s, nil
 }
 
 // handBackTimeout is how long a hand-back or a stop lets a bucket's calls run: up to the
@@ -79,12 +80,33 @@ func handBackTimeout(set *katalog.Set, stop time.Duration) time.Duration {
 // useRing sets the engine's shard ring (nil: single leader), and with it the fence and the
 // pass gate, which must agree with it: the ring's when sharded, else the leader Lease's
 // fence and allMine.
-func (e *Engine) useRing(lead *leadership.Leadership, ring *shards) *Engine {
+func (e *Engine) useRing(lead *leadership.Leadership, ring *shardring.Ring) *Engine {
 	e.shards = ring
 	if ring != nil {
-		e.fence, e.gate = ring, ring
+		e.fence, e.gate = ringFence{ring}, ringGate{ring}
 		return e
 	}
 	e.fence, e.gate = leaderFence{lead: lead}, allMine{}
 	return e
 }
+
+// ringFence is the ring as the engine's fence.
+type ringFence struct{ r *shardring.Ring }
+
+func (f ringFence) mayWrite(key string, uid types.UID) error { return f.r.MayWrite(key, uid) }
+func (f ringFence) mayWriteAny() error                       { return f.r.MayWriteAny() }
+
+// ringGate is the ring as the engine's pass gate.
+type ringGate struct{ r *shardring.Ring }
+
+func (g ringGate) owns(uid types.UID) bool { return g.r.Owns(uid) }
+func (g ringGate) begin(ctx context.Context, uid types.UID) (context.Context, func(), bucketState) {
+	return g.r.Begin(ctx, uid)
+}
+func (g ringGate) waitReady(uid types.UID, c *controller, key string) bool {
+	return g.r.WaitReady(uid, ringMember{c}, key)
+}
+func (g ringGate) takePass(uid types.UID) bool                   { return g.r.TakePass(uid) }
+func (g ringGate) forgetPass(uid types.UID)                      { g.r.ForgetPass(uid) }
+func (g ringGate) backlog(uid types.UID, created time.Time) bool { return g.r.Backlog(uid, created) }
+func (g ringGate) partial() bool                                 { return g.r.Partial() }

@@ -4,24 +4,32 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/shardring"
 )
 
 // The controller's side of the shard ring: what the ring asks of a controller (ringMember),
 // and what the controller's handlers ask of the ring through the engine's gate.
 
-func (c *controller) cachesUpToDate() bool {
-	for _, cc := range c.crCaches {
-		if !cc.upToDate() {
+// ringMember is a controller as the ring knows it (shardring.Member): comparable, so that
+// the ring can keep the keys of each waiting for its bucket.
+type ringMember struct{ c *controller }
+
+func (m ringMember) ForgetObjects(gone func(types.UID) bool) { m.c.forgetObjects(gone) }
+
+func (m ringMember) CachesUpToDate() bool {
+	for _, cc := range m.c.crCaches {
+		if !cc.UpToDate() {
 			return false
 		}
 	}
 	return true
 }
 
-func (c *controller) requeue(key string) { c.add(key, addOpts{}) }
+func (m ringMember) Requeue(key string) { m.c.add(key, addOpts{}) }
 
 // onAdd queues a CR the cache added: the initial list's, and a taken bucket's backlog, in
 // the slow lane; a create seen later in the fast lane.
@@ -83,7 +91,7 @@ func (c *controller) revealed(obj any) bool {
 	if !ok {
 		return false
 	}
-	if !c.e.shards.revealed(u.GetUID()) {
+	if !c.e.shards.Revealed(u.GetUID()) {
 		return false
 	}
 	c.countTrigger(TriggerChild)
@@ -91,7 +99,7 @@ func (c *controller) revealed(obj any) bool {
 	return true
 }
 
-// childStoresOf is each child informer's store, by childListKey: the ring's readiness
+// childStoresOf is each child informer's store, by shardring.ChildListKey: the ring's readiness
 // waits for every one of them.
 func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]bool) map[string]cache.Store {
 	out := map[string]cache.Store{}
@@ -102,7 +110,7 @@ func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]
 				if ch.informer.Namespaces() != nil {
 					ns = ch.informer.Namespaces()[i]
 				}
-				out[childListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
+				out[shardring.ChildListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
 			}
 		}
 	}

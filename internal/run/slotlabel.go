@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -35,7 +36,7 @@ func (e *Engine) labelUnslotted(ctx context.Context, controllers []*controller, 
 		n, rv, err := e.labelUnslottedOf(ctx, col.gvr, col.ns, owners, want)
 		labelled += n
 		if rv != "" {
-			written[collectionKey(col.gvr, col.ns)] = rv
+			written[shardring.CollectionKey(col.gvr, col.ns)] = rv
 		}
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("labelling children written before sharding: their owners' applies will label the rest",
@@ -61,7 +62,7 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 	for i := range list.Items {
 		obj := &list.Items[i]
 		ref := metav1.GetControllerOf(obj)
-		if ref == nil || !want[shard.BucketOf(ref.UID, e.shards.buckets)] {
+		if ref == nil || !want[shard.BucketOf(ref.UID, e.shards.Buckets())] {
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -71,13 +72,13 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 		if op, ok := obj.GetLabels()[OperatorLabel]; ok && op != e.opts.Name {
 			continue // another operator's
 		}
-		rv, err := e.shards.labelSlot(ctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, unslotted)
+		rv, err := e.shards.LabelSlot(ctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, unslotted)
 		if err != nil {
 			return n, highest, err
 		}
 		if rv != "" {
 			n++
-			if rvAfter(rv, highest) {
+			if shardring.RVAfter(rv, highest) {
 				highest = rv
 			}
 		}

@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/orkspace/ork/internal/shard"
 )
 
-// run runs the controllers (runControllers) next to the ring's Manager: every CR is cached
-// and queued, and a pass goes ahead only for the CRs of a bucket held here (begin and the
+// Run runs the controllers (runControllers) next to the ring's Manager: every CR is cached
+// and queued, and a pass goes ahead only for the CRs of a bucket held here (Begin and the
 // guard). A stop hands every bucket back after its drain; the loss of the member Lease
 // stops every pass at once and returns the loss, so that ork exits non-zero.
-func (s *shards) run(ctx context.Context, runControllers func(context.Context) error) error {
+func (s *Ring) Run(ctx context.Context, runControllers func(context.Context) error) error {
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	mgrCtx, stopMgr := context.WithCancel(ctx)

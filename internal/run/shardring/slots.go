@@ -1,7 +1,8 @@
-package run
+package shardring
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/shard"
@@ -28,31 +30,32 @@ import (
 // gives the slot label to the unslotted children of that bucket's CRs, and once its child
 // cache shows one, queues its owner again (the owner's take pass may have run without it).
 
-// collectionKey names a child collection (resource, namespace) as the end of the
-// childListKey of each informer that caches it.
-func collectionKey(gvr schema.GroupVersionResource, ns string) string {
+// CollectionKey names a child collection (resource, namespace) as the end of the
+// ChildListKey of each informer that caches it.
+func CollectionKey(gvr schema.GroupVersionResource, ns string) string {
 	return "/" + gvr.String() + "/" + ns
 }
 
-// rvAfter reports whether resourceVersion a is after b ("" is before any); a version that
+// RVAfter reports whether resourceVersion a is after b ("" is before any); a version that
 // is not a number counts as after, so that it is waited for.
-func rvAfter(a, b string) bool {
+func RVAfter(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return b == "" || err1 != nil || err2 != nil || x > y
 }
 
-// labelSlotTries bounds the writes of one child's label: a child whose resourceVersion
+// LabelTries bounds the writes of one child's label: a child whose resourceVersion
 // moved meanwhile (its status written) is read again and tried again, as long as it is
 // still unslotted and its owner's.
-const labelSlotTries = 3
+const LabelTries = 3
 
-// labelSlot writes the slot label on one child, as a pass of its owner's bucket, and
+// LabelSlot writes the slot label on one child, as a pass of its owner's bucket, and
 // returns the resourceVersion of the write ("" when none was made: the bucket is no longer
 // this replica's, and its next holder labels the child; or the child went, was labelled
-// meanwhile, or changed past labelSlotTries reads). operator is the OperatorLabel
-// written with it (an older ork did not write it); still tells, on a re-read after a conflict, whether the child still needs this write.
-func (s *shards) labelSlot(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
+// meanwhile, or changed past LabelTries reads). res is the child's collection; operator is
+// the operator label written with the slot (an older ork did not write it); still tells,
+// on a re-read after a conflict, whether the child still needs this write.
+func (s *Ring) LabelSlot(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	operator string, still func(metav1.Object) bool) (string, error) {
 	bucketCtx, done, ok := s.beginLabel(owner)
 	if !ok {
@@ -72,7 +75,7 @@ func (s *shards) labelSlot(ctx context.Context, res metadata.ResourceInterface, 
 	switch {
 	case err == nil:
 		return rv, nil
-	case precondition.Failed(err), apierrors.IsNotFound(err), errors.Is(err, errNotLeader), bucketCtx.Err() != nil:
+	case precondition.Failed(err), apierrors.IsNotFound(err), errors.Is(err, leadership.ErrNotLeader), bucketCtx.Err() != nil:
 		// Gone, changed past the tries (its owner's apply labels it), or the bucket went:
 		// not this replica's to label any more.
 		return "", nil
@@ -81,9 +84,9 @@ func (s *shards) labelSlot(ctx context.Context, res metadata.ResourceInterface, 
 	}
 }
 
-// revealed reports whether the child of uid was one labelSlot labelled and is now shown
+// Revealed reports whether the child of uid was one labelSlot labelled and is now shown
 // by its child cache, and forgets it: its owner is then queued again.
-func (s *shards) revealed(uid types.UID) bool {
+func (s *Ring) Revealed(uid types.UID) bool {
 	_, ok := s.slotted.LoadAndDelete(uid)
 	return ok
 }
@@ -91,7 +94,7 @@ func (s *shards) revealed(uid types.UID) bool {
 // patchSlotLabel writes labels on the unslotted child obj of owner, with its uid and
 // resourceVersion as preconditions, and returns the write's resourceVersion. A child
 // whose resourceVersion moved meanwhile (its status written) is read again and tried
-// again, up to labelSlotTries writes, while it is still unslotted and owner's; "" and no
+// again, up to LabelTries writes, while it is still unslotted and owner's; "" and no
 // error when it went, was labelled meanwhile or changed owner.
 func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	labels map[string]string, still func(metav1.Object) bool) (string, error) {
@@ -104,7 +107,7 @@ func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *me
 		if err == nil {
 			return got.GetResourceVersion(), nil
 		}
-		if !precondition.Failed(err) || try == labelSlotTries {
+		if !precondition.Failed(err) || try == LabelTries {
 			return "", err
 		}
 		cur, gerr := res.Get(ctx, obj.GetName(), metav1.GetOptions{})
@@ -118,11 +121,11 @@ func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *me
 	}
 }
 
-// labeller labels the unslotted children of the buckets taken (labelUnslotted), one run at
-// a time, and marks each bucket labelled after (shardready.go): the takes that arrive during
+// labeller labels the unslotted children of the buckets taken (Members.SlotChildren), one run at
+// a time, and marks each bucket labelled after (ready.go): the takes that arrive during
 // a run go together into the next, so that a ring moving many buckets lists each child type
 // once per run, not once per change of the held buckets, and no run outlives the process.
-func (s *shards) labeller(ctx context.Context) {
+func (s *Ring) labeller(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,8 +162,8 @@ func (s *shards) labeller(ctx context.Context) {
 const labelRunTimeout = time.Minute
 
 // waitStoresReach waits until each child store of the collections in written (by
-// collectionKey) has taken in the resourceVersion written there, or ctx ends.
-func (s *shards) waitStoresReach(ctx context.Context, written map[string]string) {
+// CollectionKey) has taken in the resourceVersion written there, or ctx ends.
+func (s *Ring) waitStoresReach(ctx context.Context, written map[string]string) {
 	if len(written) == 0 {
 		return
 	}
@@ -183,4 +186,18 @@ func (s *shards) waitStoresReach(ctx context.Context, written map[string]string)
 			}
 		}
 	}
+}
+
+// labelPatch is the merge patch that sets labels on the object of uid, at resourceVersion
+// when given (the same patch as the engine's older-children labelling writes).
+func labelPatch(uid types.UID, resourceVersion string, labels map[string]string) ([]byte, error) {
+	md := map[string]any{"uid": string(uid), "labels": labels}
+	if resourceVersion != "" {
+		md["resourceVersion"] = resourceVersion
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
+	if err != nil {
+		return nil, fmt.Errorf("encode label patch: %w", err)
+	}
+	return patch, nil
 }
