@@ -12,6 +12,10 @@ import (
 	"github.com/orkspace/ork/internal/shard"
 )
 
+// The engine's side of a take's labelling (shardring.Members.SlotChildren): which children
+// are this Katalog's and its operator's to label, found through the controllers; the ring
+// writes each label as a pass of the owner's bucket (shardring.Ring.LabelSlot).
+
 // unslottedChildren selects the children ork wrote without the slot label.
 const unslottedChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + naming.SlotLabel
 
