@@ -22,6 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/run/shardring"
 )
 
 // ownerIndex indexes children by the UID of their controller owner.
@@ -33,8 +34,8 @@ type controller struct {
 	// cfg is what the CRD's Katalog entry and the cluster fixed at the start.
 	cfg      crdConfig
 	informer informers.Scoped
-	// crCaches are the sharded CR caches behind informer (shardcache.go); nil unsharded.
-	crCaches []*crCache
+	// crCaches are the sharded CR caches behind informer (shardring.CRCache); nil unsharded.
+	crCaches []*shardring.CRCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
@@ -127,9 +128,9 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
 		if e.shards != nil {
-			cc := newCRCache(e.shards, e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
+			cc := e.shards.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
 			c.crCaches = append(c.crCaches, cc)
-			return cc.informer()
+			return cc.Informer()
 		}
 		return dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, namespace, 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()

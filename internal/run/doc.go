@@ -1,7 +1,8 @@
 // Package run is ork's reconcile engine. The reconcile decision itself comes from the
 // remote reconciler (internal/remote) or the declarative one; what to write for it is
 // the planner's (internal/planner), and who may write is leadership's
-// (internal/leadership). A custom resource's change goes through four places:
+// (internal/leadership), or, sharded, the ring's (internal/run/shardring, which also
+// selects the caches' objects). A custom resource's change goes through four places:
 //
 //   - informers: the CRD's and its children's caches, whose handlers only enqueue keys
 //     (controller.go, informers.go, scope.go; internal/run/informers; related objects in

@@ -27,6 +27,7 @@ import (
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/ownedfields"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -48,12 +49,12 @@ type Engine struct {
 	ready    atomic.Bool
 	// lead is the leader election and its write guard.
 	lead *leadership.Leadership
-	// fence is the write guard asked before every write: lead's, or shards' when sharded.
+	// fence is the write guard asked before every write: lead's, or the ring's when sharded.
 	fence fence
 	// gate decides which CRs this replica passes: all, or its buckets' when sharded.
 	gate passGate
 	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
-	shards *shards
+	shards *shardring.Ring
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
@@ -135,7 +136,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		}
 		guarded.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(guarded.QPS, burst)
 	}
-	var ring *shards
+	var ring *shardring.Ring
 	if opts.ShardBuckets != 0 {
 		var err error
 		if ring, err = newShardRing(set, opts); err != nil {
@@ -172,7 +173,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		decisions = trace.NewStore(trace.Options{})
 	}
 	pauses := remote.NewPauses()
-	return &Engine{
+	e := &Engine{
 		live:       newLiveness(time.Now, pauses.Holding),
 		trace:      decisions,
 		dry:        newDryRunner(opts, len(set.CRDs)),
@@ -185,16 +186,14 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		creator:    creator,
 		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
 		lead:       lead,
-		shards:     ring,
-		fence:      fenceOf(lead, ring),
-		gate:       gateOf(ring),
 		writes:     newWriteBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
 		childLocks: newChildLocks(),
 		secrets:    newSecretCache(kube, opts.SecretTTL),
 		pauses:     pauses,
 		log:        opts.Logger,
-	}, nil
+	}
+	return e.useRing(lead, ring), nil
 }
 
 // Ready reports whether every informer has synced and the workers run.
@@ -225,7 +224,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return e.lead.Run(ctx, e.runControllers)
 	}
 	if e.shards != nil {
-		return e.runSharded(ctx)
+		return e.shards.Run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
 }

@@ -5,10 +5,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/ork/internal/run/shardring"
 )
 
 // passGate decides, per CR, whether this replica passes it now: the shard ring when
-// sharded (shards), else allMine, which owns every CR (one leader's Lease fences the
+// sharded (ringGate), else allMine, which owns every CR (one leader's Lease fences the
 // whole run). The controller asks the gate, never whether it is sharded.
 type passGate interface {
 	// owns reports whether the CR of uid is in a bucket held here.
@@ -18,7 +20,7 @@ type passGate interface {
 	// done ends the pass.
 	begin(ctx context.Context, uid types.UID) (passCtx context.Context, done func(), st bucketState)
 	// waitReady parks key until the bucket of uid is ready; false when it may go now.
-	waitReady(uid types.UID, m ringMember, key string) bool
+	waitReady(uid types.UID, c *controller, key string) bool
 	// takePass notes a pass of the CR of uid and reports whether its bucket's take owed it
 	// one; forgetPass drops that note once the CR left the cache.
 	takePass(uid types.UID) bool
@@ -31,6 +33,15 @@ type passGate interface {
 	partial() bool
 }
 
+// bucketState is what begin found for a CR's bucket (shardring.State).
+type bucketState = shardring.State
+
+const (
+	bucketNotOwned = shardring.NotOwned
+	bucketNotReady = shardring.NotReady
+	bucketReady    = shardring.Ready
+)
+
 // allMine is the gate of a run that is not sharded.
 type allMine struct{}
 
@@ -38,19 +49,8 @@ func (allMine) owns(types.UID) bool { return true }
 func (allMine) begin(ctx context.Context, _ types.UID) (context.Context, func(), bucketState) {
 	return ctx, func() {}, bucketReady
 }
-func (allMine) waitReady(types.UID, ringMember, string) bool { return false }
-func (allMine) takePass(types.UID) bool                      { return false }
-func (allMine) forgetPass(types.UID)                         {}
-func (allMine) backlog(types.UID, time.Time) bool            { return false }
-func (allMine) partial() bool                                { return false }
-
-// partial: a sharded replica's CR cache holds its buckets' CRs only.
-func (s *shards) partial() bool { return true }
-
-// gateOf is the engine's pass gate: the ring's when sharded, else allMine.
-func gateOf(ring *shards) passGate {
-	if ring != nil {
-		return ring
-	}
-	return allMine{}
-}
+func (allMine) waitReady(types.UID, *controller, string) bool { return false }
+func (allMine) takePass(types.UID) bool                       { return false }
+func (allMine) forgetPass(types.UID)                          {}
+func (allMine) backlog(types.UID, time.Time) bool             { return false }
+func (allMine) partial() bool                                 { return false }

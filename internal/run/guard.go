@@ -17,7 +17,7 @@ var errNotLeader = leadership.ErrNotLeader
 // fence says whether this replica may write now: asked before every write and call, it
 // returns an error wrapping errNotLeader when another replica may hold the right. The
 // leader Lease implements it (leaderFence), and the shard ring does when sharded, per
-// bucket (shards).
+// bucket (ringFence).
 type fence interface {
 	// mayWrite guards a write for the custom resource of key and uid.
 	mayWrite(key string, uid types.UID) error
@@ -30,14 +30,6 @@ type leaderFence struct{ lead *leadership.Leadership }
 
 func (f leaderFence) mayWrite(key string, _ types.UID) error { return f.lead.MayWrite(key) }
 func (f leaderFence) mayWriteAny() error                     { return f.lead.MayWrite("") }
-
-// fenceOf is the engine's fence: the ring's when sharded, else the leader Lease's.
-func fenceOf(lead *leadership.Leadership, ring *shards) fence {
-	if ring != nil {
-		return ring
-	}
-	return leaderFence{lead: lead}
-}
 
 // leaseLost reports whether ctx ended because a Lease that fences the whole run was lost:
 // the leader Lease, or a sharded replica's member Lease.

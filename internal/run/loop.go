@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/orkspace/ork/internal/run/shardring"
 )
 
 // runControllers starts informers and workers, and stops them when ctx ends. Each CRD's
@@ -32,7 +34,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	dyn, meta := e.dyn, e.meta
 	if e.shards != nil {
 		// Each replica caches its own CRs' children: those of its held buckets' slots.
-		dyn, meta = shardedDynamic{Interface: dyn, s: e.shards}, shardedMetadata{Interface: meta, s: e.shards}
+		dyn, meta = e.shards.Dynamic(dyn), e.shards.Metadata(meta)
 	}
 	factories := newChildInformers(dyn, meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
 	var controllers []*controller
@@ -51,10 +53,13 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		controllers = append(controllers, c)
 	}
 	if e.shards != nil {
-		e.shards.setControllers(ctx, controllers, e.recorder, func(ctx context.Context, bs []int) map[string]string {
-			return e.labelTaken(ctx, controllers, bs)
-		},
-			childStoresOf(controllers, factories.needFull))
+		ms := make([]shardring.Member, len(controllers))
+		for i, c := range controllers {
+			ms[i] = ringMember{c}
+		}
+		e.shards.Start(ctx, shardring.Members{Controllers: ms, Recorder: e.recorder,
+			SlotChildren: func(ctx context.Context, bs []int) map[string]string { return e.labelTaken(ctx, controllers, bs) },
+			ChildStores:  childStoresOf(controllers, factories.needFull)})
 	}
 	e.labelOlderChildren(ctx, controllers)
 	e.relabelDefaultNamed(ctx, controllers)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -44,7 +45,7 @@ func (e *Engine) relabelDefaultNamed(ctx context.Context, controllers []*control
 func (e *Engine) labelTaken(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
 	written := e.labelUnslotted(ctx, controllers, buckets)
 	for col, rv := range e.relabelDefaultNamedIn(ctx, controllers, buckets) {
-		if rvAfter(rv, written[col]) {
+		if shardring.RVAfter(rv, written[col]) {
 			written[col] = rv
 		}
 	}
@@ -75,7 +76,7 @@ func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*contr
 		n, rv, err := e.relabelDefaultNamedOf(ctx, col, owners, want)
 		relabelled += n
 		if rv != "" {
-			written[collectionKey(col.gvr, col.ns)] = rv
+			written[shardring.CollectionKey(col.gvr, col.ns)] = rv
 		}
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("relabelling the children written under the old default name: relabel the rest with kubectl label --overwrite",
@@ -116,11 +117,11 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 		}
 		var rv string
 		if e.shards != nil {
-			if !want[shard.BucketOf(ref.UID, e.shards.buckets)] {
+			if !want[shard.BucketOf(ref.UID, e.shards.Buckets())] {
 				continue
 			}
-			// As a pass of the owner's bucket, with the slot label (labelSlot).
-			rv, err = e.labelSlot(ctx, col.gvr, obj, ref.UID, underDefaultName)
+			// As a pass of the owner's bucket, with the slot label (shardring.Ring.LabelSlot).
+			rv, err = e.shards.LabelSlot(ctx, res.Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, underDefaultName)
 		} else {
 			key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
 			if namespaced {
@@ -136,7 +137,7 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 		}
 		if rv != "" {
 			n++
-			if rvAfter(rv, highest) {
+			if shardring.RVAfter(rv, highest) {
 				highest = rv
 			}
 		}
@@ -147,7 +148,7 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 // relabelChild writes OperatorLabel=name on the default-named child obj of owner, with its
 // uid and resourceVersion as preconditions, and returns the write's resourceVersion. A
 // child whose resourceVersion moved meanwhile is read again and tried again, up to
-// labelSlotTries writes, while it is still default-named and owner's; "" and no error when
+// shardring.LabelTries writes, while it is still default-named and owner's; "" and no error when
 // it went or is no longer either.
 func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	name string) (string, error) {
@@ -162,7 +163,7 @@ func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *meta
 			return got.GetResourceVersion(), nil
 		case apierrors.IsNotFound(err):
 			return "", nil
-		case !precondition.Failed(err) || try == labelSlotTries:
+		case !precondition.Failed(err) || try == shardring.LabelTries:
 			return "", fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 		}
 		cur, err := res.Get(ctx, obj.GetName(), metav1.GetOptions{})

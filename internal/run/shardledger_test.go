@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -17,9 +18,9 @@ import (
 // are dropped with its take. Another bucket's memory stays, and so do pending triggers.
 func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 	c, s, _, cr := newShardedController(t)
-	s.controllers = []ringMember{c}
+	s.Start(t.Context(), shardring.Members{Controllers: []shardring.Member{ringMember{c}}})
 	other := uuid.NewUUID()
-	for shard.BucketOf(other, s.buckets) != 0 {
+	for shard.BucketOf(other, s.Buckets()) != 0 {
 		other = uuid.NewUUID()
 	}
 	mine, theirs := cr.GetUID(), other
@@ -31,14 +32,14 @@ func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 		c.ledger.wroteStatus(key, uid, "9")
 	}
 
-	s.take(t.Context(), 1)
+	s.Take(t.Context(), 1)
 	remember("ns/w", mine)
 	remember("ns/o", theirs)
 	c.ledger.note("ns/pending", TriggerUpdate)
 	c.ledger.setLastApply("ns/pending", mine, x)
 	c.ledger.resyncAfter("ns/resync", time.Now(), time.Minute)
 	c.ledger.setLastApply("ns/resync", mine, x)
-	s.release(1, true) // bucket 1 is lost to another replica, which applies Y
+	s.Release(1, true) // bucket 1 is lost to another replica, which applies Y
 	if c.ledger.resyncDue("ns/resync").IsZero() {
 		t.Error("released: a record with a resync due went with the bucket's memory; want the resync kept")
 	}
@@ -50,7 +51,7 @@ func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 	}
 	// A pass cancelled by the loss ends after it, and records its apply.
 	remember("ns/w", mine)
-	s.take(t.Context(), 1)
+	s.Take(t.Context(), 1)
 
 	if got := c.ledger.lastApply("ns/w", mine); got != nil {
 		t.Errorf("taken back: prepared.lastApply %v, the answer applied before the bucket moved; want none", got)
@@ -64,7 +65,7 @@ func TestTakenBackBucketForgetsItsCRsLedgerMemory(t *testing.T) {
 	if got := c.ledger.lastApply("ns/o", theirs); len(got) != 1 || !c.ledger.finalized("ns/o", theirs) {
 		t.Errorf("another bucket's memory went: lastApply %v", got)
 	}
-	if tr, _, ok := c.ledger.begin("ns/pending", s.takenAt[1]); !ok || tr != TriggerUpdate {
+	if tr, _, ok := c.ledger.begin("ns/pending", time.Now()); !ok || tr != TriggerUpdate {
 		t.Errorf("a pending trigger went with the move: %q, %v", tr, ok)
 	}
 }

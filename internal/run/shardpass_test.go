@@ -13,25 +13,27 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/lanequeue"
+	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
 
 // newShardedController is a controller of a replica of a ring of two buckets, none taken
 // yet, and a custom resource ns/w of bucket 1.
-func newShardedController(t *testing.T) (*controller, *shards, *laneQueue, *unstructured.Unstructured) {
+func newShardedController(t *testing.T) (*controller, *shardring.Ring, *laneQueue, *unstructured.Unstructured) {
 	t.Helper()
 	const buckets = 2
 	metrics := NewMetrics()
-	s := newShards("ns", "ork", buckets, metrics, slog.New(slog.DiscardHandler))
-	m, err := shard.New(shard.Options{Client: fake.NewClientset().CoordinationV1(), Namespace: "ns", Name: "ork",
-		Member: "p", Buckets: buckets})
+	s, err := shardring.New(shardring.Deps{
+		Lease: shard.Options{Client: fake.NewClientset().CoordinationV1(), Namespace: "ns", Name: "ork",
+			Member: "p", Buckets: buckets, Log: slog.New(slog.DiscardHandler)},
+		Metrics: shardring.Metrics{BucketsHeld: metrics.ShardBucketsHeld, Handoffs: metrics.ShardHandoffs,
+			CRsReceived: metrics.ShardCRsReceived, CRsDropped: metrics.ShardCRsDropped}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.m = m
 	q := newLaneQueue("app", time.Millisecond, time.Second, metrics)
 	t.Cleanup(q.ShutDown)
-	c := &controller{e: &Engine{shards: s, fence: s, gate: s, opts: Options{Metrics: metrics}}, suspended: newSuspensions(nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: newSuspensions(nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 	var uid types.UID
 	for uid = uuid.NewUUID(); shard.BucketOf(uid, buckets) != 1; uid = uuid.NewUUID() {
 	}
@@ -63,7 +65,7 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 		return fast, slow
 	}
 
-	s.take(t.Context(), 1)
+	s.Take(t.Context(), 1)
 	c.onAdd(cr, false) // the first take's relist adds it
 	if fast, slow := passes(); fast != 0 || slow != 1 {
 		t.Fatalf("first take: %d fast, %d slow passes; want one slow", fast, slow)
@@ -73,8 +75,8 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 		t.Fatalf("a relist of the same take: %d fast, %d slow passes; want none", fast, slow)
 	}
 
-	s.release(1, false)
-	s.take(t.Context(), 1) // taken back before the cache listed without it
+	s.Release(1, false)
+	s.Take(t.Context(), 1) // taken back before the cache listed without it
 	c.onUpdate(cr, cr)     // the relist shows it unchanged
 	if fast, slow := passes(); fast != 0 || slow != 1 {
 		t.Fatalf("taken back: %d fast, %d slow passes; want one slow", fast, slow)
@@ -85,8 +87,8 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 	}
 
 	// A change seen after a take is that take's pass: the relist after it owes none.
-	s.release(1, false)
-	s.take(t.Context(), 1)
+	s.Release(1, false)
+	s.Take(t.Context(), 1)
 	changed := cr.DeepCopy()
 	changed.SetResourceVersion("8")
 	changed.SetLabels(map[string]string{"v": "2"})
@@ -97,7 +99,7 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 	}
 
 	// Left the cache with its bucket: no pass, and nothing owed while the bucket is not here.
-	s.release(1, false)
+	s.Release(1, false)
 	c.onDelete(changed)
 	c.onUpdate(changed, changed)
 	if fast, slow := passes(); fast+slow != 0 {

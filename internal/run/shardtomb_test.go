@@ -28,7 +28,7 @@ func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
 	calls := 0
 	c.e.meta, c.cfg.gvr, c.rec = meta, gvr, countingReconciler{calls: &calls}
 	c.informer = informers.AllNamespaces(cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{}))
-	s.take(t.Context(), 1)
+	s.Take(t.Context(), 1)
 
 	handleQueued := func() {
 		for q.Len() > 0 {

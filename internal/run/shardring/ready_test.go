@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -16,25 +16,25 @@ import (
 // earlier take, or of a holding without it, does not count. Its keys wait until then and
 // are queued the moment it is ready.
 func TestTakenBucketIsReadyOnlyWhenEveryChildCacheListedIt(t *testing.T) {
-	c, s, q, cr := newShardedController(t)
+	s, c, uid := newTestRing(t)
 	s.childStores = map[string]cache.Store{"dynamic/a": nil, "metadata/b": nil}
 	const key = "ns/w"
 
 	// An earlier take of bucket 1, listed by both child caches, then handed back.
-	s.take(t.Context(), 1)
-	s.holdingChanged([]int{1})
+	s.Take(t.Context(), 1)
+	s.HoldingChanged([]int{1})
 	earlier := s.current()
 	s.childTookList("dynamic/a", earlier, "")
 	s.childTookList("metadata/b", earlier, "")
 	s.labelled([]int{1}, []uint64{s.takes[1]})
-	s.release(1, false)
-	s.holdingChanged(nil)
+	s.Release(1, false)
+	s.HoldingChanged(nil)
 	without := s.current()
 
-	s.take(t.Context(), 1)
-	s.holdingChanged([]int{1})
+	s.Take(t.Context(), 1)
+	s.HoldingChanged([]int{1})
 	now := s.current()
-	if !s.waitReady(cr.GetUID(), c, key) {
+	if !s.WaitReady(uid, c, key) {
 		t.Fatal("a bucket just taken, its child caches still holding the earlier take's lists: ready; want its keys to wait")
 	}
 	steps := []struct {
@@ -48,15 +48,15 @@ func TestTakenBucketIsReadyOnlyWhenEveryChildCacheListedIt(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.do()
-		if q.Len() != 0 {
+		if c.Len() != 0 {
 			t.Fatalf("after %s: the waiting key was queued; want it to wait for every child cache", st.what)
 		}
 	}
 	s.childTookList("metadata/b", now, "")
-	if q.Len() != 1 {
-		t.Fatalf("every child cache listed the take and its labelling ended: %d keys queued; want the waiting one", q.Len())
+	if c.Len() != 1 {
+		t.Fatalf("every child cache listed the take and its labelling ended: %d keys queued; want the waiting one", c.Len())
 	}
-	if s.waitReady(cr.GetUID(), c, key) {
+	if s.WaitReady(uid, c, key) {
 		t.Fatal("a ready bucket's key was put back to wait")
 	}
 }
@@ -65,7 +65,7 @@ func TestTakenBucketIsReadyOnlyWhenEveryChildCacheListedIt(t *testing.T) {
 // it in a moment later, on the informer's goroutine: the bucket is ready only once the store
 // has reached the list's resourceVersion.
 func TestTakenBucketWaitsForTheChildStoreToTakeItsList(t *testing.T) {
-	c, s, q, cr := newShardedController(t)
+	s, c, uid := newTestRing(t)
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	if err := store.Replace(nil, "5"); err != nil {
 		t.Fatal(err)
@@ -74,14 +74,14 @@ func TestTakenBucketWaitsForTheChildStoreToTakeItsList(t *testing.T) {
 		t.Skip("client-go's AtomicFIFO gate is off: the store does not tell its resourceVersion")
 	}
 	s.childStores = map[string]cache.Store{"dynamic/a": store}
-	s.take(t.Context(), 1)
-	s.holdingChanged([]int{1})
+	s.Take(t.Context(), 1)
+	s.HoldingChanged([]int{1})
 	s.labelled([]int{1}, []uint64{s.takes[1]})
-	if !s.waitReady(cr.GetUID(), c, "ns/w") {
+	if !s.WaitReady(uid, c, "ns/w") {
 		t.Fatal("ready before any child list")
 	}
 	s.childTookList("dynamic/a", s.current(), "7") // handed over, not yet taken in
-	if q.Len() != 0 {
+	if c.Len() != 0 {
 		t.Fatal("the key was queued while the child store was still at resourceVersion 5, its list at 7")
 	}
 	if err := store.Replace(nil, "7"); err != nil {
@@ -90,8 +90,8 @@ func TestTakenBucketWaitsForTheChildStoreToTakeItsList(t *testing.T) {
 	// The store is checked every storeCatchUpPoll (5 ms); 10 s covers a loaded machine.
 	testkit.Eventually(t, "the waiting key queued once the store took the list in", time.Millisecond, 10*time.Second,
 		func(context.Context) (bool, error) {
-			if q.Len() != 1 {
-				return false, fmt.Errorf("%d keys queued", q.Len())
+			if c.Len() != 1 {
+				return false, fmt.Errorf("%d keys queued", c.Len())
 			}
 			return true, nil
 		})

@@ -1,7 +1,6 @@
-package run
+package shardring
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/shard"
@@ -15,10 +14,10 @@ import (
 // relist's sync) notes the count of its bucket's takes, and a CR whose note is behind is
 // owed its pass. A CR's note goes when it leaves the cache.
 
-// takePass notes that the CR of uid is in this replica's CR cache and reports whether it
+// TakePass notes that the CR of uid is in this replica's CR cache and reports whether it
 // is owed its bucket's take pass: true the first time it is seen after each take of its
 // bucket, false after that, and false while its bucket is not this replica's.
-func (s *shards) takePass(uid types.UID) bool {
+func (s *Ring) TakePass(uid types.UID) bool {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,42 +33,17 @@ func (s *shards) takePass(uid types.UID) bool {
 
 // owesPass reports, without noting anything, whether the CR of uid would be owed its
 // bucket's take pass (a catch-up sends such a CR even when unchanged).
-func (s *shards) owesPass(uid types.UID) bool {
+func (s *Ring) owesPass(uid types.UID) bool {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.work[b].ctx != nil && s.passed[uid] != s.takes[b]
 }
 
-// forgetPass drops the note of a CR that left the CR cache (deleted, or its bucket
+// ForgetPass drops the note of a CR that left the CR cache (deleted, or its bucket
 // released): a later take owes it a pass anew.
-func (s *shards) forgetPass(uid types.UID) {
+func (s *Ring) ForgetPass(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.passed, uid)
-}
-
-// onAdd queues a CR the cache added: the initial list's, and a taken bucket's backlog, in
-// the slow lane; a create seen later in the fast lane.
-func (c *controller) onAdd(obj any, initial bool) {
-	c.notePass(obj)
-	c.enqueue(obj, TriggerCreate, !initial && !c.takenBacklog(obj, false))
-}
-
-// onSync is a relist's sight of a CR the cache already held, unchanged: in a sharded cache
-// it is no news, unless the CR is owed its bucket's take pass (slow lane, as the take's
-// backlog that arrives as adds).
-func (c *controller) onSync(obj any) {
-	if c.notePass(obj) {
-		c.enqueue(obj, TriggerCreate, false)
-	}
-}
-
-// notePass is the gate's takePass for obj (false unsharded).
-func (c *controller) notePass(obj any) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	return c.e.gate.takePass(m.GetUID())
 }

@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"fmt"
@@ -55,13 +55,13 @@ type toldObject struct {
 func newTold() *told { return &told{objs: map[string]toldObject{}} }
 
 // pagingOf is the holding the paged list of the child informer of key started with.
-func (s *shards) pagingOf(key string) *atomic.Pointer[holding] {
+func (s *Ring) pagingOf(key string) *atomic.Pointer[holding] {
 	p, _ := s.childPaging.LoadOrStore(key, &atomic.Pointer[holding]{})
 	return p.(*atomic.Pointer[holding])
 }
 
 // toldOf is what the child informer of key was told.
-func (s *shards) toldOf(key string) *told {
+func (s *Ring) toldOf(key string) *told {
 	t, _ := s.childTold.LoadOrStore(key, newTold())
 	return t.(*told)
 }

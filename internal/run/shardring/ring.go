@@ -1,4 +1,10 @@
-package run
+// Package shardring is one replica's part of a sharded ring (ork run --shard-buckets): the
+// write guard of each custom resource by its bucket's Lease (a Fence), the gate that lets a
+// pass run only for a held, ready bucket, the CR and child caches that select the held
+// buckets and catch up when they change, and the take-time labelling of older children. It
+// knows the engine's controllers only as Members and is given the rest as Deps and at
+// Start; internal/shard keeps the Leases (docs/architecture.md).
+package shardring
 
 import (
 	"context"
@@ -11,69 +17,68 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/shard"
 )
 
 // Events on a bucket Lease when this replica takes it or hands it back.
 const (
-	EventShardBucketTaken      = "ShardBucketTaken"
-	EventShardBucketHandedBack = "ShardBucketHandedBack"
+	EventBucketTaken      = "ShardBucketTaken"
+	EventBucketHandedBack = "ShardBucketHandedBack"
 )
 
-// shards is this replica's part of a sharded ring (ork run --shard-buckets): the guard of
+// Ring is this replica's part of a sharded ring (ork run --shard-buckets): the guard of
 // each CR by its bucket's Lease, and each held bucket's work, which a hand-back drains and a
-// loss cancels. Nil in single-leader mode.
-type shards struct {
+// loss cancels.
+type Ring struct {
 	m       *shard.Manager
 	buckets int
-	metrics *Metrics
+	metrics Metrics
 	// armed is set when the Manager starts: before that (the preflight, CRD install)
 	// nothing the guard protects is written.
 	armed atomic.Bool
 	mu    sync.Mutex
 	work  []bucketWork
-	// controllers are the engine's, once built, as the ring knows them (ringMember);
+	// controllers are the engine's, once built, as the ring knows them (Member);
 	// recorder records the takes and hand-backs.
-	controllers []ringMember
+	controllers []Member
 	recorder    record.EventRecorder
 	// started is closed once the controllers are built: the Manager takes no bucket before.
 	started   chan struct{}
 	startOnce sync.Once
 	// namespace and name place the Leases (ork's namespace, the operator's name).
 	namespace, name string
-	// hold is the current holding the CR caches select on (holdingChanged).
+	// hold is the current holding the CR caches select on (HoldingChanged).
 	hold holding
 	// takenAt is when each bucket was last taken: a CR created before is backlog (the
 	// slow lane), not news.
 	takenAt []time.Time
 	// takes counts each bucket's takes, and passed is, for each CR in a CR cache, the
-	// count of its bucket's takes when it was last seen there (shardpass.go).
+	// count of its bucket's takes when it was last seen there (takepass.go).
 	takes  []uint64
 	passed map[types.UID]uint64
 	log    *slog.Logger
 	// childListed are the child informers' last list holdings, by slotSelected key.
 	childListed sync.Map
 	// childTold is what each child informer was told, and childPaging the holding its
-	// paged list started with, by slotSelected key (shardcatchup.go).
+	// paged list started with, by slotSelected key (catchup.go).
 	childTold, childPaging sync.Map
-	// childStores are every child informer's store by childListKey, set with the
+	// childStores are every child informer's store by ChildListKey, set with the
 	// controllers, and childSynced is the holding of the list each one last took in: a
-	// bucket is ready when all of them include it (shardready.go).
+	// bucket is ready when all of them include it (ready.go).
 	childStores map[string]cache.Store
 	childSynced map[string]holding
 	// stopped is closed when the controllers' run ends (nil, never closed, before).
 	stopped <-chan struct{}
-	// slotChildren labels the unslotted children of newly held buckets (shardslots.go);
+	// slotChildren labels the unslotted children of newly held buckets (slots.go);
 	// set with the controllers; it returns the highest resourceVersion it wrote per child
-	// collection (collectionKey). slotted are the children it is labelling, by uid, until
+	// collection (CollectionKey). slotted are the children it is labelling, by uid, until
 	// the child cache shows them, each with its owner's bucket (dropped when it goes).
 	slotChildren func(ctx context.Context, buckets []int) map[string]string
 	slotted      sync.Map
@@ -95,64 +100,67 @@ type bucketWork struct {
 	idle    []chan struct{}
 	// sinceGen is the first holding generation whose child lists count for this take;
 	// labelled is set when the take's labelling ended, ready when the bucket's passes may
-	// run; waiting are the keys put back until then (shardready.go).
+	// run; waiting are the keys put back until then (ready.go).
 	sinceGen        uint64
 	labelled, ready bool
 	waiting         map[waitingKey]struct{}
 }
 
-func newShards(namespace, name string, buckets int, metrics *Metrics, log *slog.Logger) *shards {
-	return &shards{namespace: namespace, name: name, started: make(chan struct{}),
+func newRing(namespace, name string, buckets int, metrics Metrics, log *slog.Logger) *Ring {
+	return &Ring{namespace: namespace, name: name, started: make(chan struct{}),
 		buckets: buckets, metrics: metrics, work: make([]bucketWork, buckets), log: log,
 		hold: holding{changed: make(chan struct{})}, takenAt: make([]time.Time, buckets),
 		takes: make([]uint64, buckets), passed: map[types.UID]uint64{},
 		toLabel: map[int]uint64{}, labelKick: make(chan struct{}, 1)}
 }
 
-// mayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
+// MayWrite is the guard for the CR of uid: this replica holds its bucket, renewed within
 // the renew deadline.
-func (s *shards) mayWrite(_ string, uid types.UID) error {
+func (s *Ring) MayWrite(_ string, uid types.UID) error {
 	if !s.armed.Load() || s.m.HoldsUID(uid) {
 		return nil
 	}
-	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, errNotLeader)
+	return fmt.Errorf("bucket %d of %d: %w", shard.BucketOf(uid, s.buckets), s.buckets, leadership.ErrNotLeader)
 }
 
-// mayWriteAny: a sharded replica must hold some bucket to write what belongs to no CR.
-func (s *shards) mayWriteAny() error {
+// Partial: a sharded replica's CR cache holds its buckets' CRs only.
+func (s *Ring) Partial() bool { return true }
+
+// MayWriteAny: a sharded replica must hold some bucket to write what belongs to no CR.
+func (s *Ring) MayWriteAny() error {
 	if !s.armed.Load() || s.m.HoldsAny() {
 		return nil
 	}
-	return fmt.Errorf("no shard bucket held: %w", errNotLeader)
+	return fmt.Errorf("no shard bucket held: %w", leadership.ErrNotLeader)
 }
 
-// begin starts a pass for the CR of uid. It is bucketNotOwned when its bucket is not held
+// Begin starts a pass for the CR of uid. It is NotOwned when its bucket is not held
 // here, or is being handed back: the pass is left to the bucket's next holder, who passes
-// every CR of a bucket it takes; bucketNotReady while the bucket's child caches have not
-// caught up with its take (shardready.go). The pass's context ends with ctx or when the
+// every CR of a bucket it takes; NotReady while the bucket's child caches have not
+// caught up with its take (ready.go). The pass's context ends with ctx or when the
 // bucket is lost, and carries the CR's uid for the shard transport's check at the send;
 // done ends the pass.
-func (s *shards) begin(ctx context.Context, uid types.UID) (passCtx context.Context, done func(), st bucketState) {
+func (s *Ring) Begin(ctx context.Context, uid types.UID) (passCtx context.Context, done func(), st State) {
 	s.mu.Lock()
 	w, ok := s.workableLocked(uid)
 	if !ok {
 		s.mu.Unlock()
-		return nil, nil, bucketNotOwned
+		return nil, nil, NotOwned
 	}
 	if !w.ready {
 		s.mu.Unlock()
-		return nil, nil, bucketNotReady
+		return nil, nil, NotReady
 	}
 	bucketCtx, leave := s.enter(w)
 	s.mu.Unlock()
 	passCtx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(bucketCtx, cancel)
-	return withCRUID(passCtx, uid), func() { stop(); cancel(); leave() }, bucketReady
+	return withCRUID(passCtx, uid), func() { stop(); cancel(); leave() }, Ready
 }
 
 // workableLocked is the work of uid's bucket, and whether it may start a pass: taken, not
 // being handed back, its Lease renewed inside the deadline (s.mu held).
-func (s *shards) workableLocked(uid types.UID) (*bucketWork, bool) {
+func (s *Ring) workableLocked(uid types.UID) (*bucketWork, bool) {
 	b := shard.BucketOf(uid, s.buckets)
 	w := &s.work[b]
 	return w, w.ctx != nil && !w.draining && s.m.Holds(b)
@@ -160,7 +168,7 @@ func (s *shards) workableLocked(uid types.UID) (*bucketWork, bool) {
 
 // beginLabel is begin for the take-time labelling, which is part of making the bucket
 // ready: it needs the bucket owned, not ready.
-func (s *shards) beginLabel(uid types.UID) (ctx context.Context, done func(), ok bool) {
+func (s *Ring) beginLabel(uid types.UID) (ctx context.Context, done func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.workableLocked(uid)
@@ -172,15 +180,15 @@ func (s *shards) beginLabel(uid types.UID) (ctx context.Context, done func(), ok
 }
 
 // listedWith is the holding the last list of the child informer key used.
-func (s *shards) listedWith(key string) *atomic.Pointer[holding] {
+func (s *Ring) listedWith(key string) *atomic.Pointer[holding] {
 	p, _ := s.childListed.LoadOrStore(key, &atomic.Pointer[holding]{})
 	return p.(*atomic.Pointer[holding])
 }
 
-// owns reports whether the bucket of uid is this replica's to work: taken and neither
+// Owns reports whether the bucket of uid is this replica's to work: taken and neither
 // handed back nor lost. A bucket whose last renewal is late (its guard refuses until the
 // next one lands) is still owned: its keys wait, they are not dropped.
-func (s *shards) owns(uid types.UID) bool {
+func (s *Ring) Owns(uid types.UID) bool {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +196,7 @@ func (s *shards) owns(uid types.UID) bool {
 }
 
 // enter counts a pass of w's bucket, for its drain (s.mu held).
-func (s *shards) enter(w *bucketWork) (ctx context.Context, done func()) {
+func (s *Ring) enter(w *bucketWork) (ctx context.Context, done func()) {
 	w.running++
 	return w.ctx, func() {
 		s.mu.Lock()
@@ -202,10 +210,10 @@ func (s *shards) enter(w *bucketWork) (ctx context.Context, done func()) {
 	}
 }
 
-// take starts bucket b's work; each of its CRs is then owed one pass (the slow lane, as
-// the initial list's), queued when the CR cache shows it (shardpass.go). Called on the
+// Take starts bucket b's work (the Manager's OnTake); each of its CRs is then owed one pass (the slow lane, as
+// the initial list's), queued when the CR cache shows it (takepass.go). Called on the
 // Manager's goroutine: the queueing runs apart.
-func (s *shards) take(base context.Context, b int) {
+func (s *Ring) Take(base context.Context, b int) {
 	s.mu.Lock()
 	w := &s.work[b]
 	if w.cancel != nil {
@@ -233,14 +241,14 @@ func (s *shards) take(base context.Context, b int) {
 	default: // a kick is pending: the labeller takes b with it
 	}
 	s.log.Info("shard bucket taken: its custom resources are reconciled here", "bucket", b, "buckets", s.buckets)
-	s.event(b, EventShardBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
+	s.event(b, EventBucketTaken, fmt.Sprintf("bucket %d of %d taken by %s", b, s.buckets, s.m.Identity()))
 }
 
-// holdingChanged starts the next holding: the CR and child caches catch up with its
-// selectors (shardcatchup.go), and the newly held buckets' CRs are owed a pass each
-// (shardpass.go). The labelling of their older children is kicked by the take itself.
-func (s *shards) holdingChanged(held []int) {
-	s.metrics.ShardBucketsHeld.Set(float64(len(held)))
+// HoldingChanged starts the next holding: the CR and child caches catch up with its
+// selectors (catchup.go), and the newly held buckets' CRs are owed a pass each
+// (takepass.go). The labelling of their older children is kicked by the take itself.
+func (s *Ring) HoldingChanged(held []int) {
+	s.metrics.BucketsHeld.Set(float64(len(held)))
 	s.mu.Lock()
 	close(s.hold.changed)
 	s.hold = holding{sel: shard.Selector(held, s.buckets), held: held, gen: s.hold.gen + 1, changed: make(chan struct{})}
@@ -248,22 +256,22 @@ func (s *shards) holdingChanged(held []int) {
 }
 
 // current is the holding the CR caches select on now.
-func (s *shards) current() holding {
+func (s *Ring) current() holding {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hold
 }
 
-// backlog reports whether the CR of uid, created at created, was there before its bucket
+// Backlog reports whether the CR of uid, created at created, was there before its bucket
 // was taken: its add is the take's backlog (the slow lane), not a create.
-func (s *shards) backlog(uid types.UID, created time.Time) bool {
+func (s *Ring) Backlog(uid types.UID, created time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return created.Before(s.takenAt[shard.BucketOf(uid, s.buckets)].Truncate(time.Second).Add(time.Second))
 }
 
-// upToDate reports whether every CR cache has listed with the current holding: /readyz.
-func (s *shards) upToDate() bool {
+// UpToDate reports whether every CR cache has listed with the current holding: /readyz.
+func (s *Ring) UpToDate() bool {
 	s.mu.Lock()
 	cs := s.controllers
 	s.mu.Unlock()
@@ -271,46 +279,43 @@ func (s *shards) upToDate() bool {
 		return false
 	}
 	for _, c := range cs {
-		if !c.cachesUpToDate() {
+		if !c.CachesUpToDate() {
 			return false
 		}
 	}
 	return true
 }
 
-// ringMember is all the ring knows of a controller: it never holds the controller itself.
-type ringMember interface {
-	// forgetObjects drops what the controller remembers of the CRs for which gone is true
-	// (a bucket moved: controller.forgetObjects).
-	forgetObjects(gone func(types.UID) bool)
-	// cachesUpToDate reports whether its CR caches have listed with the current holding.
-	cachesUpToDate() bool
-	// requeue queues key now: a key that waited for its bucket to be ready.
-	requeue(key string)
+// Member is all the ring knows of a controller of the engine: it never holds the
+// controller itself.
+type Member interface {
+	// ForgetObjects drops what the controller remembers of the CRs for which gone is true
+	// (their bucket moved): what a hand-back forgets (docs/architecture.md).
+	ForgetObjects(gone func(types.UID) bool)
+	// CachesUpToDate reports whether its CR caches have listed with the current holding.
+	CachesUpToDate() bool
+	// Requeue queues key now: a key that waited for its bucket to be ready.
+	Requeue(key string)
 }
 
-func (c *controller) cachesUpToDate() bool {
-	for _, cc := range c.crCaches {
-		if !cc.upToDate() {
-			return false
-		}
-	}
-	return true
+// Members is what the ring is handed once the engine's controllers are built.
+type Members struct {
+	Controllers []Member
+	// Recorder records the takes and hand-backs (nil in a dry run).
+	Recorder record.EventRecorder
+	// SlotChildren labels the unslotted children of newly held buckets (slots.go) and
+	// returns the highest resourceVersion it wrote per child collection (CollectionKey).
+	SlotChildren func(ctx context.Context, buckets []int) map[string]string
+	// ChildStores are every child informer's store, by ChildListKey (ready.go).
+	ChildStores map[string]cache.Store
 }
 
-func (c *controller) requeue(key string) { c.add(key, addOpts{}) }
-
-// setControllers hands the built controllers, the Event recorder (nil in a dry run) and
-// the labelling of unslotted children over; the Manager starts taking buckets after it
-// (started).
-func (s *shards) setControllers(ctx context.Context, cs []*controller, rec record.EventRecorder,
-	slotChildren func(ctx context.Context, buckets []int) map[string]string, childStores map[string]cache.Store) {
-	members := make([]ringMember, len(cs))
-	for i, c := range cs {
-		members[i] = c
-	}
+// Start hands the built controllers, the Event recorder and the labelling of unslotted
+// children over, and starts the labeller, until ctx ends; the Manager starts taking
+// buckets after it (started).
+func (s *Ring) Start(ctx context.Context, m Members) {
 	s.mu.Lock()
-	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = members, rec, slotChildren, childStores, ctx.Done()
+	s.controllers, s.recorder, s.slotChildren, s.childStores, s.stopped = m.Controllers, m.Recorder, m.SlotChildren, m.ChildStores, ctx.Done()
 	s.mu.Unlock()
 	s.startOnce.Do(func() {
 		go s.labeller(ctx)
@@ -320,7 +325,7 @@ func (s *shards) setControllers(ctx context.Context, cs []*controller, rec recor
 
 // event records an Event on bucket b's Lease, where `kubectl describe lease` shows the
 // ring's moves.
-func (s *shards) event(b int, reason, msg string) {
+func (s *Ring) event(b int, reason, msg string) {
 	s.mu.Lock()
 	rec := s.recorder
 	s.mu.Unlock()
@@ -331,11 +336,11 @@ func (s *shards) event(b int, reason, msg string) {
 		Name: naming.BucketLeaseName(s.name, b, s.buckets)}, corev1.EventTypeNormal, reason, msg)
 }
 
-// drain stops new passes of bucket b and waits until its passes in flight have ended, at
+// Drain stops new passes of bucket b and waits until its passes in flight have ended, at
 // most until ctx ends; then it cancels them and waits for them to return.
-func (s *shards) drain(ctx context.Context, b int) {
+func (s *Ring) Drain(ctx context.Context, b int) {
 	// While it is still held: the Event is a write of this replica's.
-	s.event(b, EventShardBucketHandedBack, fmt.Sprintf("bucket %d of %d handed back by %s", b, s.buckets, s.m.Identity()))
+	s.event(b, EventBucketHandedBack, fmt.Sprintf("bucket %d of %d handed back by %s", b, s.buckets, s.m.Identity()))
 	s.mu.Lock()
 	w := &s.work[b]
 	w.draining = true
@@ -358,9 +363,9 @@ func (s *shards) drain(ctx context.Context, b int) {
 	}
 }
 
-// release ends bucket b's work: after its drain and release (lost false), or at once on a
+// Release ends bucket b's work: after its drain and release (lost false), or at once on a
 // loss (its passes in flight are cancelled; the guard already refuses their writes).
-func (s *shards) release(b int, lost bool) {
+func (s *Ring) Release(b int, lost bool) {
 	s.mu.Lock()
 	w := &s.work[b]
 	if w.cancel != nil {
@@ -378,7 +383,7 @@ func (s *shards) release(b int, lost bool) {
 		return true
 	})
 	s.forgetBucket(b) // their memory is the next holder's
-	s.metrics.ShardHandoffs.Inc()
+	s.metrics.Handoffs.Inc()
 	if lost {
 		s.log.Info("shard bucket lost: its work stopped at once", "bucket", b, "buckets", s.buckets)
 		return
@@ -386,27 +391,27 @@ func (s *shards) release(b int, lost bool) {
 	s.log.Info("shard bucket handed back", "bucket", b, "buckets", s.buckets)
 }
 
-// forgetBucket drops what the controllers remember of bucket b's CRs (controller.forgetObjects).
-func (s *shards) forgetBucket(b int) {
+// forgetBucket drops what the controllers remember of bucket b's CRs (Member.ForgetObjects).
+func (s *Ring) forgetBucket(b int) {
 	s.mu.Lock()
 	cs := s.controllers
 	s.mu.Unlock()
 	inBucket := func(uid types.UID) bool { return shard.BucketOf(uid, s.buckets) == b }
 	for _, c := range cs {
-		c.forgetObjects(inBucket)
+		c.ForgetObjects(inBucket)
 	}
 }
 
 // Transport refuses every request but a read while this replica holds no bucket: writes of
 // no CR (Events) need "holds any", and a write waiting in client-go's retries is held back
 // here too.
-func (s *shards) Transport(next http.RoundTripper) http.RoundTripper {
+func (s *Ring) Transport(next http.RoundTripper) http.RoundTripper {
 	return shardTransport{next: next, s: s}
 }
 
 type shardTransport struct {
 	next http.RoundTripper
-	s    *shards
+	s    *Ring
 }
 
 func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -419,11 +424,11 @@ func (t shardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A pass's write is checked against its CR's bucket here, at the send: it may have
 		// waited in client-go's rate limiter or retries since the pass checked.
 		if uid, ok := req.Context().Value(crUIDKey{}).(types.UID); ok {
-			if err := t.s.mayWrite("", uid); err != nil {
+			if err := t.s.MayWrite("", uid); err != nil {
 				return nil, err
 			}
 		} else if !t.s.m.HoldsAny() {
-			return nil, fmt.Errorf("no shard bucket held: %w", errNotLeader)
+			return nil, fmt.Errorf("no shard bucket held: %w", leadership.ErrNotLeader)
 		}
 	}
 	return t.next.RoundTrip(req)
@@ -435,23 +440,4 @@ type crUIDKey struct{}
 // withCRUID marks ctx as a pass's for the CR of uid.
 func withCRUID(ctx context.Context, uid types.UID) context.Context {
 	return context.WithValue(ctx, crUIDKey{}, uid)
-}
-
-// takenBacklog reports whether obj, added to a sharded cache, was there before its bucket
-// was taken (a CR, or with child a child by its controller's uid): a CR's one pass is in
-// the slow lane, as the initial list's, and a child's add passes nothing.
-func (c *controller) takenBacklog(obj any, child bool) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	uid := m.GetUID()
-	if child {
-		ref := metav1.GetControllerOf(m)
-		if ref == nil {
-			return false
-		}
-		uid = ref.UID
-	}
-	return c.e.gate.backlog(uid, m.GetCreationTimestamp().Time)
 }

@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -28,14 +28,14 @@ type holding struct {
 	changed chan struct{}
 }
 
-// crCache lists and watches one CRD's custom resources (in one namespace, or all) for a
+// CRCache lists and watches one CRD's custom resources (in one namespace, or all) for a
 // sharded replica: the server is asked for the held buckets' objects only
 // (ListOptions.ShardSelector), and every object is checked again here, since a server
 // without the ShardedListAndWatch gate ignores the selector. A change of the held buckets
 // ends the watch as expired, so that the informer lists again with the new selector: the
 // newly held buckets' objects arrive as adds, the released ones' leave as deletes.
-type crCache struct {
-	s   *shards
+type CRCache struct {
+	s   *Ring
 	res dynamic.ResourceInterface
 	crd string
 	// sendSelector is false to prove the client filter alone (Options.ShardClientFilterOnly).
@@ -44,7 +44,7 @@ type crCache struct {
 	// completed and was followed by its watch (0: none yet).
 	listed, synced atomic.Uint64
 	// listedWith is the holding of the last completed list (or catch-up): a watch that
-	// continues it under another holding catches up first (shardcatchup.go), instead of
+	// continues it under another holding catches up first (catchup.go), instead of
 	// watching the new buckets without their objects.
 	listedWith atomic.Pointer[holding]
 	// told is what the informer has been told; store is the informer's own (the last copy
@@ -56,17 +56,19 @@ type crCache struct {
 	paging atomic.Pointer[holding]
 }
 
-func newCRCache(s *shards, dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *crCache {
+// NewCRCache is the CR cache of the CRD crd (its resource gvr) in namespace (all: ""); with
+// sendSelector false the server is sent no selector, to prove the client filter alone.
+func (s *Ring) NewCRCache(dyn dynamic.Interface, gvr schema.GroupVersionResource, namespace, crd string, sendSelector bool) *CRCache {
 	// Both counters show from the start: a zero is the news that the server filtered.
-	s.metrics.ShardCRsReceived.WithLabelValues(crd)
-	s.metrics.ShardCRsDropped.WithLabelValues(crd)
-	return &crCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector, told: newTold()}
+	s.metrics.CRsReceived.WithLabelValues(crd)
+	s.metrics.CRsDropped.WithLabelValues(crd)
+	return &CRCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector, told: newTold()}
 }
 
 func blankUnstructured() runtime.Object { return &unstructured.Unstructured{} }
 
-// informer is the cache's informer, indexed by namespace as the unsharded one.
-func (c *crCache) informer() cache.SharedIndexInformer {
+// Informer is the cache's informer, indexed by namespace as the unsharded one.
+func (c *CRCache) Informer() cache.SharedIndexInformer {
 	lw := &cache.ListWatch{
 		ListWithContextFunc:  c.list,
 		WatchFuncWithContext: c.watch,
@@ -77,10 +79,10 @@ func (c *crCache) informer() cache.SharedIndexInformer {
 	return inf
 }
 
-// upToDate reports whether the cache has listed with the current holding.
-func (c *crCache) upToDate() bool { return c.synced.Load() == c.s.current().gen+1 }
+// UpToDate reports whether the cache has listed with the current holding.
+func (c *CRCache) UpToDate() bool { return c.synced.Load() == c.s.current().gen+1 }
 
-func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+func (c *CRCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	h := c.s.current()
 	if p := c.paging.Load(); o.Continue != "" && p != nil {
 		h = *p
@@ -107,7 +109,7 @@ func (c *crCache) list(ctx context.Context, o metav1.ListOptions) (runtime.Objec
 	return list, nil
 }
 
-func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+func (c *CRCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	h := c.s.current()
 	streamed := o.SendInitialEvents != nil && *o.SendInitialEvents
 	if streamed {
@@ -142,7 +144,7 @@ func (c *crCache) watch(ctx context.Context, o metav1.ListOptions) (watch.Interf
 // current: it lists h's objects and sends first the events that turn what the informer
 // was told into them (a CR owed its take pass is sent even when unchanged), then a
 // bookmark at the list's resourceVersion, then the server's events from there.
-func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, h holding) (watch.Interface, error) {
+func (c *CRCache) catchUp(ctx context.Context, o metav1.ListOptions, h holding) (watch.Interface, error) {
 	var items []runtime.Object
 	var rv string
 	if h.sel == nil {
@@ -198,7 +200,7 @@ func (c *crCache) catchUp(ctx context.Context, o metav1.ListOptions, h holding) 
 }
 
 // noWatchList opts a sharded cache's informer out of client-go's streamed list (watch-list):
-// a holding change is caught up in a plain watch that continues a list (shardcatchup.go),
+// a holding change is caught up in a plain watch that continues a list (catchup.go),
 // and a streamed list has no list to continue.
 type noWatchList struct{}
 
@@ -206,7 +208,7 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // nothing is the list while no bucket is held: no object, at the collection's current
 // resourceVersion (one item asked for, none kept), so that an idle replica caches nothing.
-func (c *crCache) nothing(ctx context.Context, h holding) (*unstructured.UnstructuredList, error) {
+func (c *CRCache) nothing(ctx context.Context, h holding) (*unstructured.UnstructuredList, error) {
 	list, err := c.res.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, err
@@ -222,7 +224,7 @@ func (c *crCache) nothing(ctx context.Context, h holding) (*unstructured.Unstruc
 
 // idle is the watch while no bucket is held: no event until the holding changes (then
 // expired); a streamed list ends at once, at the collection's current resourceVersion.
-func (c *crCache) idle(ctx context.Context, streamed bool) (watch.Interface, error) {
+func (c *CRCache) idle(ctx context.Context, streamed bool) (watch.Interface, error) {
 	w := watch.NewFake()
 	if !streamed {
 		return w, nil
@@ -241,28 +243,28 @@ func (c *crCache) idle(ctx context.Context, streamed bool) (watch.Interface, err
 	return w, nil
 }
 
-func (c *crCache) selectOn(h holding, o *metav1.ListOptions) {
+func (c *CRCache) selectOn(h holding, o *metav1.ListOptions) {
 	if h.sel != nil && c.sendSelector {
 		o.ShardSelector = h.sel.String()
 	}
 }
 
 // pass is the client filter: whether obj is of a bucket of h.
-func (c *crCache) pass(h holding, obj runtime.Object) bool {
-	c.s.metrics.ShardCRsReceived.WithLabelValues(c.crd).Inc()
+func (c *CRCache) pass(h holding, obj runtime.Object) bool {
+	c.s.metrics.CRsReceived.WithLabelValues(c.crd).Inc()
 	ok := false
 	if h.sel != nil {
 		ok, _ = h.sel.Matches(obj)
 	}
 	if !ok {
-		c.s.metrics.ShardCRsDropped.WithLabelValues(c.crd).Inc()
+		c.s.metrics.CRsDropped.WithLabelValues(c.crd).Inc()
 	}
 	return ok
 }
 
-// filteredWatch is a watch through the client filter (none for a nil crCache), ended when
+// filteredWatch is a watch through the client filter (none for a nil CRCache), ended when
 // the holding changes: normally, so that the reflector watches again at once and that
-// watch catches up (shardcatchup.go); as expired (the reflector lists again) while the
+// watch catches up (catchup.go); as expired (the reflector lists again) while the
 // initial events of a streamed list are still coming.
 type filteredWatch struct {
 	inner watch.Interface
@@ -282,7 +284,7 @@ func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.out }
 
 func (w *filteredWatch) Stop() { w.once.Do(func() { close(w.stop) }) }
 
-func (w *filteredWatch) run(c *crCache, h holding, streamed bool) {
+func (w *filteredWatch) run(c *CRCache, h holding, streamed bool) {
 	defer close(w.out)
 	defer w.inner.Stop()
 	send := func(ev watch.Event) bool {

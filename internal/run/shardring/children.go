@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // own CRs' children. Their informers come from the shared factories, so the selection is
 // added one level down, in the clients the factories list and watch with: each list and
 // watch carries the current holding's slots, and a change of holding ends the watch and
-// the next one catches up with the new slots (as for the CR caches: shardcatchup.go).
+// the next one catches up with the new slots (as for the CR caches: catchup.go).
 
 // childLister is the part of a dynamic or metadata resource client the informers use.
 type childLister[L any] interface {
@@ -33,7 +33,7 @@ type childLister[L any] interface {
 // slotSelected lists and watches through next with the held buckets' slots.
 type slotSelected[L runtime.Object] struct {
 	next childLister[L]
-	s    *shards
+	s    *Ring
 	// key names the informer's list and watch (client, resource, namespace): the informer
 	// gets a new wrapper for each call, so the holding its last list used, and what the
 	// informer was told, are kept in s.
@@ -44,7 +44,7 @@ type slotSelected[L runtime.Object] struct {
 
 func (c slotSelected[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
 	h := c.s.current()
-	// A paged list keeps the holding it started with (crCache.paging).
+	// A paged list keeps the holding it started with (CRCache.paging).
 	paging := c.s.pagingOf(c.key)
 	if p := paging.Load(); o.Continue != "" && p != nil {
 		h = *p
@@ -66,9 +66,9 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	if streamed {
 		told.reset()
 	}
-	// The holding of the list this watch continues (crCache.listedWith); under another
-	// holding, it catches up first (shardcatchup.go). Either way, the informer's store
-	// holds that list once it reaches its resourceVersion (shardready.go).
+	// The holding of the list this watch continues (CRCache.listedWith); under another
+	// holding, it catches up first (catchup.go). Either way, the informer's store
+	// holds that list once it reaches its resourceVersion (ready.go).
 	var pre []watch.Event
 	var caughtUp func()
 	if l := c.s.listedWith(c.key).Load(); !streamed && l != nil {
@@ -82,7 +82,7 @@ func (c slotSelected[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch
 				return nil, err
 			}
 			o.ResourceVersion, pre = rv, events
-			// Caught up only once the informer has the events (crCache.catchUp).
+			// Caught up only once the informer has the events (CRCache.catchUp).
 			caughtUp = func() {
 				c.s.listedWith(c.key).Store(&h)
 				c.s.childTookList(c.key, h, rv)
@@ -129,7 +129,7 @@ func (c slotSelected[L]) catchUp(ctx context.Context, base string, h holding, to
 // slotSelector is base with the slot label required in the held buckets' slots; with no
 // bucket held, a value no slot has (an empty set cannot be written), so the server sends
 // nothing.
-func (s *shards) slotSelector(base string, h holding) string {
+func (s *Ring) slotSelector(base string, h holding) string {
 	in := naming.SlotLabel + "=none"
 	if slots := shard.SlotValues(h.held, s.buckets); len(slots) > 0 {
 		in = naming.SlotLabel + " in (" + strings.Join(slots, ",") + ")"
@@ -140,10 +140,22 @@ func (s *shards) slotSelector(base string, h holding) string {
 	return base + "," + in
 }
 
+// Dynamic is dyn with its lists and watches selecting the held buckets' slots: the child
+// informers' client.
+func (s *Ring) Dynamic(dyn dynamic.Interface) dynamic.Interface {
+	return shardedDynamic{Interface: dyn, s: s}
+}
+
+// Metadata is meta with its lists and watches selecting the held buckets' slots: the
+// child informers' client.
+func (s *Ring) Metadata(meta metadata.Interface) metadata.Interface {
+	return shardedMetadata{Interface: meta, s: s}
+}
+
 // shardedDynamic is a dynamic client whose lists and watches select the held slots.
 type shardedDynamic struct {
 	dynamic.Interface
-	s *shards
+	s *Ring
 }
 
 // IsWatchListSemanticsUnSupported opts the factories' informers out of the streamed list
@@ -156,12 +168,12 @@ func (d shardedDynamic) Resource(gvr schema.GroupVersionResource) dynamic.Namesp
 
 type shardedDynamicResource struct {
 	dynamic.NamespaceableResourceInterface
-	s   *shards
+	s   *Ring
 	gvr schema.GroupVersionResource
 }
 
 func (r shardedDynamicResource) sel(next childLister[*unstructured.UnstructuredList], ns string) slotSelected[*unstructured.UnstructuredList] {
-	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: childListKey(true, r.gvr, ns),
+	return slotSelected[*unstructured.UnstructuredList]{next: next, s: r.s, key: ChildListKey(true, r.gvr, ns),
 		blank: blankUnstructured}
 }
 
@@ -194,7 +206,7 @@ func (r shardedDynamicNamespaced) Watch(ctx context.Context, o metav1.ListOption
 // shardedMetadata is a metadata client whose lists and watches select the held slots.
 type shardedMetadata struct {
 	metadata.Interface
-	s *shards
+	s *Ring
 }
 
 // IsWatchListSemanticsUnSupported: as shardedDynamic's.
@@ -206,12 +218,12 @@ func (m shardedMetadata) Resource(gvr schema.GroupVersionResource) metadata.Gett
 
 type shardedMetadataGetter struct {
 	metadata.Getter
-	s   *shards
+	s   *Ring
 	gvr schema.GroupVersionResource
 }
 
 func (g shardedMetadataGetter) sel(next childLister[*metav1.PartialObjectMetadataList], ns string) slotSelected[*metav1.PartialObjectMetadataList] {
-	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: childListKey(false, g.gvr, ns),
+	return slotSelected[*metav1.PartialObjectMetadataList]{next: next, s: g.s, key: ChildListKey(false, g.gvr, ns),
 		blank: func() runtime.Object { return &metav1.PartialObjectMetadata{} }}
 }
 

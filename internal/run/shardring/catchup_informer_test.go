@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func (b *slotBackend) Watch(context.Context, metav1.ListOptions) (watch.Interfac
 
 // hold starts the next holding of s, as holdingChanged does, without its metrics and
 // labelling.
-func hold(s *shards, held ...int) {
+func hold(s *Ring, held ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	close(s.hold.changed)
@@ -86,7 +86,7 @@ func slotChild(name, slot string, rv int) *metav1.PartialObjectMetadata {
 func TestAHoldingChangeReachesARealInformerWithoutARelist(t *testing.T) {
 	for _, failWatches := range []int{0, 1} {
 		t.Run(fmt.Sprintf("failed watches %d", failWatches), func(t *testing.T) {
-			s := newShards("ns", "op", 2, nil, slog.New(slog.DiscardHandler))
+			s := newRing("ns", "op", 2, Metrics{}, slog.New(slog.DiscardHandler))
 			hold(s, 0)
 			backend := &slotBackend{rv: 10, objs: []*metav1.PartialObjectMetadata{slotChild("a", "00", 5), slotChild("b", "80", 6)}}
 			sel := slotSelected[*metav1.PartialObjectMetadataList]{next: backend, s: s, key: "k",

@@ -1,4 +1,4 @@
-package run
+package shardring
 
 import (
 	"context"
@@ -20,8 +20,12 @@ import (
 
 // The slot label of an older child is written with its resourceVersion as precondition;
 // a child whose resourceVersion moved meanwhile is read again and written again (up to
-// labelSlotTries), unless it was labelled meanwhile.
+// LabelTries), unless it was labelled meanwhile.
 func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
+	// The engine's tests of a re-read child: no slot label yet (the take-time labelling),
+	// or still under the old default operator name (the relabel).
+	unslotted := func(cur metav1.Object) bool { return cur.GetLabels()[naming.SlotLabel] == "" }
+	underDefaultName := func(cur metav1.Object) bool { return cur.GetLabels()[naming.OperatorLabel] == naming.DefaultOperator }
 	const owner = types.UID("owner")
 	child := func(rv string, labels map[string]string) *metav1.PartialObjectMetadata {
 		o := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
@@ -41,7 +45,7 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 		{"lands at once", 0, nil, "9", 1, false, unslotted},
 		{"moved once, then lands", 1, nil, "9", 2, false, unslotted},
 		{"labelled meanwhile", 1, map[string]string{naming.SlotLabel: "ab"}, "", 1, false, unslotted},
-		{"keeps moving", labelSlotTries, nil, "", labelSlotTries, true, unslotted},
+		{"keeps moving", LabelTries, nil, "", LabelTries, true, unslotted},
 		// A child a sharded ork wrote under the old default name has its slot label: the
 		// relabel retries it while it still carries that name.
 		{"relabel: slotted, moved once, then lands", 1, map[string]string{naming.SlotLabel: "ab", naming.OperatorLabel: naming.DefaultOperator}, "9", 2, false, underDefaultName},

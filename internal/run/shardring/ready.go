@@ -1,11 +1,10 @@
-package run
+package shardring
 
 import (
 	"slices"
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -24,26 +23,26 @@ import (
 // (the children it labels show in the caches only after). Until then its keys wait, noted
 // in the ledger, and are queued again the moment it becomes ready.
 
-// bucketState is what begin found for a CR's bucket.
-type bucketState int
+// State is what begin found for a CR's bucket.
+type State int
 
 const (
-	// bucketNotOwned: another replica's, being handed back, or its renewal late.
-	bucketNotOwned bucketState = iota
-	// bucketNotReady: taken here, its child caches or its labelling not caught up yet.
-	bucketNotReady
-	bucketReady
+	// NotOwned: another replica's, being handed back, or its renewal late.
+	NotOwned State = iota
+	// NotReady: taken here, its child caches or its labelling not caught up yet.
+	NotReady
+	Ready
 )
 
 // waitingKey is a key put back until its bucket is ready.
 type waitingKey struct {
-	c   ringMember
+	c   Member
 	key string
 }
 
-// childListKey names a child informer's list and watch: the same for the informer's
+// ChildListKey names a child informer's list and watch: the same for the informer's
 // client (shardedDynamic, shardedMetadata) and for the engine counting them.
-func childListKey(full bool, gvr schema.GroupVersionResource, ns string) string {
+func ChildListKey(full bool, gvr schema.GroupVersionResource, ns string) string {
 	kind := "metadata"
 	if full {
 		kind = "dynamic"
@@ -51,29 +50,12 @@ func childListKey(full bool, gvr schema.GroupVersionResource, ns string) string 
 	return kind + "/" + gvr.String() + "/" + ns
 }
 
-// childStoresOf is each child informer's store, by childListKey.
-func childStoresOf(controllers []*controller, needFull map[schema.GroupResource]bool) map[string]cache.Store {
-	out := map[string]cache.Store{}
-	for _, c := range controllers {
-		for _, ch := range c.children {
-			for i, inf := range ch.informer.Informers() {
-				ns := metav1.NamespaceAll
-				if ch.informer.Namespaces() != nil {
-					ns = ch.informer.Namespaces()[i]
-				}
-				out[childListKey(needFull[ch.gvr.GroupResource()], ch.gvr, ns)] = inf.GetStore()
-			}
-		}
-	}
-	return out
-}
-
 // childTookList records that the child informer key's reflector has handed its store the
 // list made with h at resourceVersion rv (it watches only after), once the store has taken
 // it in, and wakes the buckets this made ready. The store takes it in on the informer's own
 // goroutine, a moment later: until its resourceVersion reaches rv the list is waited for,
 // briefly, unless the holding changes meanwhile (then another list comes) or the run ends.
-func (s *shards) childTookList(key string, h holding, rv string) {
+func (s *Ring) childTookList(key string, h holding, rv string) {
 	s.mu.Lock()
 	store, stopped := s.childStores[key], s.stopped
 	s.mu.Unlock()
@@ -130,7 +112,7 @@ func storeReached(store cache.Store, rv string) bool {
 
 // labelled records that the take-time labelling of buckets has ended, for the takes counted
 // in takes (a later take labels again), and wakes the buckets this made ready.
-func (s *shards) labelled(buckets []int, takes []uint64) {
+func (s *Ring) labelled(buckets []int, takes []uint64) {
 	s.mu.Lock()
 	for i, b := range buckets {
 		if s.takes[b] == takes[i] {
@@ -144,7 +126,7 @@ func (s *shards) labelled(buckets []int, takes []uint64) {
 
 // readyNowLocked marks ready each taken bucket that became so and returns its waiting keys
 // (s.mu held).
-func (s *shards) readyNowLocked() []waitingKey {
+func (s *Ring) readyNowLocked() []waitingKey {
 	var wake []waitingKey
 	for b := range s.work {
 		w := &s.work[b]
@@ -162,7 +144,7 @@ func (s *shards) readyNowLocked() []waitingKey {
 
 // caughtUpLocked reports whether bucket b's labelling ended and every child cache took a
 // list of a holding that includes b, made since its take (s.mu held).
-func (s *shards) caughtUpLocked(b int) bool {
+func (s *Ring) caughtUpLocked(b int) bool {
 	w := &s.work[b]
 	if !w.labelled {
 		return false
@@ -176,9 +158,9 @@ func (s *shards) caughtUpLocked(b int) bool {
 	return true
 }
 
-// waitReady puts key back until the bucket of uid is ready; false when it is ready by now
+// WaitReady puts key back until the bucket of uid is ready; false when it is ready by now
 // (the caller passes it at once) or no longer taken (its next holder passes it).
-func (s *shards) waitReady(uid types.UID, c ringMember, key string) bool {
+func (s *Ring) WaitReady(uid types.UID, c Member, key string) bool {
 	b := shard.BucketOf(uid, s.buckets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,6 +178,6 @@ func (s *shards) waitReady(uid types.UID, c ringMember, key string) bool {
 
 func wakeAll(keys []waitingKey) {
 	for _, k := range keys {
-		k.c.requeue(k.key)
+		k.c.Requeue(k.key)
 	}
 }
