@@ -30,6 +30,10 @@ const (
 	OwnerAnnotation = Prefix + "owner"
 	// PruneAnnotation set to "false" on a child (by a user) keeps prune from deleting it.
 	PruneAnnotation = Prefix + "prune"
+	// DecisionAnnotation carries, on every child ork writes, the id of the decision (the
+	// reconcile pass) that wrote it; it is left out of the AppliedAnnotation digest, so that
+	// a new id alone never causes a write.
+	DecisionAnnotation = Prefix + "decision"
 	// SlotLabel is the child label whose value is SlotOf the owner, written with every apply
 	// under ork run --shard-buckets.
 	SlotLabel = Prefix + "shard"

@@ -1,0 +1,77 @@
+package decision
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/naming"
+)
+
+// Annotation carries, on every child ork writes, the id of the decision that wrote it.
+const Annotation = naming.DecisionAnnotation
+
+// StatusField is the key under status of the LastDecision.
+const StatusField = "lastDecision"
+
+// ReconcilerVersionHeader is the response header in which a remote reconciler names its
+// version; ork records it with the decision.
+const ReconcilerVersionHeader = "Ork-Reconciler-Version"
+
+// Reconciler names who answered: the rollout side (stable or candidate; empty without a
+// candidate) and the version the reconciler reported in ReconcilerVersionHeader.
+type Reconciler struct {
+	Side    string `json:"side,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// LastDecision is the compact record of a custom resource's last pass that wrote something,
+// as ork keeps it in status.lastDecision.
+type LastDecision struct {
+	ID   string    `json:"id"`
+	Time time.Time `json:"time"`
+	// Trigger is what queued the pass: create, update, child, related, resync, requeue.
+	Trigger string `json:"trigger"`
+	// Inputs is InputsDigest of what the answer depended on.
+	Inputs     string     `json:"inputs"`
+	Reconciler Reconciler `json:"reconciler,omitzero"`
+}
+
+// Status is the record as an unstructured value, for a status write.
+func (d LastDecision) Status() map[string]any {
+	m := map[string]any{
+		"id":      d.ID,
+		"time":    d.Time.UTC().Format(time.RFC3339Nano),
+		"trigger": d.Trigger,
+		"inputs":  d.Inputs,
+	}
+	r := map[string]any{}
+	if d.Reconciler.Side != "" {
+		r["side"] = d.Reconciler.Side
+	}
+	if d.Reconciler.Version != "" {
+		r["version"] = d.Reconciler.Version
+	}
+	if len(r) > 0 {
+		m["reconciler"] = r
+	}
+	return m
+}
+
+// FromStatus reads status.lastDecision of a custom resource; ok is false when it has none.
+func FromStatus(cr *unstructured.Unstructured) (d LastDecision, ok bool, err error) {
+	v, found, err := unstructured.NestedFieldNoCopy(cr.Object, "status", StatusField)
+	if err != nil || !found || v == nil {
+		return LastDecision{}, false, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return LastDecision{}, false, fmt.Errorf("status.%s: %w", StatusField, err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return LastDecision{}, false, fmt.Errorf("status.%s: %w", StatusField, err)
+	}
+	return d, true, nil
+}
