@@ -74,6 +74,8 @@ const (
 	RuleRelatedNamespace         Rule = "related-namespace"
 	RuleRelatedSecret            Rule = "related-secret"
 	RuleRelatedName              Rule = "related-name"
+	RuleTarget                   Rule = "target"
+	RuleTargetSecretTemplate     Rule = "target-secret-template"
 )
 
 // RuleInfo describes a rule for reports that list their rules (SARIF's tool.driver.rules).
@@ -153,6 +155,8 @@ func Rules() []RuleInfo {
 		{RuleRelatedNamespace, SeverityError, "A payload.related entry of a cluster-scoped kind has no namespace; one of a namespaced kind stays in the custom resource's namespace unless allowCrossNamespace is true.", false},
 		{RuleRelatedSecret, SeverityError, "A payload.related entry of Secrets sets allowSecrets, and then the endpoint is https, loopback or an in-cluster Service.", false},
 		{RuleRelatedName, SeverityError, "A payload.related name, namespace or label value can give a valid one: its literal text holds only the characters Kubernetes allows.", false},
+		{RuleTarget, SeverityError, "A target has a kubeconfigSecretRef; reconcile.target is set only without reconcile.remote, whose target is remote.target.", true},
+		{RuleTargetSecretTemplate, SeverityWarning, "A target's kubeconfigSecretRef.name is literal: a templated one lets each custom resource pick any kubeconfig Secret of that namespace, and ork needs get on all of them.", false},
 		{RuleDeclarativeEntry, SeverityError, "Every declarative entry has its type's fields: the required ones, no unknown ones, literals of the right type.", true},
 	}
 	slices.SortFunc(rs, func(a, b RuleInfo) int { return cmp.Compare(a.ID, b.ID) })

@@ -86,8 +86,11 @@ type Reconcile struct {
 	// Resync is the periodic re-reconcile interval (Go duration); empty means none.
 	Resync string `json:"resync,omitempty"`
 	// ForceConflict is the SSA force default for resources; absent means true.
-	ForceConflict *bool   `json:"forceConflict,omitempty"`
-	Remote        *Remote `json:"remote,omitempty"`
+	ForceConflict *bool `json:"forceConflict,omitempty"`
+	// Target is where the declarative reconciler's children go (target.go); a remote CRD
+	// sets remote.target instead. Default: the local cluster.
+	Target *Target `json:"target,omitempty"`
+	Remote *Remote `json:"remote,omitempty"`
 }
 
 // Remote wires an HTTP endpoint as the reconciler (the seed's wire format).
@@ -115,6 +118,8 @@ type Remote struct {
 	FinalizeTimeout string `json:"finalizeTimeout,omitempty"`
 	// Candidate is a new reconciler rolled out next to this one (candidate.go).
 	Candidate *Candidate `json:"candidate,omitempty"`
+	// Target is where the reconciler's children go (target.go); default the local cluster.
+	Target *Target `json:"target,omitempty"`
 }
 
 // DefaultFinalizeTimeout is reconcile.remote.finalizeTimeout's default.

@@ -62,10 +62,14 @@ func constraints() map[string]*obj {
 		reconcile + ".resync":       positive(),
 		remote + ".timeout":         positive(),
 		remote + ".finalizeTimeout": positive(),
-		// remote-requires-default-false
+		// remote-requires-default-false; target: reconcile.target only without remote
 		reconcile: object(
 			"if", object("required", []string{"remote"}, "properties", object("remote", object("type", "object"))),
-			"then", object("required", []string{"default"}, "properties", object("default", object("const", false))),
+			"then", object(
+				"required", []string{"default"},
+				"properties", object("default", object("const", false)),
+				"not", object("required", []string{"target"}, "properties", object("target", object("type", "object"))),
+			),
 		),
 		// endpoint
 		remote + ".endpoint": object("pattern", httpURL),
@@ -105,6 +109,15 @@ func constraints() map[string]*obj {
 		remote + ".candidate.auth.secretRef.namespace": object("pattern", dns1123Label, "maxLength", 63),
 		remote + ".candidate.auth.secretRef.key":       secretKey(),
 		remote + ".candidate.auth.header":              object("pattern", headerName),
+		// target: a kubeconfigSecretRef; secret-ref: its name and key as for auth's
+		reconcile + ".target":                               object("required", []string{"kubeconfigSecretRef"}),
+		reconcile + ".target.kubeconfigSecretRef.name":      object("pattern", dns1123Subdomain, "maxLength", 253),
+		reconcile + ".target.kubeconfigSecretRef.namespace": object("pattern", dns1123Label, "maxLength", 63),
+		reconcile + ".target.kubeconfigSecretRef.key":       secretKey(),
+		remote + ".target":                                  object("required", []string{"kubeconfigSecretRef"}),
+		remote + ".target.kubeconfigSecretRef.name":         object("pattern", dns1123Subdomain, "maxLength", 253),
+		remote + ".target.kubeconfigSecretRef.namespace":    object("pattern", dns1123Label, "maxLength", 63),
+		remote + ".target.kubeconfigSecretRef.key":          secretKey(),
 		// declarative-entry: entries have their intent type's fields, unless reconcile.remote
 		// makes ork ignore them (a warning, not an error).
 		crd + ".operatorBox": object(

@@ -30,6 +30,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.crSchemas()
 		k.reconcile()
 		k.remote()
+		k.targets()
 		k.declarative()
 		k.sampleTemplates()
 		k.statusSubresource()
