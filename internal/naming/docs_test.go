@@ -34,6 +34,7 @@ func TestEveryNameIsInTheDoc(t *testing.T) {
 		"MemberLeaseName":              {naming.MemberLeaseName("<name>", "<pod>"), "<name>-member-<pod>"},
 		"RolloutConfigMapName":         {naming.RolloutConfigMapName("<name>"), "<name>-rollout"},
 		"MetricsServiceName":           {naming.MetricsServiceName("<name>"), "<name>-metrics"},
+		"TargetRoleName":               {naming.TargetRoleName("<name>"), "<name>-target"},
 		"LeaderElectionFlowSchemaName": {naming.LeaderElectionFlowSchemaName("<name>"), "<name>-leader-election"},
 		// The parsers and checks of the names above name nothing themselves.
 		"ParseBucketLeaseName": {}, "IsMemberLeaseName": {}, "ValidBuckets": {},

@@ -43,6 +43,10 @@ const (
 const (
 	// Finalizer is ork's finalizer (reconcile.remote.finalize).
 	Finalizer = Prefix + "remote"
+	// TargetCleanupFinalizer holds a custom resource whose children are in another cluster
+	// (a target) until they are deleted there: no ownerReference crosses clusters, so no
+	// garbage collector would.
+	TargetCleanupFinalizer = Prefix + "target-cleanup"
 	// SuspendAnnotation with value SuspendValue, set by a user, stops the reconciling of a
 	// custom resource until removed.
 	SuspendAnnotation = Prefix + "reconcile"
@@ -75,6 +79,11 @@ const DefaultOperator = "orkestra"
 // RolloutConfigMapName is the rollout state's ConfigMap of the operator name, in ork's
 // namespace: one per operator, one data key per CRD that has a candidate.
 func RolloutConfigMapName(name string) string { return name + "-rollout" }
+
+// TargetRoleName is the ClusterRole and ClusterRoleBinding of the operator name that a
+// target cluster grants (ork rbac gen --target): apart from the hub's own, so that a cluster
+// that is both keeps both.
+func TargetRoleName(name string) string { return name + "-target" }
 
 // MetricsServiceName is the install's metrics Service of the operator name.
 func MetricsServiceName(name string) string { return name + "-metrics" }
