@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/version"
@@ -26,6 +27,9 @@ type rbacGenOptions struct {
 	files  []string
 	format output.Format
 	gen    rbacgen.Options
+	// target prints what a target cluster grants instead (targetGen).
+	target    bool
+	targetGen rbacgen.TargetOptions
 }
 
 func newRBACGenCmd(env *Env) *cobra.Command {
@@ -39,6 +43,9 @@ needs for the given Katalogs, as YAML for kubectl apply -f (or a v1 List with -o
   - auth.secretRef / tls.caSecretRef: get on that Secret by name, in a Role in its namespace
     (--namespace when it names none); by name in every namespace when the namespace is a
     template; on any Secret when the name is a template (with a warning);
+  - a target's kubeconfigSecretRef: get on that Secret by name, in a Role in its namespace; on
+    every Secret of that namespace when the name is a template (with a warning); and nothing
+    on the children of a CRD whose target is a fixed name: they are the target's (--target);
   - each CRD: get, list, watch, update, patch, get, update, patch on its status, and update
     on its finalizers (for blockOwnerDeletion under OwnerReferencesPermissionEnforcement);
   - declarative CRDs: the types their onCreate/onReconcile/onDelete blocks create;
@@ -51,9 +58,17 @@ Rights go cluster-wide, except those that concern one namespace. With --watch-na
 namespaced types (custom resources, children, events) are granted by a Role in each watched
 namespace and not cluster-wide; a cluster-scoped CRD is then an error (exit 2).
 The namespaces must exist. The Katalog is validated first; an invalid one is
-reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.`,
+reported as validate does (exit 1). Warnings about what cannot be derived go to stderr.
+
+With --target, print instead what each target cluster (a spoke whose kubeconfig ork holds in a
+Secret) grants the kubeconfig's identity: a ClusterRole <name>-target with the verbs above on
+the children of the CRDs that have a target, and nothing else, and its ClusterRoleBinding to
+--target-subject-kind/--target-subject-name (default the ServiceAccount --name in --namespace,
+as on the hub). The hub-only flags (--leader-elect, --lease-name, --shard-buckets,
+--install-crds, --watch-namespace) do not apply to it.`,
 		Example: `  ork rbac gen -f examples/remote/katalog.yaml > role.yaml && kubectl apply -f role.yaml
-  ork rbac gen -f katalog.yaml --leader-elect -n ops -o json | jq '.items[1].rules'`,
+  ork rbac gen -f katalog.yaml --leader-elect -n ops -o json | jq '.items[1].rules'
+  ork rbac gen -f katalog.yaml --target | kubectl --context spoke-eu apply -f -`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := completeRBACGen(env)
@@ -73,6 +88,9 @@ reported as validate does (exit 1). Warnings about what cannot be derived go to 
 	f.Int("shard-buckets", 0, "grant the Lease verbs that ork run --shard-buckets needs, in --namespace: the bucket Leases (named after --name) by name, the member Leases, list and watch")
 	f.Bool("install-crds", false, "grant get/create/patch on the Katalog's CustomResourceDefinitions (by name) for ork run --install-crds")
 	f.StringArray("watch-namespace", nil, "grant the namespaced types in this namespace only, by a Role there, for ork run --watch-namespace (repeatable; default cluster-wide)")
+	f.Bool("target", false, "print what a target cluster grants instead: a ClusterRole on the children of the CRDs that have a target, and its binding")
+	f.String("target-subject-kind", rbacgen.SubjectServiceAccount, "with --target, the kind of the identity in the target's kubeconfig: ServiceAccount (in --namespace), User or Group")
+	f.String("target-subject-name", "", "with --target, the name of the identity in the target's kubeconfig (default --name)")
 	return cmd
 }
 
@@ -93,6 +111,12 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 			InstallCRDs:     cfg.Bool("install-crds"),
 			WatchNamespaces: cfg.StringSlice("watch-namespace"),
 		},
+		target: cfg.Bool("target"),
+		targetGen: rbacgen.TargetOptions{
+			SubjectKind:      cfg.String("target-subject-kind"),
+			SubjectName:      cfg.String("target-subject-name"),
+			SubjectNamespace: orkNamespace(env),
+		},
 	}, nil
 }
 
@@ -104,7 +128,33 @@ func runRBACGen(env *Env, opts rbacGenOptions) error {
 	if opts.gen.Name, err = operatorName(env.Config(), set); err != nil {
 		return err
 	}
+	if opts.target {
+		opts.targetGen.Name = opts.gen.Name
+		return runRBACGenTarget(env, set, opts)
+	}
 	res, err := rbacgen.Generate(set, opts.gen)
+	if err != nil {
+		return usageError("--%v", err) // only the options can be invalid
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
+	}
+	var out []byte
+	if opts.format == output.JSON {
+		out, err = res.JSON()
+	} else {
+		out, err = res.YAML(version.Get().Version)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = env.Streams.Out.Write(out)
+	return err
+}
+
+// runRBACGenTarget prints what a target cluster grants (ork rbac gen --target).
+func runRBACGenTarget(env *Env, set *katalog.Set, opts rbacGenOptions) error {
+	res, err := rbacgen.GenerateTarget(set, opts.targetGen)
 	if err != nil {
 		return usageError("--%v", err) // only the options can be invalid
 	}

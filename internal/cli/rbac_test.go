@@ -148,3 +148,35 @@ func TestRBACGenUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRBACGenTargetPrintsOnlyWhatASpokeGrants(t *testing.T) {
+	code, out, errOut := runOrk(t, "rbac", "gen", "--target", "-f", "../rbacgen/testdata/target.katalog.yaml",
+		"--name", "fleet", "--namespace", "ops", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var list struct {
+		Items []struct {
+			Kind     string
+			Metadata struct{ Name string }
+			Subjects []rbacv1.Subject
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("not JSON (%v):\n%s", err, out)
+	}
+	var got []string
+	for _, it := range list.Items {
+		got = append(got, it.Kind+"/"+it.Metadata.Name)
+	}
+	if want := []string{"ClusterRole/fleet-target", "ClusterRoleBinding/fleet-target"}; !slices.Equal(got, want) {
+		t.Fatalf("objects %v, want %v", got, want)
+	}
+	if s := list.Items[1].Subjects; len(s) != 1 || s[0] != (rbacv1.Subject{Kind: "ServiceAccount", Name: "fleet", Namespace: "ops"}) {
+		t.Errorf("subjects %+v, want the ServiceAccount fleet in ops", s)
+	}
+	code, out, _ = runOrk(t, "rbac", "gen", "--target", "-f", "../rbacgen/testdata/target.katalog.yaml", "--target-subject-kind", "Robot")
+	if code != ExitUsage || out != "" {
+		t.Errorf("--target-subject-kind Robot: exit %d, stdout %q; want exit 2 and empty stdout", code, out)
+	}
+}

@@ -191,9 +191,11 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 	for p := range c.perms {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, comparePermissions)
+	sortPermissions(ps)
 	return ps, c.warnings
 }
+
+func sortPermissions(ps []Permission) { slices.SortFunc(ps, comparePermissions) }
 
 // installCRDs grants what --install-crds does with each crdFile, by name. Discovery needs no
 // grant. ork installs a CRD by server-side apply, a PATCH carrying the name: when the CRD
@@ -222,9 +224,6 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string)
 		c.addWatched(crd.APITypes.Group, crd.APITypes.Plural, "finalizers", "update")
 	}
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
-		for _, m := range r.ManagedResources {
-			c.managed(at, m.Group, m.Plural)
-		}
 		if r.Auth != nil {
 			c.secret(at+".operatorBox.reconcile.remote.auth.secretRef", r.Auth.SecretRef, orkNamespace)
 		}
@@ -235,6 +234,25 @@ func (c *collector) crd(set *katalog.Set, crd *katalog.CRD, orkNamespace string)
 			c.secret(at+".operatorBox.reconcile.remote.candidate.auth.secretRef", r.Candidate.Auth.SecretRef, orkNamespace)
 		}
 		c.related(set, at, r.Payload.Related)
+	}
+	if t := crd.Target(); t != nil {
+		c.targetSecret(at+".operatorBox.reconcile"+targetPath(crd), t.KubeconfigSecretRef, orkNamespace)
+	}
+	if t := crd.Target(); t != nil && t.KubeconfigSecretRef != nil && !render.IsTemplate(t.KubeconfigSecretRef.Name) {
+		// Every child is the target's: `ork rbac gen --target` grants them there. A
+		// templated name may render empty, which puts the children here.
+		return
+	}
+	c.children(set, at, crd)
+}
+
+// children grants what the CRD's reconciler does with its children.
+func (c *collector) children(set *katalog.Set, at string, crd *katalog.CRD) {
+	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
+		for _, m := range r.ManagedResources {
+			c.managed(at, m.Group, m.Plural)
+		}
+		return
 	}
 	if !crd.OperatorBox.Reconcile.DefaultEnabled() {
 		return
