@@ -171,6 +171,19 @@ func fromLog(log []Logged, obj decision.Ref, p decision.Path) (l Logged, dropped
 	return Logged{}, false, false
 }
 
+// Concerns reports whether e wrote or tried to write the object: the entries Blame needs.
+func Concerns(e decision.Entry, obj decision.Ref) bool {
+	for _, c := range e.Children {
+		if sameObject(c.Ref, obj) {
+			return true
+		}
+	}
+	return false
+}
+
+// RefOf names an object.
+func RefOf(u *unstructured.Unstructured) decision.Ref { return refOf(u) }
+
 // sameObject compares group, kind, namespace and name: the version an object is read at
 // does not make it another object.
 func sameObject(a, b decision.Ref) bool {

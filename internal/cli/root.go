@@ -181,6 +181,7 @@ server-side apply, status, events, health, metrics and RBAC.`,
 		newRolloutCmd(env),
 		newGenCmd(env),
 		newAuditCmd(env),
+		newBlameCmd(env),
 	)
 	// One spelling of every flag: the singular --include-delete of earlier releases still parses.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {

@@ -16,9 +16,9 @@ type Ref struct {
 
 func (r Ref) String() string {
 	if r.Namespace == "" {
-		return r.Kind + "/" + r.Name
+		return r.Kind + " " + r.Name
 	}
-	return r.Kind + "/" + r.Namespace + "/" + r.Name
+	return r.Kind + " " + r.Namespace + "/" + r.Name
 }
 
 // Object is the custom resource a decision was made for, as the pass read it.
