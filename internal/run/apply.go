@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
@@ -79,8 +80,8 @@ func failed(reason, format string, a ...any) *passError {
 // applyAll checks every object first and applies none if one is wrong (all or nothing):
 // an undeclared type, an invalid object, or a child another owner controls. Then it writes
 // them one by one.
-func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error) {
-	plans, err := c.planAll(cr, d)
+func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) (applyReport, error) {
+	plans, err := c.planAll(cr, apply, createIfMissing)
 	if err != nil {
 		return applyReport{}, err
 	}
@@ -89,8 +90,8 @@ func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
 		rep.kept[p.ref] = true
-		if c.e.dry == nil {
-			c.e.writes.relisted(p.ref)
+		if !c.dry {
+			c.book.relisted(p.ref)
 		}
 	}
 	// A child the cache shows controlled by this CR takes no lock: its uid precondition
@@ -141,10 +142,10 @@ func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	return rep, nil
 }
 
-// planAll plans every object of d for cr with the planner simulate and remote check share:
-// all or nothing.
-func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
-	children, errs := c.planner().Plan(cr, d.apply, d.createIfMissing)
+// planAll plans every object of apply and createIfMissing for cr with the planner simulate
+// and remote check share: all or nothing.
+func (c childWriter) planAll(cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) ([]planned, error) {
+	children, errs := c.planner().Plan(cr, apply, createIfMissing)
 	if f := planner.Verdict(errs); f != nil {
 		return nil, refused(f)
 	}
@@ -161,17 +162,17 @@ func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]plann
 func (c childWriter) planner() planner.Planner {
 	return planner.Planner{
 		Map: func(gvk schema.GroupVersionKind) (planner.Mapping, error) {
-			m, err := c.e.api.mapping(gvk)
+			m, err := c.mapping(gvk)
 			if err != nil {
 				return planner.Mapping{}, err
 			}
 			return planner.Mapping{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}, nil
 		},
-		Declared:      func(gr schema.GroupResource) bool { return c.cfg.managed[gr] },
-		Operator:      c.e.opts.Name,
-		Watched:       c.e.opts.WatchNamespaces,
-		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict,
-		ShardSlots:    c.e.shards != nil,
+		Declared:      func(gr schema.GroupResource) bool { return c.managed[gr] },
+		Operator:      c.operator,
+		Watched:       c.watched,
+		ForceConflict: c.forceConflict,
+		ShardSlots:    c.shardSlots,
 	}
 }
 
@@ -183,7 +184,7 @@ func refused(f *planner.Failure) *passError { return failed(f.Reason, "%s", f.Me
 // replacement), as is an onCreate child that exists (never written again). nil otherwise.
 func (c childWriter) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
 	cached := c.cachedChild(p)
-	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
+	if w, ok := c.book.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
 		return nil // another CR wrote it after the cache's version: read it
 	}
 	if cached != nil && (p.createOnly || planner.ControlledBy(cr, cached)) {
@@ -201,14 +202,14 @@ func (c childWriter) ownCached(cr *unstructured.Unstructured, p planned) metav1.
 // the cache last heard of it) is decided against the live object, which it returns (nil:
 // absent). applyAll holds the child's lock meanwhile.
 func (c childWriter) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
-	if _, wrote := c.e.writes.get(p.ref); c.cachedChild(p) == nil && !wrote && c.e.dry == nil {
+	if _, wrote := c.book.get(p.ref); c.cachedChild(p) == nil && !wrote && !c.dry {
 		return nil, nil
 	}
 	live, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 	if err != nil {
 		return nil, err
 	}
-	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+	if f := planner.Judge(cr, live, p.gvr.Resource, c.operator); f != nil {
 		return nil, refused(f)
 	}
 	return live, nil
@@ -225,10 +226,10 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		return c.createOnce(ctx, cr, p, live)
 	}
 	for range childWriteAttempts {
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+		if f := planner.Judge(cr, live, p.gvr.Resource, c.operator); f != nil {
 			return false, false, refused(f)
 		}
 		if live != nil && live.GetDeletionTimestamp() != nil {
@@ -238,13 +239,13 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 				p.gvr.Resource, p.obj.GetName())
 		}
 		owned := live != nil && planner.ControlledBy(cr, live)
-		if c.e.dry != nil {
+		if c.dry {
 			return c.dryApply(ctx, cr, p, live, owned)
 		}
 		if live == nil {
 			out, err := c.create(ctx, p)
 			if err == nil {
-				c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				c.book.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 				return true, false, nil
 			}
 			if !apierrors.IsAlreadyExists(err) {
@@ -259,7 +260,7 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 		}
 		// Unchanged since ork's own last write, as its write book knows (the same process)
 		// or as the object says (the digest it carries, and every field of it still ork's).
-		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || c.appliedUnchanged(ctx, p, live)) {
+		if owned && (c.book.unchanged(p.ref, p.digest, live.GetResourceVersion()) || c.appliedUnchanged(ctx, p, live)) {
 			return false, false, nil
 		}
 		target, err := c.handOver(ctx, cr, p, live)
@@ -268,8 +269,8 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 			out, err = c.apply(ctx, p, target, owned)
 		}
 		if err == nil {
-			last, _ := c.e.writes.get(p.ref)
-			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+			last, _ := c.book.get(p.ref)
+			c.book.wrote(p.ref, p.digest, cr.GetUID(), live, out)
 			if live == nil {
 				return true, false, nil
 			}
@@ -290,17 +291,17 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 // and an apply would overwrite a user's later edit.
 func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
+		out, err := c.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.dryOptions()})
 		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
-		case err == nil && c.e.dry != nil:
+		case err == nil && c.dry:
 			c.note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
 			return true, false, nil
 		case err == nil:
-			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+			c.book.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 			return true, false, nil
 		case !apierrors.IsAlreadyExists(err):
 			return false, false, c.applyError(p, err)
@@ -310,7 +311,7 @@ func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructur
 		}
 	}
 	// It exists: never written again, but never another owner's either.
-	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+	if f := planner.Judge(cr, live, p.gvr.Resource, c.operator); f != nil {
 		return false, false, refused(f)
 	}
 	return false, false, c.labelOperator(ctx, cr, p, live)
@@ -321,7 +322,7 @@ func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructur
 // changes and deletion would go unheard. Only the label is written (a merge patch with the
 // object's uid as precondition); the object is otherwise never written again.
 func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
-	if live.GetLabels()[OperatorLabel] == c.e.opts.Name || c.e.dry != nil {
+	if live.GetLabels()[OperatorLabel] == c.operator || c.dry {
 		return nil
 	}
 	if live.GetLabels()[ManagedByLabel] != ManagedByValue {
@@ -330,14 +331,14 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
-	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+	if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return err
 	}
-	patch, err := operatorLabelPatch(live.GetUID(), "", c.e.opts.Name)
+	patch, err := operatorLabelPatch(live.GetUID(), "", c.operator)
 	if err != nil {
 		return err
 	}
-	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
+	out, err := c.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
 	if apierrors.IsNotFound(err) || precondition.Failed(err) {
 		// Gone or replaced between the read and the patch. The cache never held the old
@@ -351,7 +352,7 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 	}
 	// Recorded as ork's own write, so that the add its label causes in the cache is known
 	// for an echo, not a change to pass the owner for.
-	c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+	c.book.wrote(p.ref, p.digest, cr.GetUID(), live, out)
 	return nil
 }
 
@@ -370,7 +371,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 		// payload on, always: then a write that changed nothing is known for one, and the
 		// version it returns is not taken for ork's own (it may be another writer's status
 		// update the reconciler must hear of).
-		if !owned || c.cfg.childrenPayload {
+		if !owned || c.childrenPayload {
 			md["resourceVersion"] = live.GetResourceVersion()
 		}
 	}
@@ -378,7 +379,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 	if err != nil {
 		return nil, fmt.Errorf("encode %s/%s: %w", p.gvr.Resource, p.obj.GetName(), err)
 	}
-	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
+	out, err := c.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: FieldManager, Force: &p.force})
 	c.countApply(p, err == nil)
 	if err != nil {
@@ -391,7 +392,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
 func (c childWriter) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager})
+	out, err := c.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager})
 	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
@@ -399,20 +400,20 @@ func (c childWriter) create(ctx context.Context, p planned) (metav1.Object, erro
 	return out, nil
 }
 
-func (c *controller) client(p planned) dynamic.ResourceInterface {
-	return c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+func (c childWriter) client(p planned) dynamic.ResourceInterface {
+	return c.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
 }
 
-func (c *controller) countApply(p planned, ok bool) {
+func (c childWriter) countApply(p planned, ok bool) {
 	result := "success"
 	if !ok {
 		result = "error"
 	}
-	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.cfg.crd.Name, p.obj.GetKind(), result).Inc()
+	c.applyTotal.WithLabelValues(c.crd, p.obj.GetKind(), result).Inc()
 }
 
 // cachedChild is the child from its informer's cache (its metadata at least), or nil.
-func (c *controller) cachedChild(p planned) metav1.Object {
+func (c childWriter) cachedChild(p planned) metav1.Object {
 	for _, ch := range c.children {
 		if ch.gvr.GroupResource() != p.ref.gr {
 			continue
@@ -421,7 +422,7 @@ func (c *controller) cachedChild(p planned) metav1.Object {
 		if p.ref.namespace != "" {
 			key = p.ref.namespace + "/" + p.ref.name
 		}
-		obj, exists, err := ch.informer.GetIndexer().GetByKey(key)
+		obj, exists, err := ch.store.GetByKey(key)
 		if err != nil || !exists {
 			return nil
 		}
@@ -436,7 +437,7 @@ func (c *controller) cachedChild(p planned) metav1.Object {
 
 // applyError says what a failed write was: a field another manager owns (forceConflict
 // false), an object that changed or was replaced meanwhile, or the apiserver's own error.
-func (c *controller) applyError(p planned, err error) error {
+func (c childWriter) applyError(p planned, err error) error {
 	if errors.Is(err, errNotLeader) {
 		return errNotLeader // not a failed apply: this replica stops
 	}

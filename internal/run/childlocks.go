@@ -127,9 +127,9 @@ func (h *heldLocks) releaseAll() {
 	}
 }
 
-// lockChildren takes the child locks of refs for one pass of c's CRD, each wait observed in
-// ork_child_lock_wait_seconds.
-func (c *controller) lockChildren(ctx context.Context, refs []childRef) (*heldLocks, error) {
-	hist := c.e.opts.Metrics.ChildLockWait.WithLabelValues(c.cfg.crd.Name)
-	return c.e.childLocks.lock(ctx, refs, childLockWait, func(d time.Duration) { hist.Observe(d.Seconds()) })
+// lockChildren takes the child locks of refs for one pass of the writer's CRD, each wait
+// observed in ork_child_lock_wait_seconds.
+func (c childWriter) lockChildren(ctx context.Context, refs []childRef) (*heldLocks, error) {
+	hist := c.lockWait.WithLabelValues(c.crd)
+	return c.locks.lock(ctx, refs, childLockWait, func(d time.Duration) { hist.Observe(d.Seconds()) })
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // The model tests run in a synctest bubble: time is fake and moves only when every goroutine
@@ -354,16 +353,16 @@ func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
+			w := childWriter{book: newWriteBook(), children: []childCache{{gvr: gvr, store: inf.GetIndexer()}}}
 			obj := &unstructured.Unstructured{}
 			obj.SetName("c")
 			obj.SetNamespace("ns")
 			p := planned{obj: obj, gvr: gvr, ref: refOf(gvr.GroupResource(), obj), createOnly: tc.createOnly}
 			if tc.wroteFor != "" {
 				out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ResourceVersion: "6"}}
-				c.e.writes.wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
+				w.book.wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
 			}
-			if locked := (childWriter{c}).ownCached(cr, p) == nil; locked != tc.locked {
+			if locked := w.ownCached(cr, p) == nil; locked != tc.locked {
 				t.Errorf("locked = %v, want %v", locked, tc.locked)
 			}
 		})

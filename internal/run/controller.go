@@ -87,7 +87,6 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		ledger:    newLedger(),
 		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 	}
-	c.writes = childWriter{c}
 	if !hasStatus {
 		c.cfg.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
@@ -159,6 +158,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.related, err = newRelatedWatch(c); err != nil {
 		return nil, err
 	}
+	c.writes = c.childWriter()
 	c.env = c.passEnv()
 	return c, nil
 }

@@ -151,8 +151,8 @@ func (c *controller) skipDelete(in input) (decision, bool) {
 
 // dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
 // absent), whose answer, compared with the live object in full, says what would change.
-func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
-	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+func (c childWriter) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
+	if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return false, false, err
 	}
 	var before *unstructured.Unstructured
@@ -167,7 +167,7 @@ func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured
 		obj = withPreconditions(p.obj, before, !owned)
 	}
 	out, err := c.client(p).Apply(ctx, p.obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force, DryRun: c.e.dry.options()})
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force, DryRun: c.dryOptions()})
 	c.countApply(p, err == nil)
 	if err != nil {
 		return false, false, c.applyError(p, err)

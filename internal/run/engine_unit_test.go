@@ -27,7 +27,6 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
-	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -153,14 +152,15 @@ func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
 	})
-	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}}, cfg: crdConfig{crd: &katalog.CRD{Name: "site"}}}
+	w := childWriter{dyn: dyn, meta: meta, creator: dynCreator{dyn}, applyTotal: NewMetrics().ApplyTotal, book: newWriteBook(), crd: "site",
+		mayWrite: leaderFence{lead: leadership.New(leadership.Options{})}.mayWrite}
 	desired := existing.DeepCopy()
 	desired.Object["data"] = map[string]any{"level": "info"}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "site", "uid": "u"}}}
 
 	p := planned{obj: desired, gvr: gvr, ref: refOf(gvr.GroupResource(), desired), force: true, createOnly: true}
-	if _, _, err := (childWriter{c}).writeChild(context.Background(), cr, p, nil); err != nil {
+	if _, _, err := w.writeChild(context.Background(), cr, p, nil); err != nil {
 		t.Fatalf("create-only of an existing object: %v, want no error", err)
 	}
 	got, err := dyn.Resource(gvr).Namespace("ns").Get(context.Background(), "site", metav1.GetOptions{})
@@ -363,18 +363,18 @@ func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
 		cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
-	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
+	w := childWriter{book: newWriteBook(), children: []childCache{{gvr: gvr, store: inf.GetIndexer()}}}
 	cr := &unstructured.Unstructured{}
 	cr.SetName("a")
 	cr.SetUID("cr-uid")
 	made := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "ns", ResourceVersion: "7"}}
 	kept := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "8"}}
 	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns", ResourceVersion: "9"}}
-	c.e.writes.wrote(refOf(gvr.GroupResource(), made), [32]byte{1}, "cr-uid", nil, made)
-	c.e.writes.wrote(refOf(gvr.GroupResource(), kept), [32]byte{2}, "cr-uid", nil, kept)
-	c.e.writes.wrote(refOf(gvr.GroupResource(), other), [32]byte{3}, "another-cr", nil, other)
+	w.book.wrote(refOf(gvr.GroupResource(), made), [32]byte{1}, "cr-uid", nil, made)
+	w.book.wrote(refOf(gvr.GroupResource(), kept), [32]byte{2}, "cr-uid", nil, kept)
+	w.book.wrote(refOf(gvr.GroupResource(), other), [32]byte{3}, "another-cr", nil, other)
 
-	cands := childWriter{c}.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
+	cands := w.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
 	if len(cands) != 1 || cands[0].ref.name != "old" || cands[0].gvr != gvr {
 		t.Fatalf("candidates %+v, want only the child ork wrote for this CR and no longer keeps", cands)
 	}

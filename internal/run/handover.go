@@ -43,13 +43,13 @@ func (c childWriter) handOver(ctx context.Context, cr metav1.Object, p planned, 
 	if err != nil || patch == nil {
 		return full, err
 	}
-	moved, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.JSONPatchType, patch,
+	moved, err := c.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.JSONPatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
 	c.countApply(p, err == nil)
 	if err != nil {
 		return nil, err
 	}
-	c.e.writes.wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
+	c.book.wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
 	return moved, nil
 }
 

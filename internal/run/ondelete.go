@@ -57,7 +57,7 @@ func judgeRemoval(cr, live metav1.Object) removal {
 // under the children's locks. Objects already gone or going count as deleted.
 func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
 	key := kobj.KeyOf(cr)
-	if c.ledger.removed(key, cr.GetUID()) {
+	if c.removed(key, cr.GetUID()) {
 		return nil // done on an earlier pass: whatever has the names now is not this CR's
 	}
 	type target struct {
@@ -69,7 +69,7 @@ func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructure
 	refs := make([]childRef, 0, len(objs))
 	for _, o := range objs {
 		gvk := o.Obj.GroupVersionKind()
-		m, err := c.e.api.mapping(gvk)
+		m, err := c.mapping(gvk)
 		if err != nil {
 			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
 		}
@@ -96,8 +96,8 @@ func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructure
 			return err
 		}
 	}
-	if c.e.dry == nil { // a dry run deleted nothing
-		c.ledger.markRemoved(key, cr.GetUID())
+	if !c.dry { // a dry run deleted nothing
+		c.markRemoved(key, cr.GetUID())
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructure
 // fails means it changed meanwhile: read and judge again.
 func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref childRef) error {
 	for range childWriteAttempts {
-		live, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+		live, err := c.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -118,20 +118,20 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 		}
 		switch judgeRemoval(cr, live) {
 		case notMine:
-			c.cfg.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
+			c.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 			return nil
 		case legacy:
-			c.cfg.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
+			c.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
 				"objects ork creates are marked now, and this fallback goes in a later release",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 		}
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		err = c.e.dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: c.e.dry.options()})
+		err = c.dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: c.dryOptions()})
 		switch {
 		case err == nil:
 			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: gvr.Resource + "/" + ref.name, Namespace: ref.namespace})

@@ -68,7 +68,7 @@ func (c childWriter) prune(ctx context.Context, cr *unstructured.Unstructured, r
 func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[childRef]bool) []pruneCandidate {
 	var out []pruneCandidate
 	for _, ch := range c.children {
-		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))
+		objs, err := ch.store.ByIndex(ownerIndex, string(cr.GetUID()))
 		if err != nil {
 			continue
 		}
@@ -90,13 +90,13 @@ func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[chi
 	for _, cand := range out {
 		seen[cand.ref] = true
 	}
-	for _, ref := range c.e.writes.writtenFor(cr.GetUID()) {
+	for _, ref := range c.book.writtenFor(cr.GetUID()) {
 		if kept[ref] || seen[ref] {
 			continue
 		}
 		for _, ch := range c.children {
 			if ch.gvr.GroupResource() == ref.gr {
-				if _, cached, _ := ch.informer.GetIndexer().GetByKey(ref.key()); !cached {
+				if _, cached, _ := ch.store.GetByKey(ref.key()); !cached {
 					out = append(out, pruneCandidate{gvr: ch.gvr, ref: ref})
 				}
 			}
@@ -130,26 +130,26 @@ func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 		if live == nil || !prunable(cr, live) {
 			return false, nil
 		}
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := c.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		if c.e.dry == nil { // a dry run deletes nothing: no delete to come back
-			c.e.writes.pruning(cand.ref, uid)
+		if !c.dry { // a dry run deletes nothing: no delete to come back
+			c.book.pruning(cand.ref, uid)
 		}
-		err := c.e.meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
+		err := c.meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 			PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
-			DryRun:            c.e.dry.options(),
+			DryRun:            c.dryOptions(),
 		})
 		if err == nil {
-			if c.e.dry == nil {
-				c.e.writes.prunedDone(cand.ref)
+			if !c.dry {
+				c.book.prunedDone(cand.ref)
 			}
 			c.note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
 			return true, nil
 		}
-		c.e.writes.unprune(cand.ref, uid)
+		c.book.unprune(cand.ref, uid)
 		switch {
 		case apierrors.IsNotFound(err):
 			return false, nil
@@ -168,8 +168,8 @@ func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured
 
 // readChildMeta reads a child's metadata from the apiserver; nil when absent. A failure
 // is reported under reason (the apply's or the prune's).
-func (c *controller) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef, reason string) (metav1.Object, error) {
-	u, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+func (c childWriter) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef, reason string) (metav1.Object, error) {
+	u, err := c.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -308,7 +308,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	case in.deleting && len(d.remove) > 0:
 		err = c.writes.removeAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writes.applyAll(ctx, in.cr, d)
+		steps.applies, err = c.writes.applyAll(ctx, in.cr, d.apply, d.createIfMissing)
 		if err == nil && d.prune {
 			err = c.writes.prune(ctx, in.cr, &steps.applies)
 		}

@@ -63,9 +63,9 @@ func (c childWriter) appliedUnchanged(ctx context.Context, p planned, live metav
 	if p.digest == [32]byte{} || live.GetAnnotations()[naming.AppliedAnnotation] != hex.EncodeToString(p.digest[:]) {
 		return false
 	}
-	owned, err := c.e.owned.Owns(ctx, p.obj, live.GetManagedFields())
+	owned, err := c.owned.Owns(ctx, p.obj, live.GetManagedFields())
 	if err != nil {
-		c.e.log.Debug("field ownership unknown: applying", "resource", p.gvr.Resource, "name", p.obj.GetName(), "err", err)
+		c.log.Debug("field ownership unknown: applying", "resource", p.gvr.Resource, "name", p.obj.GetName(), "err", err)
 	}
 	return owned
 }
