@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
 // unlabelledChildren selects children an ork from before OperatorLabel wrote.
@@ -105,7 +105,7 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		if err := e.fence.mayWrite(key, ref.UID); err != nil {
 			return n, err
 		}
-		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)
+		patch, err := childwrite.OperatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)
 		if err != nil {
 			return n, err
 		}
@@ -121,24 +121,4 @@ func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersi
 		}
 	}
 	return n, nil
-}
-
-// operatorLabelPatch is the merge patch that gives a child OperatorLabel=name, with its uid
-// (and resourceVersion, unless empty) as preconditions.
-func operatorLabelPatch(uid types.UID, resourceVersion, name string) ([]byte, error) {
-	return labelPatch(uid, resourceVersion, map[string]string{OperatorLabel: name})
-}
-
-// labelPatch is the merge patch that sets labels on a child, with its uid (and
-// resourceVersion, unless empty) as preconditions.
-func labelPatch(uid types.UID, resourceVersion string, labels map[string]string) ([]byte, error) {
-	md := map[string]any{"uid": string(uid), "labels": labels}
-	if resourceVersion != "" {
-		md["resourceVersion"] = resourceVersion
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": md})
-	if err != nil {
-		return nil, fmt.Errorf("encode label patch: %w", err)
-	}
-	return patch, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
+	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
 // newReconciler picks the CRD's reconciler and the resource types it may manage.
@@ -209,7 +210,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if rr.lastApply {
 		entries = make([]remote.AppliedResource, len(res.Resources))
 		for i, raw := range res.Resources {
-			entries[i] = entryOf(raw)
+			entries[i] = childwrite.EntryOf(raw)
 		}
 		d.entries = entries
 	}

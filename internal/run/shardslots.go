@@ -18,6 +18,7 @@ import (
 
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/shard"
 )
@@ -167,7 +168,7 @@ func unslotted(cur metav1.Object) bool { return cur.GetLabels()[naming.SlotLabel
 func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	labels map[string]string, still func(metav1.Object) bool) (string, error) {
 	for try := 1; ; try++ {
-		patch, err := labelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
+		patch, err := childwrite.LabelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
 		if err != nil {
 			return "", err
 		}
