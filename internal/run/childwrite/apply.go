@@ -181,7 +181,7 @@ func refused(f *planner.Failure) *Error { return failed(f.Reason, "%s", f.Messag
 // replacement), as is an onCreate child that exists (never written again). nil otherwise.
 func (w *Writer) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
 	cached := w.cachedChild(p)
-	if w, ok := w.Book.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
+	if last, ok := w.Book.get(p.ref); ok && last.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != last.rv) {
 		return nil // another CR wrote it after the cache's version: read it
 	}
 	if cached != nil && (p.createOnly || planner.ControlledBy(cr, cached)) {
