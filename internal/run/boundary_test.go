@@ -15,6 +15,8 @@ const module = "github.com/orkspace/ork/"
 // packages, its tests included (docs/architecture.md): a feature gets narrow dependencies
 // and a callback, never the engine; a new import is a decision, made here.
 var subpackageImports = map[string][]string{
+	"internal/run/childwrite": {"internal/naming", "internal/planner", "internal/precondition", "internal/remote",
+		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/informers":    nil,
 	"internal/run/kobj":         nil,

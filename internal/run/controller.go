@@ -19,14 +19,12 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
 )
-
-// ownerIndex indexes children by the UID of their controller owner.
-const ownerIndex = "ork-owner-uid"
 
 // controller reconciles one CRD.
 type controller struct {
@@ -53,7 +51,7 @@ type controller struct {
 	cand *candidate.Candidate
 	// env is what the reconciler may use of the controller (passEnv), built once.
 	env passEnv
-	// writes is the controller's write path for its children (childwrites.go), built once.
+	// writes is the controller's write path for its children (childwrite), built once.
 	writes childWrites
 }
 
@@ -88,7 +86,6 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		ledger:    newLedger(),
 		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 	}
-	c.writes = childWriter{c}
 	if !hasStatus {
 		c.cfg.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
@@ -160,6 +157,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	if c.related, err = newRelatedWatch(c); err != nil {
 		return nil, err
 	}
+	c.writes = c.childWriter()
 	c.env = newPassEnv(c)
 	return c, nil
 }
@@ -181,7 +179,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	inf := factories.informer(gvr, namespaced)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
-		_ = inf.SetTransform(summariseWriters) // managedFields reduced to ork's own entries
+		_ = inf.SetTransform(childwrite.SummariseWriters) // managedFields reduced to ork's own entries
 		_ = inf.AddIndexers(cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
 	}
 	resource := gvr.GroupResource()
@@ -324,17 +322,17 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	if !ok {
 		return
 	}
-	ev := childEvent{ref: refOf(gr, u), rv: u.GetResourceVersion(), uid: u.GetUID()}
+	ev := childwrite.Event{Ref: childwrite.RefOf(gr, u), RV: u.GetResourceVersion(), UID: u.GetUID()}
 	key, ok := c.ownerKey(u)
 	if deleted && ok && !c.e.gate.owns(metav1.GetControllerOf(u).UID) {
 		// Its owner's bucket went to another replica: it left this cache, not the cluster.
-		c.e.writes.forget(ev, ok)
+		c.e.writes.Forget(ev, ok)
 		return
 	}
 	var ownDelete bool
 	if deleted {
-		ownDelete = c.e.writes.ownDelete(ev) // ork pruned it: asked for, no news
-		c.e.writes.forget(ev, ok)            // whoever owned it: the record must not outlive the object
+		ownDelete = c.e.writes.OwnDelete(ev) // ork pruned it: asked for, no news
+		c.e.writes.Forget(ev, ok)            // whoever owned it: the record must not outlive the object
 	}
 	if !ok {
 		return
@@ -353,7 +351,7 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 			return
 		}
 	}
-	if c.e.writes.own(ev, !c.cfg.childrenPayload) {
+	if c.e.writes.Own(ev, !c.cfg.childrenPayload) {
 		return
 	}
 	// During the owner's pass, ork's write and its echo race: decide once the pass has

@@ -12,8 +12,8 @@
 //     lanes.go, ledger.go);
 //   - a pass: one key's reconcile, from the lookup through the call to the decision
 //     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
-//   - writers: the children (childWrites: apply.go, handover.go, prune.go, ondelete.go, the
-//     write book in writes.go), the status (status.go) and Events.
+//   - writers: the children (childWrites, built in childwrites.go: internal/run/childwrite,
+//     with the write book and the child locks), the status (status.go) and Events.
 //
 // Health, metrics, traces and the dry run's plan watch them (health.go, metrics.go,
 // tracing.go, dryrun.go). The rules between features (what a moved bucket forgets, in

@@ -1,14 +1,14 @@
 package run
 
 import (
-	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -149,59 +149,12 @@ func (c *controller) skipDelete(in input) (decision, bool) {
 		message: "being deleted: not called (--include-deletes calls the reconciler)"}, true
 }
 
-// dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
-// absent), whose answer, compared with the live object in full, says what would change.
-func (c *controller) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
-	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
-		return false, false, err
-	}
-	var before *unstructured.Unstructured
-	if live != nil {
-		before, err = c.client(p).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, false, failed(reasonApplyFailed, "read %s/%s: %v", p.gvr.Resource, p.obj.GetName(), err)
-		}
-	}
-	obj := p.obj
-	if before != nil {
-		obj = withPreconditions(p.obj, before, !owned)
-	}
-	out, err := c.client(p).Apply(ctx, p.obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: p.force, DryRun: c.e.dry.options()})
-	c.countApply(p, err == nil)
-	if err != nil {
-		return false, false, c.applyError(p, err)
-	}
-	ref := p.gvr.Resource + "/" + p.obj.GetName()
-	if before == nil {
-		c.note(cr, runplan.Change{Action: runplan.Create, Ref: ref, Namespace: p.obj.GetNamespace()})
-		return true, false, nil
-	}
-	fields := changedFields(before.Object, out.Object)
-	if len(fields) == 0 {
-		return false, false, nil
-	}
-	c.note(cr, runplan.Change{Action: runplan.Update, Ref: ref, Namespace: p.obj.GetNamespace(), Fields: fields})
-	return false, true, nil
-}
-
-// withPreconditions is obj with live's uid (and resourceVersion when adopting) set, as a
-// real apply carries them.
-func withPreconditions(obj, live *unstructured.Unstructured, adopting bool) *unstructured.Unstructured {
-	out := obj.DeepCopy()
-	out.SetUID(live.GetUID())
-	if adopting {
-		out.SetResourceVersion(live.GetResourceVersion())
-	}
-	return out
-}
-
 // statusFields names the fields a status patch would write, for the plan.
 func statusFields(patch map[string]any) []string {
 	st, _ := patch["status"].(map[string]any)
 	var out []string
-	for _, k := range unionKeys(st, nil) {
-		out = append(out, fmt.Sprintf("status.%s", pathKey(k)))
+	for _, k := range slices.Sorted(maps.Keys(st)) {
+		out = append(out, fmt.Sprintf("status.%s", childwrite.PathKey(k)))
 	}
 	return out
 }

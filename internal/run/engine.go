@@ -26,6 +26,7 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/trace"
@@ -42,7 +43,7 @@ type Engine struct {
 	dyn  dynamic.Interface
 	meta metadata.Interface
 	// creator creates children and takes the answer as metadata.
-	creator objectCreator
+	creator childwrite.Creator
 	// api is what the cluster serves: discovery and the REST mapper (mapping.go).
 	api      *apiTypes
 	recorder record.EventRecorder
@@ -59,8 +60,8 @@ type Engine struct {
 	healthAddr atomic.Value
 	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
 	// child.
-	writes     *writeBook
-	childLocks *childLocks
+	writes     *childwrite.Book
+	childLocks *childwrite.Locks
 	// owned tells whether ork's field manager still owns every field of a child it would
 	// apply (appliedUnchanged).
 	owned *ownedfields.Checker
@@ -186,9 +187,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		creator:    creator,
 		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
 		lead:       lead,
-		writes:     newWriteBook(),
+		writes:     childwrite.NewBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
-		childLocks: newChildLocks(),
+		childLocks: childwrite.NewLocks(),
 		secrets:    newSecretCache(kube, opts.SecretTTL),
 		pauses:     pauses,
 		log:        opts.Logger,

@@ -18,17 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
-	"github.com/orkspace/ork/internal/run/informers"
-	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -136,46 +133,6 @@ func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
 		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)
-	}
-}
-
-// An onCreate child the cache does not know yet (it lags behind an earlier pass's create)
-// must not be overwritten: the create finds it and leaves a user's later edit alone.
-func TestCreateOnlyNeverOverwritesAnExistingObject(t *testing.T) {
-	existing := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "site", "namespace": "ns"},
-		"data":     map[string]any{"level": "edited-by-user"},
-	}}
-	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), existing)
-	metaScheme := metadatafake.NewTestScheme()
-	_ = metav1.AddMetaToScheme(metaScheme)
-	meta := metadatafake.NewSimpleMetadataClient(metaScheme, &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "ns"},
-	})
-	c := &controller{e: &Engine{gate: allMine{}, dyn: dyn, meta: meta, creator: dynCreator{dyn}, opts: Options{Metrics: NewMetrics()}, writes: newWriteBook(), fence: leaderFence{lead: leadership.New(leadership.Options{})}}, cfg: crdConfig{crd: &katalog.CRD{Name: "site"}}}
-	desired := existing.DeepCopy()
-	desired.Object["data"] = map[string]any{"level": "info"}
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	cr := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "site", "uid": "u"}}}
-
-	p := planned{obj: desired, gvr: gvr, ref: refOf(gvr.GroupResource(), desired), force: true, createOnly: true}
-	if _, _, err := (childWriter{c}).writeChild(context.Background(), cr, p, nil); err != nil {
-		t.Fatalf("create-only of an existing object: %v, want no error", err)
-	}
-	got, err := dyn.Resource(gvr).Namespace("ns").Get(context.Background(), "site", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if level, _, _ := unstructured.NestedString(got.Object, "data", "level"); level != "edited-by-user" {
-		t.Errorf("data.level = %q after a create-only pass, want the user's edit kept", level)
-	}
-	// Applies go through the metadata client: both clients are checked.
-	for _, a := range append(dyn.Actions(), meta.Actions()...) {
-		if v := a.GetVerb(); v != "create" && v != "get" {
-			t.Errorf("create-only pass sent a %q: only a create is allowed", v)
-		}
 	}
 }
 
@@ -328,7 +285,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 // created again. Only ork's own prune is its own delete.
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
-	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook(), opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
+	c := &controller{e: &Engine{gate: allMine{}, writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
 	defer c.queue.ShutDown()
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	child := &unstructured.Unstructured{}
@@ -338,7 +295,7 @@ func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	child.SetResourceVersion("42")
 	child.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(
 		&metav1.ObjectMeta{Name: "a", UID: "cr-uid"}, gvk)})
-	c.e.writes.wrote(refOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
+	c.e.writes.Wrote(childwrite.RefOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
 
 	c.onChild(gr, nil, cache.DeletedFinalStateUnknown{Key: "ns/web", Obj: child}, true)
 	if c.queue.Len() != 1 {
@@ -346,38 +303,13 @@ func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	}
 
 	// ork's own prune of the same child is no news.
-	c.e.writes.wrote(refOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
-	c.e.writes.pruning(refOf(gr, child), "child-uid")
+	c.e.writes.Wrote(childwrite.RefOf(gr, child), [32]byte{1}, "cr-uid", nil, child)
+	c.e.writes.Pruning(childwrite.RefOf(gr, child), "child-uid")
 	key, _ := c.queue.Get()
 	c.queue.Done(key)
 	c.onChild(gr, nil, child, true)
 	if c.queue.Len() != 0 {
 		t.Errorf("ork's own prune queued the owner")
-	}
-}
-
-// A child ork created in one pass and the next pass no longer lists is pruned even when the
-// child cache has not seen it yet (the two passes came within the event's latency): its add
-// event, when it arrives, is ork's own write and queues nothing, so this pass is the only
-// one that would prune it.
-func TestPruneCandidatesIncludeChildrenTheCacheHasNotSeen(t *testing.T) {
-	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0,
-		cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
-	c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
-	cr := &unstructured.Unstructured{}
-	cr.SetName("a")
-	cr.SetUID("cr-uid")
-	made := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "ns", ResourceVersion: "7"}}
-	kept := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "8"}}
-	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns", ResourceVersion: "9"}}
-	c.e.writes.wrote(refOf(gvr.GroupResource(), made), [32]byte{1}, "cr-uid", nil, made)
-	c.e.writes.wrote(refOf(gvr.GroupResource(), kept), [32]byte{2}, "cr-uid", nil, kept)
-	c.e.writes.wrote(refOf(gvr.GroupResource(), other), [32]byte{3}, "another-cr", nil, other)
-
-	cands := childWriter{c}.pruneCandidates(cr, map[childRef]bool{refOf(gvr.GroupResource(), kept): true})
-	if len(cands) != 1 || cands[0].ref.name != "old" || cands[0].gvr != gvr {
-		t.Fatalf("candidates %+v, want only the child ork wrote for this CR and no longer keeps", cands)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
 // Trigger says why a key is reconciled; it is sent as prepared.trigger.
@@ -58,7 +59,7 @@ type keyRecord struct {
 	// deferred are child changes seen while the key was processing (the latest version of
 	// each child); whether they are ork's own writes coming back is known only once the pass
 	// has recorded them.
-	deferred map[childRef]childEvent
+	deferred map[childwrite.Ref]childwrite.Event
 	// warnedNoStatus is the uid whose missing status subresource was reported.
 	warnedNoStatus types.UID
 	// finalizedUID is the object whose deleting call the reconciler answered ok, its
@@ -174,14 +175,14 @@ func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured
 // end marks a pass over at now and returns the child changes deferred during it. With
 // forget (the object is gone and its delete done), the record goes unless something new
 // arrived.
-func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
+func (l *ledger) end(key string, now time.Time, forget bool) []childwrite.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
 	if r == nil {
 		return nil
 	}
-	var deferred []childEvent
+	var deferred []childwrite.Event
 	for _, ev := range r.deferred {
 		deferred = append(deferred, ev)
 	}
@@ -194,7 +195,7 @@ func (l *ledger) end(key string, now time.Time, forget bool) []childEvent {
 
 // deferIfProcessing keeps a child change for the end of the running pass; false when the
 // key is not processing.
-func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
+func (l *ledger) deferIfProcessing(key string, ev childwrite.Event) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -202,9 +203,9 @@ func (l *ledger) deferIfProcessing(key string, ev childEvent) bool {
 		return false
 	}
 	if r.deferred == nil {
-		r.deferred = map[childRef]childEvent{}
+		r.deferred = map[childwrite.Ref]childwrite.Event{}
 	}
-	r.deferred[ev.ref] = ev
+	r.deferred[ev.Ref] = ev
 	return true
 }
 

@@ -2,19 +2,12 @@ package run
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/childwrite"
 )
-
-// unlabelledChildren selects children an ork from before OperatorLabel wrote.
-const unlabelledChildren = ManagedByLabel + "=" + ManagedByValue + ",!" + OperatorLabel
 
 // labelOlderChildren gives OperatorLabel to the children an older ork wrote for this
 // Katalog's custom resources, before the child caches start. Without it the caches, which
@@ -39,7 +32,7 @@ func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controll
 	}
 	labelled := 0
 	for _, col := range childCollections(controllers) {
-		n, err := e.labelOlderChildrenOf(ctx, col.gvr, col.ns, owners)
+		n, err := childwrite.LabelOlder(ctx, e.meta.Resource(col.gvr), col.ns, e.fence.mayWrite, e.opts.Name, owners)
 		labelled += n
 		if err != nil {
 			e.log.Warn("labelling children of an older ork: the applies will label the rest",
@@ -77,68 +70,4 @@ func childCollections(controllers []*controller) []childCollection {
 		}
 	}
 	return out
-}
-
-func (e *Engine) labelOlderChildrenOf(ctx context.Context, gvr schema.GroupVersionResource, ns string, owners map[schema.GroupKind]bool) (int, error) {
-	list, err := e.meta.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: unlabelledChildren})
-	if err != nil {
-		return 0, fmt.Errorf("list: %w", err)
-	}
-	n := 0
-	for _, obj := range list.Items {
-		ref := metav1.GetControllerOf(&obj)
-		if ref == nil {
-			continue
-		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			continue
-		}
-		namespaced, ours := owners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
-		if !ours {
-			continue // another controller's object that carries ork's managed-by label
-		}
-		key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
-		if namespaced {
-			key = obj.GetNamespace() + "/" + ref.Name
-		}
-		if err := e.fence.mayWrite(key, ref.UID); err != nil {
-			return n, err
-		}
-		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), e.opts.Name)
-		if err != nil {
-			return n, err
-		}
-		_, err = e.meta.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, patch,
-			metav1.PatchOptions{FieldManager: FieldManager})
-		switch {
-		case err == nil:
-			n++
-		case precondition.Failed(err), apierrors.IsNotFound(err):
-			// Changed or gone meanwhile: the apply decides.
-		default:
-			return n, fmt.Errorf("label %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
-		}
-	}
-	return n, nil
-}
-
-// operatorLabelPatch is the merge patch that gives a child OperatorLabel=name, with its uid
-// (and resourceVersion, unless empty) as preconditions.
-func operatorLabelPatch(uid types.UID, resourceVersion, name string) ([]byte, error) {
-	return labelPatch(uid, resourceVersion, map[string]string{OperatorLabel: name})
-}
-
-// labelPatch is the merge patch that sets labels on a child, with its uid (and
-// resourceVersion, unless empty) as preconditions.
-func labelPatch(uid types.UID, resourceVersion string, labels map[string]string) ([]byte, error) {
-	md := map[string]any{"uid": string(uid), "labels": labels}
-	if resourceVersion != "" {
-		md["resourceVersion"] = resourceVersion
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": md})
-	if err != nil {
-		return nil, fmt.Errorf("encode label patch: %w", err)
-	}
-	return patch, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -98,13 +99,28 @@ func failure(reason, format string, a ...any) decision {
 	return decision{action: actionBackoff, reason: reason, message: fmt.Sprintf(format, a...)}
 }
 
-// failureFrom turns a pass error into a failed decision.
+// failureFrom turns a pass error into a failed decision: a failed child write keeps the
+// reason childwrite gave it.
 func failureFrom(err error) decision {
 	var pe *passError
 	if errors.As(err, &pe) {
 		return failure(pe.reason, "%s", pe.msg)
 	}
+	if we, ok := errors.AsType[*childwrite.Error](err); ok {
+		return failure(we.Reason, "%s", we.Error())
+	}
 	return failure(reasonApplyFailed, "%v", err)
+}
+
+// passError is a failed pass with the reason its condition and Event carry.
+type passError struct {
+	reason, msg string
+}
+
+func (e *passError) Error() string { return e.msg }
+
+func failed(reason, format string, a ...any) *passError {
+	return &passError{reason: reason, msg: fmt.Sprintf(format, a...)}
 }
 
 // retryLater gives back a key whose pass its bucket's late renewal held: its trigger is
@@ -250,7 +266,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 
 // passSteps is what a pass did beside the call, for the decision trace.
 type passSteps struct {
-	applies       applyReport
+	applies       childwrite.Report
 	apply, status time.Duration
 }
 
@@ -306,11 +322,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.writes.removeAll(ctx, in.cr, d.remove)
+		err = c.writes.RemoveAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writes.applyAll(ctx, in.cr, d)
+		steps.applies, err = c.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing)
 		if err == nil && d.prune {
-			err = c.writes.prune(ctx, in.cr, &steps.applies)
+			err = c.writes.Prune(ctx, in.cr, &steps.applies)
 		}
 	}
 	if d.entries != nil && !errors.Is(err, errNotLeader) && c.e.dry == nil {
@@ -318,7 +334,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		if err != nil {
 			failure = err.Error()
 		}
-		c.ledger.setLastApply(in.key, in.cr.GetUID(), lastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
+		c.ledger.setLastApply(in.key, in.cr.GetUID(), childwrite.LastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
 	}
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
@@ -349,7 +365,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 // the pass and were not ork's own writes.
 func (c *controller) endPass(key string, forget bool) {
 	for _, ev := range c.ledger.end(key, time.Now(), forget) {
-		if !c.e.writes.own(ev, !c.cfg.childrenPayload) {
+		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
 			c.childChanged(key)
 			return
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
 // newReconciler picks the CRD's reconciler and the resource types it may manage.
@@ -211,7 +212,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if rr.lastApply {
 		entries = make([]remote.AppliedResource, len(res.Resources))
 		for i, raw := range res.Resources {
-			entries[i] = entryOf(raw)
+			entries[i] = childwrite.EntryOf(raw)
 		}
 		d.entries = entries
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
@@ -30,7 +31,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}, writes: newWriteBook()}, ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}, writes: childwrite.NewBook()}, ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.Record("ns/a", "u1", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
 	c.ledger.note("ns/a", TriggerRelated)

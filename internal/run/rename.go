@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
@@ -153,7 +154,7 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 func relabelChild(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	name string) (string, error) {
 	for try := 1; ; try++ {
-		patch, err := operatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), name)
+		patch, err := childwrite.OperatorLabelPatch(obj.GetUID(), obj.GetResourceVersion(), name)
 		if err != nil {
 			return "", err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -51,7 +52,7 @@ type statusResult struct {
 // report writes the outcome to the CR (status through the status subresource) and records
 // an Event when something changed, or on failure. It returns the decision as it stands after
 // the write: a status the apiserver refuses turns a success into a failure.
-func (c *controller) report(ctx context.Context, in input, d decision, changes applyReport) (decision, error) {
+func (c *controller) report(ctx context.Context, in input, d decision, changes childwrite.Report) (decision, error) {
 	var res statusResult
 	if c.cfg.hasStatus {
 		var err error
@@ -77,25 +78,25 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes a
 	switch {
 	case !d.success:
 		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, conditionMessage(d))
-	case res.readyTurnedTrue || res.newGeneration || changes.created+changes.changed+changes.pruned > 0:
+	case res.readyTurnedTrue || res.newGeneration || changes.Created+changes.Changed+changes.Pruned > 0:
 		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
 	return d, nil
 }
 
-func reconciledMessage(gen int64, res statusResult, ch applyReport) string {
+func reconciledMessage(gen int64, res statusResult, ch childwrite.Report) string {
 	parts := []string{fmt.Sprintf("reconciled generation %d", gen)}
 	if res.readyTurnedTrue {
 		parts = append(parts, "Ready")
 	}
-	if ch.created > 0 {
-		parts = append(parts, fmt.Sprintf("%d created", ch.created))
+	if ch.Created > 0 {
+		parts = append(parts, fmt.Sprintf("%d created", ch.Created))
 	}
-	if ch.changed > 0 {
-		parts = append(parts, fmt.Sprintf("%d changed", ch.changed))
+	if ch.Changed > 0 {
+		parts = append(parts, fmt.Sprintf("%d changed", ch.Changed))
 	}
-	if ch.pruned > 0 {
-		parts = append(parts, fmt.Sprintf("%d pruned", ch.pruned))
+	if ch.Pruned > 0 {
+		parts = append(parts, fmt.Sprintf("%d pruned", ch.Pruned))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -20,7 +20,7 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 	}
 	c.e.trace.Record(key, trace.Decision{Side: side,
 		Time: start, Trigger: string(in.trigger), Attempt: in.attempt, Request: d.request, Result: d.result,
-		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Related: d.related, Applies: steps.applies.objects,
+		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Related: d.related, Applies: steps.applies.Objects,
 		Durations: trace.Durations{Remote: trace.Duration(d.remoteTime), Apply: trace.Duration(steps.apply),
 			Status: trace.Duration(steps.status), Total: trace.Duration(time.Since(start))},
 	})

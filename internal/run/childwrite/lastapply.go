@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 	"github.com/orkspace/ork/internal/trace"
 )
 
-// entryOf names one resource of a result the way the result did: an intent entry by type,
+// EntryOf names one resource of a result the way the result did: an intent entry by type,
 // a full object by apiVersion and kind. The namespace is the entry's own, if it gave one.
-func entryOf(raw map[string]any) remote.AppliedResource {
+func EntryOf(raw map[string]any) remote.AppliedResource {
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	if typ := str(raw, "type"); typ != "" {
 		fields, _ := raw["fields"].(map[string]any)
@@ -27,15 +27,15 @@ func entryOf(raw map[string]any) remote.AppliedResource {
 		Name: str(md, "name"), Namespace: str(md, "namespace")}
 }
 
-// lastApplyOf is what applying a result's entries did: the apply report's outcome of each
+// LastApplyOf is what applying a result's entries did: the apply report's outcome of each
 // (in the result's order), or, when nothing got as far as a write, the pass's failure for
 // all. ns is the CR's namespace, where an entry without one went.
-func lastApplyOf(entries []remote.AppliedResource, rep applyReport, failure, ns string) []remote.AppliedResource {
+func LastApplyOf(entries []remote.AppliedResource, rep Report, failure, ns string) []remote.AppliedResource {
 	out := make([]remote.AppliedResource, len(entries))
-	firstFailed := slices.IndexFunc(rep.objects, func(a trace.Apply) bool { return a.Outcome == trace.Failed })
+	firstFailed := slices.IndexFunc(rep.Objects, func(a trace.Apply) bool { return a.Outcome == trace.Failed })
 	for i, e := range entries {
 		out[i] = e
-		if i >= len(rep.objects) {
+		if i >= len(rep.Objects) {
 			// Refused before any write: an invalid entry, an undeclared type.
 			out[i].Outcome, out[i].Message = remote.OutcomeError, failure
 			if out[i].Namespace == "" {
@@ -43,7 +43,7 @@ func lastApplyOf(entries []remote.AppliedResource, rep applyReport, failure, ns 
 			}
 			continue
 		}
-		o := rep.objects[i]
+		o := rep.Objects[i]
 		out[i].Namespace = o.Namespace
 		switch o.Outcome {
 		case trace.Created, trace.Updated:

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"cmp"
@@ -12,15 +12,15 @@ import (
 // past it the pass fails and backs off rather than hold its worker behind another pass.
 const childLockWait = 10 * time.Second
 
-// childLocks serialise, across every worker of every CRD (two CRDs may name the same
+// Locks serialise, across every worker of every CRD (two CRDs may name the same
 // child), the ownership check of one child with the create or adoption write that follows
 // it: two CRs that both find a child absent cannot both create it. There is one lock per
 // child key, not a shared set, so passes over unrelated children never wait for each other;
 // an entry lives only while a pass holds or waits for it, so memory does not grow with
 // every child ever written.
-type childLocks struct {
+type Locks struct {
 	mu    sync.Mutex
-	locks map[childRef]*childLock
+	locks map[Ref]*childLock
 }
 
 // childLock is one child's lock: sem holds a token while a pass holds it; users counts the
@@ -30,10 +30,10 @@ type childLock struct {
 	users int
 }
 
-func newChildLocks() *childLocks { return &childLocks{locks: map[childRef]*childLock{}} }
+func NewLocks() *Locks { return &Locks{locks: map[Ref]*childLock{}} }
 
 // entry returns ref's lock, made if needed, counted as used by one more pass.
-func (l *childLocks) entry(ref childRef) *childLock {
+func (l *Locks) entry(ref Ref) *childLock {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e, ok := l.locks[ref]
@@ -46,7 +46,7 @@ func (l *childLocks) entry(ref childRef) *childLock {
 }
 
 // drop ends one pass's use of ref's lock, removing the entry when no pass uses it.
-func (l *childLocks) drop(ref childRef, e *childLock) {
+func (l *Locks) drop(ref Ref, e *childLock) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e.users--; e.users == 0 {
@@ -55,7 +55,7 @@ func (l *childLocks) drop(ref childRef, e *childLock) {
 }
 
 // size is the number of entries: the children some pass holds or waits for.
-func (l *childLocks) size() int {
+func (l *Locks) size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.locks)
@@ -64,8 +64,8 @@ func (l *childLocks) size() int {
 // lock takes the locks of refs in one order whatever the order of refs (two passes never
 // deadlock), waiting at most wait for all of them and no longer than ctx. waited is told
 // how long each lock took. On failure nothing is held.
-func (l *childLocks) lock(ctx context.Context, refs []childRef, wait time.Duration, waited func(time.Duration)) (*heldLocks, error) {
-	h := &heldLocks{l: l, held: make(map[childRef]*childLock, len(refs))}
+func (l *Locks) lock(ctx context.Context, refs []Ref, wait time.Duration, waited func(time.Duration)) (*heldLocks, error) {
+	h := &heldLocks{l: l, held: make(map[Ref]*childLock, len(refs))}
 	if len(refs) == 0 {
 		return h, nil
 	}
@@ -97,7 +97,7 @@ func (l *childLocks) lock(ctx context.Context, refs []childRef, wait time.Durati
 	return h, nil
 }
 
-func compareRefs(a, b childRef) int {
+func compareRefs(a, b Ref) int {
 	return cmp.Or(cmp.Compare(a.gr.Group, b.gr.Group), cmp.Compare(a.gr.Resource, b.gr.Resource),
 		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 }
@@ -105,12 +105,12 @@ func compareRefs(a, b childRef) int {
 // heldLocks are the child locks one pass holds; each is released after its child's first
 // write, the rest when the pass's writes end.
 type heldLocks struct {
-	l    *childLocks
-	held map[childRef]*childLock
+	l    *Locks
+	held map[Ref]*childLock
 }
 
 // release lets ref's lock go, if held.
-func (h *heldLocks) release(ref childRef) {
+func (h *heldLocks) release(ref Ref) {
 	e, ok := h.held[ref]
 	if !ok {
 		return
@@ -127,9 +127,9 @@ func (h *heldLocks) releaseAll() {
 	}
 }
 
-// lockChildren takes the child locks of refs for one pass of c's CRD, each wait observed in
-// ork_child_lock_wait_seconds.
-func (c *controller) lockChildren(ctx context.Context, refs []childRef) (*heldLocks, error) {
-	hist := c.e.opts.Metrics.ChildLockWait.WithLabelValues(c.cfg.crd.Name)
-	return c.e.childLocks.lock(ctx, refs, childLockWait, func(d time.Duration) { hist.Observe(d.Seconds()) })
+// lockChildren takes the child locks of refs for one pass of the writer's CRD, each wait
+// observed in ork_child_lock_wait_seconds.
+func (w *Writer) lockChildren(ctx context.Context, refs []Ref) (*heldLocks, error) {
+	hist := w.LockWait.WithLabelValues(w.CRD)
+	return w.Locks.lock(ctx, refs, childLockWait, func(d time.Duration) { hist.Observe(d.Seconds()) })
 }

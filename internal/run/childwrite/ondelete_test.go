@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"testing"
@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 func TestOnDeleteJudgesOwnershipBeforeDeleting(t *testing.T) {
@@ -21,10 +23,10 @@ func TestOnDeleteJudgesOwnershipBeforeDeleting(t *testing.T) {
 		want removal
 	}{
 		{"controlled by the CR", metav1.ObjectMeta{OwnerReferences: controller("cr-uid")}, mine},
-		{"controlled by another object", metav1.ObjectMeta{OwnerReferences: controller("other"), Labels: map[string]string{ManagedByLabel: ManagedByValue}}, notMine},
-		{"marked by the CR", metav1.ObjectMeta{Annotations: map[string]string{OwnerAnnotation: "cr-uid"}}, mine},
-		{"marked by another CR", metav1.ObjectMeta{Annotations: map[string]string{OwnerAnnotation: "other"}, Labels: map[string]string{ManagedByLabel: ManagedByValue}}, notMine},
-		{"unmarked, ork's label (written before the mark)", metav1.ObjectMeta{Labels: map[string]string{ManagedByLabel: ManagedByValue}}, legacy},
+		{"controlled by another object", metav1.ObjectMeta{OwnerReferences: controller("other"), Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}}, notMine},
+		{"marked by the CR", metav1.ObjectMeta{Annotations: map[string]string{naming.OwnerAnnotation: "cr-uid"}}, mine},
+		{"marked by another CR", metav1.ObjectMeta{Annotations: map[string]string{naming.OwnerAnnotation: "other"}, Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}}, notMine},
+		{"unmarked, ork's label (written before the mark)", metav1.ObjectMeta{Labels: map[string]string{naming.ManagedByLabel: naming.ManagedBy}}, legacy},
 		{"someone else's", metav1.ObjectMeta{}, notMine},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/planner"
-	"github.com/orkspace/ork/internal/run/informers"
 )
 
 // The model tests run in a synctest bubble: time is fake and moves only when every goroutine
@@ -33,10 +32,10 @@ var modelGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"
 // the locks, two CRs that both read "absent" would both succeed.
 type modelCluster struct {
 	mu    sync.Mutex
-	owner map[childRef]types.UID
+	owner map[Ref]types.UID
 }
 
-func (m *modelCluster) read(ref childRef) metav1.Object {
+func (m *modelCluster) read(ref Ref) metav1.Object {
 	time.Sleep(modelRequest)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -49,14 +48,14 @@ func (m *modelCluster) read(ref childRef) metav1.Object {
 	return live
 }
 
-func (m *modelCluster) write(ref childRef, uid types.UID) {
+func (m *modelCluster) write(ref Ref, uid types.UID) {
 	time.Sleep(modelRequest)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.owner[ref] = uid
 }
 
-func (m *modelCluster) ownerOf(ref childRef) (types.UID, bool) {
+func (m *modelCluster) ownerOf(ref Ref) (types.UID, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	uid, ok := m.owner[ref]
@@ -73,14 +72,14 @@ func modelCR(name string) *unstructured.Unstructured {
 	return cr
 }
 
-func modelRef(name string) childRef {
-	return childRef{gr: modelGVR.GroupResource(), namespace: "ns", name: name}
+func modelRef(name string) Ref {
+	return Ref{gr: modelGVR.GroupResource(), namespace: "ns", name: name}
 }
 
 // modelPass is applyAll's order for children the cache does not show (the first pass of a
 // CR): lock them all, read and judge each with the engine's own rules (all or nothing),
 // then write each, letting its lock go after its write.
-func modelPass(ctx context.Context, locks *childLocks, m *modelCluster, cr *unstructured.Unstructured, refs []childRef, waited func(time.Duration)) error {
+func modelPass(ctx context.Context, locks *Locks, m *modelCluster, cr *unstructured.Unstructured, refs []Ref, waited func(time.Duration)) error {
 	held, err := locks.lock(ctx, refs, childLockWait, waited)
 	if err != nil {
 		return err
@@ -107,7 +106,7 @@ func TestChildLocksLetUnrelatedCRsRunInParallel(t *testing.T) {
 	for _, workers := range []int{1, 2, 4, 8} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				locks, m := newChildLocks(), &modelCluster{owner: map[childRef]types.UID{}}
+				locks, m := NewLocks(), &modelCluster{owner: map[Ref]types.UID{}}
 				var mu sync.Mutex
 				var waits []time.Duration
 				queue := make(chan int, crs)
@@ -121,7 +120,7 @@ func TestChildLocksLetUnrelatedCRsRunInParallel(t *testing.T) {
 					wg.Go(func() {
 						for i := range queue {
 							cr := modelCR(fmt.Sprintf("cr%d", i))
-							refs := make([]childRef, children)
+							refs := make([]Ref, children)
 							for j := range refs {
 								refs[j] = modelRef(fmt.Sprintf("cr%d-child%d", i, j))
 							}
@@ -165,7 +164,7 @@ func TestChildLocksTwoCRsRacingForOneChildOneWins(t *testing.T) {
 	for offset := range 4 {
 		t.Run(fmt.Sprintf("b starts %d requests later", offset), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				locks, m := newChildLocks(), &modelCluster{owner: map[childRef]types.UID{}}
+				locks, m := NewLocks(), &modelCluster{owner: map[Ref]types.UID{}}
 				shared := modelRef("shared")
 				errs := map[string]error{}
 				var mu sync.Mutex
@@ -174,9 +173,9 @@ func TestChildLocksTwoCRsRacingForOneChildOneWins(t *testing.T) {
 					wg.Go(func() {
 						time.Sleep(time.Duration(i*offset) * modelRequest)
 						// Each lists its own children around the shared one, in its own order.
-						refs := []childRef{modelRef(name + "-1"), shared, modelRef(name + "-2")}
+						refs := []Ref{modelRef(name + "-1"), shared, modelRef(name + "-2")}
 						if name == "b" {
-							refs = []childRef{modelRef(name + "-2"), shared, modelRef(name + "-1")}
+							refs = []Ref{modelRef(name + "-2"), shared, modelRef(name + "-1")}
 						}
 						err := modelPass(t.Context(), locks, m, modelCR(name), refs, nil)
 						mu.Lock()
@@ -187,11 +186,11 @@ func TestChildLocksTwoCRsRacingForOneChildOneWins(t *testing.T) {
 				wg.Wait()
 				var winners, losers []string
 				for _, name := range []string{"a", "b"} {
-					var pe *passError
+					var pe *Error
 					switch err := errs[name]; {
 					case err == nil:
 						winners = append(winners, name)
-					case errors.As(err, &pe) && pe.reason == reasonAlreadyOwned:
+					case errors.As(err, &pe) && pe.Reason == planner.ReasonAlreadyOwned:
 						losers = append(losers, name)
 					default:
 						t.Errorf("pass of %s: %v, want success or AlreadyOwned", name, err)
@@ -223,22 +222,22 @@ func TestChildLocksWaitIsBounded(t *testing.T) {
 	x, y, a := modelRef("x"), modelRef("y"), modelRef("a")
 	t.Run("deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			locks := newChildLocks()
-			holder, err := locks.lock(t.Context(), []childRef{x}, childLockWait, nil)
+			locks := NewLocks()
+			holder, err := locks.lock(t.Context(), []Ref{x}, childLockWait, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
 			// a sorts before x: it is taken, then x is waited for; the failure lets a go.
-			_, err = locks.lock(t.Context(), []childRef{x, a}, childLockWait, nil)
-			var pe *passError
-			if !errors.As(err, &pe) || pe.reason != reasonApplyFailed || pe.msg != "waited 10s for the ownership check of configmaps/x" {
+			_, err = locks.lock(t.Context(), []Ref{x, a}, childLockWait, nil)
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Reason != reasonApplyFailed || pe.Error() != "waited 10s for the ownership check of configmaps/x" {
 				t.Fatalf("lock of a held child: %v, want ApplyFailed: waited 10s for the ownership check of configmaps/x", err)
 			}
 			if took := time.Since(start); took != childLockWait {
 				t.Errorf("gave up after %v, want %v", took, childLockWait)
 			}
-			other, err := locks.lock(t.Context(), []childRef{a}, time.Nanosecond, nil)
+			other, err := locks.lock(t.Context(), []Ref{a}, time.Nanosecond, nil)
 			if err != nil {
 				t.Fatalf("a is still held after the failed pass: %v", err)
 			}
@@ -251,8 +250,8 @@ func TestChildLocksWaitIsBounded(t *testing.T) {
 	})
 	t.Run("context", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			locks := newChildLocks()
-			holder, err := locks.lock(t.Context(), []childRef{x}, childLockWait, nil)
+			locks := NewLocks()
+			holder, err := locks.lock(t.Context(), []Ref{x}, childLockWait, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +259,7 @@ func TestChildLocksWaitIsBounded(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 			defer cancel()
 			start := time.Now()
-			if _, err := locks.lock(ctx, []childRef{x}, childLockWait, nil); err == nil {
+			if _, err := locks.lock(ctx, []Ref{x}, childLockWait, nil); err == nil {
 				t.Fatal("lock of a held child succeeded")
 			}
 			if took := time.Since(start); took != 3*time.Second {
@@ -270,10 +269,10 @@ func TestChildLocksWaitIsBounded(t *testing.T) {
 	})
 	t.Run("opposite orders", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			locks, m := newChildLocks(), &modelCluster{owner: map[childRef]types.UID{}}
+			locks, m := NewLocks(), &modelCluster{owner: map[Ref]types.UID{}}
 			var wg sync.WaitGroup
 			errs := make([]error, 2)
-			for i, refs := range [][]childRef{{x, y}, {y, x}} {
+			for i, refs := range [][]Ref{{x, y}, {y, x}} {
 				wg.Go(func() {
 					errs[i] = modelPass(t.Context(), locks, m, modelCR(fmt.Sprint("cr", i)), refs, nil)
 				})
@@ -291,9 +290,9 @@ func TestChildLocksWaitIsBounded(t *testing.T) {
 // the other's hold.
 func TestChildLocksObserveTheirWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		locks := newChildLocks()
+		locks := NewLocks()
 		x := modelRef("x")
-		holder, err := locks.lock(t.Context(), []childRef{x}, childLockWait, nil)
+		holder, err := locks.lock(t.Context(), []Ref{x}, childLockWait, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +300,7 @@ func TestChildLocksObserveTheirWait(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			h, err := locks.lock(t.Context(), []childRef{x}, childLockWait, func(d time.Duration) { got = d })
+			h, err := locks.lock(t.Context(), []Ref{x}, childLockWait, func(d time.Duration) { got = d })
 			if err != nil {
 				t.Error(err)
 				return
@@ -354,16 +353,16 @@ func TestChildLocksOnlyForChildrenTheCacheDoesNotShowControlled(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := &controller{e: &Engine{gate: allMine{}, writes: newWriteBook()}, children: []child{{gvr: gvr, informer: informers.AllNamespaces(inf)}}}
+			w := New(Deps{Book: NewBook(), Children: []Cache{{GVR: gvr, Store: inf.GetIndexer()}}})
 			obj := &unstructured.Unstructured{}
 			obj.SetName("c")
 			obj.SetNamespace("ns")
-			p := planned{obj: obj, gvr: gvr, ref: refOf(gvr.GroupResource(), obj), createOnly: tc.createOnly}
+			p := planned{obj: obj, gvr: gvr, ref: RefOf(gvr.GroupResource(), obj), createOnly: tc.createOnly}
 			if tc.wroteFor != "" {
 				out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ResourceVersion: "6"}}
-				c.e.writes.wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
+				w.Book.Wrote(p.ref, [32]byte{1}, tc.wroteFor, nil, out)
 			}
-			if locked := (childWriter{c}).ownCached(cr, p) == nil; locked != tc.locked {
+			if locked := w.ownCached(cr, p) == nil; locked != tc.locked {
 				t.Errorf("locked = %v, want %v", locked, tc.locked)
 			}
 		})

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"testing"
@@ -32,8 +32,8 @@ func TestLastApplyOfMapsEachEntry(t *testing.T) {
 		{Type: "configmap", Name: "a"}, {Type: "deployment", Name: "b"},
 		{APIVersion: "v1", Kind: "Service", Name: "c"}, {Type: "secret", Name: "d"},
 	}
-	rep := applyReport{
-		objects: []trace.Apply{
+	rep := Report{
+		Objects: []trace.Apply{
 			{Ref: "configmaps/a", Namespace: "ns", Outcome: trace.Unchanged},
 			{Ref: "deployments/b", Namespace: "ns", Outcome: trace.Created},
 			{Ref: "services/c", Namespace: "ns", Outcome: trace.Failed, Error: "apply services/c: conflict"},
@@ -49,10 +49,10 @@ func TestLastApplyOfMapsEachEntry(t *testing.T) {
 			Message: "apply services/c: conflict", ConflictingManagers: []string{"kubectl-edit"}},
 		{Type: "secret", Name: "d", Namespace: "ns", Outcome: remote.OutcomeError, Message: "not applied: resources[2] failed first"},
 	}
-	if d := cmp.Diff(want, lastApplyOf(entries, rep, "apply services/c: conflict", "ns")); d != "" {
-		t.Errorf("lastApplyOf (-want +got):\n%s", d)
+	if d := cmp.Diff(want, LastApplyOf(entries, rep, "apply services/c: conflict", "ns")); d != "" {
+		t.Errorf("LastApplyOf (-want +got):\n%s", d)
 	}
-	refused := lastApplyOf(entries[:1], applyReport{}, "nothing applied: resources[0]: bad", "ns")
+	refused := LastApplyOf(entries[:1], Report{}, "nothing applied: resources[0]: bad", "ns")
 	if d := cmp.Diff([]remote.AppliedResource{{Type: "configmap", Name: "a", Namespace: "ns", Outcome: remote.OutcomeError,
 		Message: "nothing applied: resources[0]: bad"}}, refused); d != "" {
 		t.Errorf("a refused result (-want +got):\n%s", d)

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"context"
@@ -18,25 +18,22 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
-// Labels ork puts on every object it applies; OperatorLabel's value is Options.Name.
-const (
-	ManagedByLabel = naming.ManagedByLabel
-	ManagedByValue = naming.ManagedBy
-	OperatorLabel  = naming.OperatorLabel
-)
+// reasonApplyFailed is the reason of a failed child write.
+const reasonApplyFailed = planner.ReasonApplyFailed
 
-// childWriteAttempts bounds the re-read and retry of one child write whose precondition
+// writeAttempts bounds the re-read and retry of one child write whose precondition
 // failed (someone changed or replaced the object between ork's read and its write).
-const childWriteAttempts = 3
+const writeAttempts = 3
 
-// objectCreator creates a child and answers with what ork needs of it: its metadata
+// Creator creates a child and answers with what ork needs of it: its metadata
 // (metacreate.Creator; a fake dynamic client's in unit tests).
-type objectCreator interface {
+type Creator interface {
 	Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj *unstructured.Unstructured, opts metav1.CreateOptions) (metav1.Object, error)
 }
 
@@ -44,66 +41,67 @@ type objectCreator interface {
 type planned struct {
 	obj    *unstructured.Unstructured
 	gvr    schema.GroupVersionResource
-	ref    childRef
+	ref    Ref
 	force  bool
 	digest [32]byte
 	// createOnly objects (onCreate) are created when missing and never written again.
 	createOnly bool
 }
 
-// applyReport counts what a pass's writes changed, for the Event, and says what each
-// object's write did, for the decision trace.
-type applyReport struct {
-	created, changed, pruned int
-	objects                  []trace.Apply
+// Report counts what a pass's writes changed, for the Event, and says what each object's
+// write did, for the decision trace.
+type Report struct {
+	Created, Changed, Pruned int
+	Objects                  []trace.Apply
 	// kept are the children the result lists: what prune leaves alone.
-	kept map[childRef]bool
+	kept map[Ref]bool
 	// conflicts are the conflicting field managers of the object at each index that failed
 	// on a server-side apply conflict.
 	conflicts map[int][]string
 }
 
-// passError is a failed pass with the reason its condition and Event carry; managers are
-// the field managers of a server-side apply conflict (prepared.lastApply).
-type passError struct {
-	reason, msg string
-	managers    []string
+// Error is a failed write with the reason the pass's condition and Event carry; Managers
+// are the field managers of a server-side apply conflict (prepared.lastApply).
+type Error struct {
+	Reason   string
+	msg      string
+	Managers []string
 }
 
-func (e *passError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
-func failed(reason, format string, a ...any) *passError {
-	return &passError{reason: reason, msg: fmt.Sprintf(format, a...)}
+func failed(reason, format string, a ...any) *Error {
+	return &Error{Reason: reason, msg: fmt.Sprintf(format, a...)}
 }
 
-// applyAll checks every object first and applies none if one is wrong (all or nothing):
+// ApplyAll checks every object first and applies none if one is wrong (all or nothing):
 // an undeclared type, an invalid object, or a child another owner controls. Then it writes
 // them one by one.
-func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured, d decision) (applyReport, error) {
-	plans, err := c.planAll(cr, d)
+func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) (Report, error) {
+	plans, err := w.planAll(cr, apply, createIfMissing)
 	if err != nil {
-		return applyReport{}, err
+		return Report{}, err
 	}
-	rep := applyReport{kept: make(map[childRef]bool, len(plans))}
+	rep := Report{kept: make(map[Ref]bool, len(plans))}
 	for _, p := range plans {
-		rep.objects = append(rep.objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
+		rep.Objects = append(rep.Objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
 		rep.kept[p.ref] = true
-		if c.e.dry == nil {
-			c.e.writes.relisted(p.ref)
+		if !w.DryRun {
+			w.Book.relisted(p.ref)
 		}
 	}
 	// A child the cache shows controlled by this CR takes no lock: its uid precondition
 	// decides. Any other is locked from its live read to its first write, so that no other
 	// CR takes it in between (two CRs finding it absent cannot both create it).
 	lives := make([]metav1.Object, len(plans))
-	var unowned []childRef
+	var unowned []Ref
 	for i, p := range plans {
-		if lives[i] = c.ownCached(cr, p); lives[i] == nil {
+		if lives[i] = w.ownCached(cr, p); lives[i] == nil {
 			unowned = append(unowned, p.ref)
 		}
 	}
-	held, err := c.lockChildren(ctx, unowned)
+	held, err := w.lockChildren(ctx, unowned)
 	if err != nil {
 		return rep, err
 	}
@@ -112,27 +110,27 @@ func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured
 		if lives[i] != nil {
 			continue
 		}
-		if lives[i], err = c.checkOwner(ctx, cr, p); err != nil {
-			rep.objects[i].Outcome, rep.objects[i].Error = trace.Failed, err.Error()
+		if lives[i], err = w.checkOwner(ctx, cr, p); err != nil {
+			rep.Objects[i].Outcome, rep.Objects[i].Error = trace.Failed, err.Error()
 			return rep, err
 		}
 	}
 	for i, p := range plans {
-		created, changed, err := c.writeChild(ctx, cr, p, lives[i])
+		created, changed, err := w.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
-		o := &rep.objects[i]
+		o := &rep.Objects[i]
 		switch {
 		case err != nil:
 			o.Outcome, o.Error = trace.Failed, err.Error()
-			if pe, ok := errors.AsType[*passError](err); ok && len(pe.managers) > 0 {
-				rep.conflicts = map[int][]string{i: pe.managers}
+			if pe, ok := errors.AsType[*Error](err); ok && len(pe.Managers) > 0 {
+				rep.conflicts = map[int][]string{i: pe.Managers}
 			}
 			return rep, err
 		case created:
-			rep.created++
+			rep.Created++
 			o.Outcome = trace.Created
 		case changed:
-			rep.changed++
+			rep.Changed++
 			o.Outcome = trace.Updated
 		default:
 			o.Outcome = trace.Unchanged
@@ -141,16 +139,16 @@ func (c childWriter) applyAll(ctx context.Context, cr *unstructured.Unstructured
 	return rep, nil
 }
 
-// planAll plans every object of d for cr with the planner simulate and remote check share:
-// all or nothing.
-func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]planned, error) {
-	children, errs := c.planner().Plan(cr, d.apply, d.createIfMissing)
+// planAll plans every object of apply and createIfMissing for cr with the planner simulate
+// and remote check share: all or nothing.
+func (w *Writer) planAll(cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) ([]planned, error) {
+	children, errs := w.planner().Plan(cr, apply, createIfMissing)
 	if f := planner.Verdict(errs); f != nil {
 		return nil, refused(f)
 	}
 	plans := make([]planned, len(children))
 	for i, ch := range children {
-		plans[i] = planned{obj: ch.Obj, gvr: ch.Resource, ref: refOf(ch.Resource.GroupResource(), ch.Obj), force: ch.Force,
+		plans[i] = planned{obj: ch.Obj, gvr: ch.Resource, ref: RefOf(ch.Resource.GroupResource(), ch.Obj), force: ch.Force,
 			digest: ch.Digest, createOnly: ch.CreateOnly}
 	}
 	return plans, nil
@@ -158,32 +156,32 @@ func (c childWriter) planAll(cr *unstructured.Unstructured, d decision) ([]plann
 
 // planner resolves kinds by the cluster's discovery and checks them against the types the
 // controller watches.
-func (c childWriter) planner() planner.Planner {
+func (w *Writer) planner() planner.Planner {
 	return planner.Planner{
 		Map: func(gvk schema.GroupVersionKind) (planner.Mapping, error) {
-			m, err := c.e.api.mapping(gvk)
+			m, err := w.Mapping(gvk)
 			if err != nil {
 				return planner.Mapping{}, err
 			}
 			return planner.Mapping{Resource: m.Resource, Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}, nil
 		},
-		Declared:      func(gr schema.GroupResource) bool { return c.cfg.managed[gr] },
-		Operator:      c.e.opts.Name,
-		Watched:       c.e.opts.WatchNamespaces,
-		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict,
-		ShardSlots:    c.e.shards != nil,
+		Declared:      func(gr schema.GroupResource) bool { return w.Managed[gr] },
+		Operator:      w.Operator,
+		Watched:       w.Watched,
+		ForceConflict: w.ForceConflict,
+		ShardSlots:    w.ShardSlots,
 	}
 }
 
 // refused is the planner's refusal as a failed pass.
-func refused(f *planner.Failure) *passError { return failed(f.Reason, "%s", f.Message) }
+func refused(f *planner.Failure) *Error { return failed(f.Reason, "%s", f.Message) }
 
 // ownCached is the cached child when the cache alone decides its ownership: one the cache
 // shows as this CR's is taken as it is (the write's uid precondition catches a
 // replacement), as is an onCreate child that exists (never written again). nil otherwise.
-func (c childWriter) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
-	cached := c.cachedChild(p)
-	if w, ok := c.e.writes.get(p.ref); ok && w.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != w.rv) {
+func (w *Writer) ownCached(cr *unstructured.Unstructured, p planned) metav1.Object {
+	cached := w.cachedChild(p)
+	if last, ok := w.Book.get(p.ref); ok && last.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != last.rv) {
 		return nil // another CR wrote it after the cache's version: read it
 	}
 	if cached != nil && (p.createOnly || planner.ControlledBy(cr, cached)) {
@@ -200,15 +198,15 @@ func (c childWriter) ownCached(cr *unstructured.Unstructured, p planned) metav1.
 // (another controller, an orphan, an earlier incarnation's, or written by another CR since
 // the cache last heard of it) is decided against the live object, which it returns (nil:
 // absent). applyAll holds the child's lock meanwhile.
-func (c childWriter) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
-	if _, wrote := c.e.writes.get(p.ref); c.cachedChild(p) == nil && !wrote && c.e.dry == nil {
+func (w *Writer) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
+	if _, wrote := w.Book.get(p.ref); w.cachedChild(p) == nil && !wrote && !w.DryRun {
 		return nil, nil
 	}
-	live, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
+	live, err := w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 	if err != nil {
 		return nil, err
 	}
-	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
 		return nil, refused(f)
 	}
 	return live, nil
@@ -220,15 +218,15 @@ func (c childWriter) checkOwner(ctx context.Context, cr *unstructured.Unstructur
 // incarnation's child is adopted with a resourceVersion precondition too; an absent one is
 // created, and read and judged when the create finds one after all. When a precondition
 // fails, the object is read again and the decision taken anew.
-func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
+func (w *Writer) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
-		return c.createOnce(ctx, cr, p, live)
+		return w.createOnce(ctx, cr, p, live)
 	}
-	for range childWriteAttempts {
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+	for range writeAttempts {
+		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+		if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
 			return false, false, refused(f)
 		}
 		if live != nil && live.GetDeletionTimestamp() != nil {
@@ -238,107 +236,107 @@ func (c childWriter) writeChild(ctx context.Context, cr *unstructured.Unstructur
 				p.gvr.Resource, p.obj.GetName())
 		}
 		owned := live != nil && planner.ControlledBy(cr, live)
-		if c.e.dry != nil {
-			return c.dryApply(ctx, cr, p, live, owned)
+		if w.DryRun {
+			return w.dryApply(ctx, cr, p, live, owned)
 		}
 		if live == nil {
-			out, err := c.create(ctx, p)
+			out, err := w.create(ctx, p)
 			if err == nil {
-				c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				w.Book.Wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 				return true, false, nil
 			}
 			if !apierrors.IsAlreadyExists(err) {
-				return false, false, c.applyError(p, err)
+				return false, false, w.applyError(p, err)
 			}
 			// Someone has it (the cache had not heard of it, or it is not ork's and so not
 			// in the cache): read it, and decide on it at the loop's top.
-			if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
+			if live, err = w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
 				return false, false, err
 			}
 			continue
 		}
 		// Unchanged since ork's own last write, as its write book knows (the same process)
 		// or as the object says (the digest it carries, and every field of it still ork's).
-		if owned && (c.e.writes.unchanged(p.ref, p.digest, live.GetResourceVersion()) || c.appliedUnchanged(ctx, p, live)) {
+		if owned && (w.Book.unchanged(p.ref, p.digest, live.GetResourceVersion()) || w.appliedUnchanged(ctx, p, live)) {
 			return false, false, nil
 		}
-		target, err := c.handOver(ctx, cr, p, live)
+		target, err := w.handOver(ctx, cr, p, live)
 		var out metav1.Object
 		if err == nil {
-			out, err = c.apply(ctx, p, target, owned)
+			out, err = w.apply(ctx, p, target, owned)
 		}
 		if err == nil {
-			last, _ := c.e.writes.get(p.ref)
-			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+			last, _ := w.Book.get(p.ref)
+			w.Book.Wrote(p.ref, p.digest, cr.GetUID(), live, out)
 			if live == nil {
 				return true, false, nil
 			}
 			return false, applyChanged(live, out, last.rv), nil
 		}
 		if !precondition.Failed(err) || fieldConflict(err) {
-			return false, false, c.applyError(p, err)
+			return false, false, w.applyError(p, err)
 		}
-		if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
+		if live, err = w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil {
 			return false, false, err
 		}
 	}
-	return false, false, failed(reasonApplyFailed, "apply %s/%s: the object kept changing under %d writes", p.gvr.Resource, p.obj.GetName(), childWriteAttempts)
+	return false, false, failed(reasonApplyFailed, "apply %s/%s: the object kept changing under %d writes", p.gvr.Resource, p.obj.GetName(), writeAttempts)
 }
 
 // createOnce creates an onCreate child that is missing, and never writes it again: a create,
 // not an apply, because the cache that said "missing" may lag behind an earlier pass's create
 // and an apply would overwrite a user's later edit.
-func (c childWriter) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
+func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if live == nil {
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
-		c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
+		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.dryOptions()})
+		w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
-		case err == nil && c.e.dry != nil:
-			c.note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
+		case err == nil && w.DryRun:
+			w.Note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
 			return true, false, nil
 		case err == nil:
-			c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+			w.Book.Wrote(p.ref, p.digest, cr.GetUID(), nil, out)
 			return true, false, nil
 		case !apierrors.IsAlreadyExists(err):
-			return false, false, c.applyError(p, err)
+			return false, false, w.applyError(p, err)
 		}
-		if live, err = c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil || live == nil {
+		if live, err = w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed); err != nil || live == nil {
 			return false, false, err
 		}
 	}
 	// It exists: never written again, but never another owner's either.
-	if f := planner.Judge(cr, live, p.gvr.Resource, c.e.opts.Name); f != nil {
+	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
 		return false, false, refused(f)
 	}
-	return false, false, c.labelOperator(ctx, cr, p, live)
+	return false, false, w.labelOperator(ctx, cr, p, live)
 }
 
 // labelOperator adds the operator label to an onCreate child an older ork created without
 // it, which the child cache (selecting on the label) would otherwise never show: its
 // changes and deletion would go unheard. Only the label is written (a merge patch with the
 // object's uid as precondition); the object is otherwise never written again.
-func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
-	if live.GetLabels()[OperatorLabel] == c.e.opts.Name || c.e.dry != nil {
+func (w *Writer) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
+	if live.GetLabels()[naming.OperatorLabel] == w.Operator || w.DryRun {
 		return nil
 	}
-	if live.GetLabels()[ManagedByLabel] != ManagedByValue {
+	if live.GetLabels()[naming.ManagedByLabel] != naming.ManagedBy {
 		// Not written by ork (a user's object of the same name, adopted as onCreate
 		// children are): the label would not bring it into the cache, which selects on
 		// managed-by too, so writing it changes nothing ork can use.
 		return nil
 	}
-	if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+	if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return err
 	}
-	patch, err := operatorLabelPatch(live.GetUID(), "", c.e.opts.Name)
+	patch, err := OperatorLabelPatch(live.GetUID(), "", w.Operator)
 	if err != nil {
 		return err
 	}
-	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: FieldManager})
+	out, err := w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: naming.FieldManager})
 	if apierrors.IsNotFound(err) || precondition.Failed(err) {
 		// Gone or replaced between the read and the patch. The cache never held the old
 		// object, so no event will bring this CR back: fail the pass, and its retry
@@ -347,11 +345,11 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 			p.gvr.Resource, p.obj.GetName())
 	}
 	if err != nil {
-		return c.applyError(p, err)
+		return w.applyError(p, err)
 	}
 	// Recorded as ork's own write, so that the add its label causes in the cache is known
 	// for an echo, not a change to pass the owner for.
-	c.e.writes.wrote(p.ref, p.digest, cr.GetUID(), live, out)
+	w.Book.Wrote(p.ref, p.digest, cr.GetUID(), live, out)
 	return nil
 }
 
@@ -359,7 +357,7 @@ func (c childWriter) labelOperator(ctx context.Context, cr *unstructured.Unstruc
 // its resourceVersion too when adopting it (an absent child is created, not applied). The
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
-func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
+func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
 	obj := p.obj
 	if live != nil {
 		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
@@ -370,7 +368,7 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 		// payload on, always: then a write that changed nothing is known for one, and the
 		// version it returns is not taken for ork's own (it may be another writer's status
 		// update the reconciler must hear of).
-		if !owned || c.cfg.childrenPayload {
+		if !owned || w.ChildrenPayload {
 			md["resourceVersion"] = live.GetResourceVersion()
 		}
 	}
@@ -378,9 +376,9 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 	if err != nil {
 		return nil, fmt.Errorf("encode %s/%s: %w", p.gvr.Resource, p.obj.GetName(), err)
 	}
-	out, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: FieldManager, Force: &p.force})
-	c.countApply(p, err == nil)
+	out, err := w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: naming.FieldManager, Force: &p.force})
+	w.countApply(p, err == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -390,38 +388,38 @@ func (c childWriter) apply(ctx context.Context, p planned, live metav1.Object, o
 // create creates p, which ork believes absent: the create fails with AlreadyExists when any
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
-func (c childWriter) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := c.e.creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: FieldManager})
-	c.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
+func (w *Writer) create(ctx context.Context, p planned) (metav1.Object, error) {
+	out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *controller) client(p planned) dynamic.ResourceInterface {
-	return c.e.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+func (w *Writer) client(p planned) dynamic.ResourceInterface {
+	return w.Dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
 }
 
-func (c *controller) countApply(p planned, ok bool) {
+func (w *Writer) countApply(p planned, ok bool) {
 	result := "success"
 	if !ok {
 		result = "error"
 	}
-	c.e.opts.Metrics.ApplyTotal.WithLabelValues(c.cfg.crd.Name, p.obj.GetKind(), result).Inc()
+	w.ApplyTotal.WithLabelValues(w.CRD, p.obj.GetKind(), result).Inc()
 }
 
 // cachedChild is the child from its informer's cache (its metadata at least), or nil.
-func (c *controller) cachedChild(p planned) metav1.Object {
-	for _, ch := range c.children {
-		if ch.gvr.GroupResource() != p.ref.gr {
+func (w *Writer) cachedChild(p planned) metav1.Object {
+	for _, ch := range w.Children {
+		if ch.GVR.GroupResource() != p.ref.gr {
 			continue
 		}
 		key := p.ref.name
 		if p.ref.namespace != "" {
 			key = p.ref.namespace + "/" + p.ref.name
 		}
-		obj, exists, err := ch.informer.GetIndexer().GetByKey(key)
+		obj, exists, err := ch.Store.GetByKey(key)
 		if err != nil || !exists {
 			return nil
 		}
@@ -436,16 +434,16 @@ func (c *controller) cachedChild(p planned) metav1.Object {
 
 // applyError says what a failed write was: a field another manager owns (forceConflict
 // false), an object that changed or was replaced meanwhile, or the apiserver's own error.
-func (c *controller) applyError(p planned, err error) error {
-	if errors.Is(err, errNotLeader) {
-		return errNotLeader // not a failed apply: this replica stops
+func (w *Writer) applyError(p planned, err error) error {
+	if errors.Is(err, w.NotLeader) {
+		return w.NotLeader // not a failed apply: this replica stops
 	}
 	what := fmt.Sprintf("%s/%s", p.gvr.Resource, p.obj.GetName())
 	var status apierrors.APIStatus
 	switch {
 	case fieldConflict(err) && errors.As(err, &status):
 		pe := failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
-		pe.managers = conflictingManagers(err)
+		pe.Managers = conflictingManagers(err)
 		return pe
 	case precondition.UIDMismatch(err):
 		return failed(reasonApplyFailed, "apply %s: the object was deleted and created again while ork wrote it: %v", what, err)

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"fmt"
@@ -56,12 +56,12 @@ func fieldChanges(before, after map[string]any) []string {
 			b, _ := after[k].(map[string]any)
 			for _, mk := range unionKeys(a, b) {
 				if !slices.Contains(serverMetadata, mk) {
-					out = diffValue(out, "metadata."+pathKey(mk), a[mk], b[mk])
+					out = diffValue(out, "metadata."+PathKey(mk), a[mk], b[mk])
 				}
 			}
 			continue
 		}
-		out = diffValue(out, pathKey(k), before[k], after[k])
+		out = diffValue(out, PathKey(k), before[k], after[k])
 	}
 	slices.Sort(out)
 	return out
@@ -75,7 +75,7 @@ func diffValue(out []string, path string, a, b any) []string {
 	case map[string]any:
 		if y, ok := b.(map[string]any); ok {
 			for _, k := range unionKeys(x, y) {
-				out = diffValue(out, path+"."+pathKey(k), x[k], y[k])
+				out = diffValue(out, path+"."+PathKey(k), x[k], y[k])
 			}
 			return out
 		}
@@ -101,5 +101,5 @@ func unionKeys(a, b map[string]any) []string {
 	return keys
 }
 
-// pathKey writes a key as a dot-path segment: a dot inside it is escaped, as in excludes.
-func pathKey(k string) string { return strings.ReplaceAll(k, ".", `\.`) }
+// PathKey writes a key as a dot-path segment: a dot inside it is escaped, as in excludes.
+func PathKey(k string) string { return strings.ReplaceAll(k, ".", `\.`) }

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"cmp"
@@ -21,20 +21,16 @@ import (
 	"github.com/orkspace/ork/internal/trace"
 )
 
-// PruneAnnotation set to "false" on a child keeps prune from ever deleting it (a
-// PersistentVolumeClaim holding data, say).
-const PruneAnnotation = naming.PruneAnnotation
-
 const reasonPruneFailed = "PruneFailed"
 
 // pruneCandidate is a child the result no longer lists, as the cache shows it.
 type pruneCandidate struct {
 	gvr schema.GroupVersionResource
-	ref childRef
+	ref Ref
 	obj metav1.Object
 }
 
-// prune deletes (background propagation) the children of cr that the result no longer
+// Prune deletes (background propagation) the children of cr that the result no longer
 // lists: objects of the managed types that cr controls and ork labelled, but not one
 // annotated prune: "false". Candidates come from the child caches; each delete carries the
 // cached object's uid and resourceVersion as preconditions, so it happens only if the live
@@ -42,21 +38,21 @@ type pruneCandidate struct {
 // owner, since the cache saw it is read again and judged anew). No child lock is taken:
 // those preconditions decide against any concurrent adoption, which carries its own
 // resourceVersion precondition.
-func (c childWriter) prune(ctx context.Context, cr *unstructured.Unstructured, rep *applyReport) error {
-	cands := c.pruneCandidates(cr, rep.kept)
+func (w *Writer) Prune(ctx context.Context, cr *unstructured.Unstructured, rep *Report) error {
+	cands := w.pruneCandidates(cr, rep.kept)
 	if len(cands) == 0 {
 		return nil
 	}
 	for _, cand := range cands {
-		pruned, err := c.pruneOne(ctx, cr, cand)
+		pruned, err := w.pruneOne(ctx, cr, cand)
 		if err != nil {
-			rep.objects = append(rep.objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
+			rep.Objects = append(rep.Objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
 				Namespace: cand.ref.namespace, Outcome: trace.Failed, Error: err.Error()})
 			return err
 		}
 		if pruned {
-			rep.pruned++
-			rep.objects = append(rep.objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
+			rep.Pruned++
+			rep.Objects = append(rep.Objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
 				Namespace: cand.ref.namespace, Outcome: trace.Pruned})
 		}
 	}
@@ -65,10 +61,10 @@ func (c childWriter) prune(ctx context.Context, cr *unstructured.Unstructured, r
 
 // pruneCandidates are the cached children of cr not in kept that may be pruned, in a stable
 // order.
-func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[childRef]bool) []pruneCandidate {
+func (w *Writer) pruneCandidates(cr *unstructured.Unstructured, kept map[Ref]bool) []pruneCandidate {
 	var out []pruneCandidate
-	for _, ch := range c.children {
-		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))
+	for _, ch := range w.Children {
+		objs, err := ch.Store.ByIndex(OwnerIndex, string(cr.GetUID()))
 		if err != nil {
 			continue
 		}
@@ -77,27 +73,27 @@ func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[chi
 			if err != nil {
 				continue
 			}
-			ref := refOf(ch.gvr.GroupResource(), m)
+			ref := RefOf(ch.GVR.GroupResource(), m)
 			if !kept[ref] && prunable(cr, m) {
-				out = append(out, pruneCandidate{gvr: ch.gvr, ref: ref, obj: m})
+				out = append(out, pruneCandidate{gvr: ch.GVR, ref: ref, obj: m})
 			}
 		}
 	}
 	// Children ork wrote for cr that the cache has not seen yet (the pass before created
 	// them moments ago): read live by pruneOne. Their add event, ork's own write, queues
 	// nothing, so only this pass would prune them.
-	seen := map[childRef]bool{}
+	seen := map[Ref]bool{}
 	for _, cand := range out {
 		seen[cand.ref] = true
 	}
-	for _, ref := range c.e.writes.writtenFor(cr.GetUID()) {
+	for _, ref := range w.Book.writtenFor(cr.GetUID()) {
 		if kept[ref] || seen[ref] {
 			continue
 		}
-		for _, ch := range c.children {
-			if ch.gvr.GroupResource() == ref.gr {
-				if _, cached, _ := ch.informer.GetIndexer().GetByKey(ref.key()); !cached {
-					out = append(out, pruneCandidate{gvr: ch.gvr, ref: ref})
+		for _, ch := range w.Children {
+			if ch.GVR.GroupResource() == ref.gr {
+				if _, cached, _ := ch.Store.GetByKey(ref.key()); !cached {
+					out = append(out, pruneCandidate{gvr: ch.GVR, ref: ref})
 				}
 			}
 		}
@@ -112,64 +108,64 @@ func (c childWriter) pruneCandidates(cr *unstructured.Unstructured, kept map[chi
 // prunable: controlled by cr, labelled by ork, not kept by its annotation, not already
 // going.
 func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
-	return planner.ControlledBy(cr, child) && child.GetLabels()[ManagedByLabel] == ManagedByValue &&
-		child.GetAnnotations()[PruneAnnotation] != "false" && child.GetDeletionTimestamp() == nil
+	return planner.ControlledBy(cr, child) && child.GetLabels()[naming.ManagedByLabel] == naming.ManagedBy &&
+		child.GetAnnotations()[naming.PruneAnnotation] != "false" && child.GetDeletionTimestamp() == nil
 }
 
 // pruneOne deletes one candidate if it is still prunable; false when it no longer is (or is
 // gone already). ork's delete is noted first, so that its event costs no call.
-func (c childWriter) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
+func (w *Writer) pruneOne(ctx context.Context, cr *unstructured.Unstructured, cand pruneCandidate) (bool, error) {
 	live := cand.obj
 	if live == nil { // not cached yet
 		var err error
-		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
+		if live, err = w.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
 			return false, err
 		}
 	}
-	for range childWriteAttempts {
+	for range writeAttempts {
 		if live == nil || !prunable(cr, live) {
 			return false, nil
 		}
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		if c.e.dry == nil { // a dry run deletes nothing: no delete to come back
-			c.e.writes.pruning(cand.ref, uid)
+		if !w.DryRun { // a dry run deletes nothing: no delete to come back
+			w.Book.Pruning(cand.ref, uid)
 		}
-		err := c.e.meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
+		err := w.Meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 			PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
-			DryRun:            c.e.dry.options(),
+			DryRun:            w.dryOptions(),
 		})
 		if err == nil {
-			if c.e.dry == nil {
-				c.e.writes.prunedDone(cand.ref)
+			if !w.DryRun {
+				w.Book.prunedDone(cand.ref)
 			}
-			c.note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
+			w.Note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
 			return true, nil
 		}
-		c.e.writes.unprune(cand.ref, uid)
+		w.Book.unprune(cand.ref, uid)
 		switch {
 		case apierrors.IsNotFound(err):
 			return false, nil
-		case errors.Is(err, errNotLeader):
-			return false, errNotLeader
+		case errors.Is(err, w.NotLeader):
+			return false, w.NotLeader
 		case !precondition.Failed(err):
 			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
 		}
 		// Changed or replaced since the cache saw it: judge the live object.
-		if live, err = c.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
+		if live, err = w.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
 			return false, err
 		}
 	}
-	return false, failed(reasonPruneFailed, "prune %s/%s: the object kept changing under %d deletes", cand.gvr.Resource, cand.ref.name, childWriteAttempts)
+	return false, failed(reasonPruneFailed, "prune %s/%s: the object kept changing under %d deletes", cand.gvr.Resource, cand.ref.name, writeAttempts)
 }
 
 // readChildMeta reads a child's metadata from the apiserver; nil when absent. A failure
 // is reported under reason (the apply's or the prune's).
-func (c *controller) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref childRef, reason string) (metav1.Object, error) {
-	u, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+func (w *Writer) readChildMeta(ctx context.Context, gvr schema.GroupVersionResource, ref Ref, reason string) (metav1.Object, error) {
+	u, err := w.Meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

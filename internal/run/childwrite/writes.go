@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"crypto/sha256"
@@ -13,29 +13,29 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
-// childRef names one child object.
-type childRef struct {
+// Ref names one child object.
+type Ref struct {
 	gr              schema.GroupResource
 	namespace, name string
 }
 
 // key is the child's informer cache key.
-func (r childRef) key() string {
+func (r Ref) key() string {
 	if r.namespace == "" {
 		return r.name
 	}
 	return r.namespace + "/" + r.name
 }
 
-func refOf(gr schema.GroupResource, u metav1.Object) childRef {
-	return childRef{gr: gr, namespace: u.GetNamespace(), name: u.GetName()}
+func RefOf(gr schema.GroupResource, u metav1.Object) Ref {
+	return Ref{gr: gr, namespace: u.GetNamespace(), name: u.GetName()}
 }
 
-// childEvent is a change of a child seen by an informer.
-type childEvent struct {
-	ref childRef
-	rv  string
-	uid types.UID
+// Event is a change of a child seen by an informer.
+type Event struct {
+	Ref Ref
+	RV  string
+	UID types.UID
 }
 
 // childWrite is ork's last write of a child.
@@ -51,30 +51,30 @@ type childWrite struct {
 	made [2]string
 }
 
-// writeBook remembers ork's own child writes, for the whole engine (two CRDs may name the
+// Book remembers ork's own child writes, for the whole engine (two CRDs may name the
 // same child). It tells an informer event that is ork's write coming back from someone
 // else's change (the caches keep no field ownership, so the resourceVersion is what tells
 // them apart); lets a pass skip an apply whose object ork already wrote and nobody changed since;
 // and tells a worker that another CR wrote a child since it last looked.
-type writeBook struct {
+type Book struct {
 	mu     sync.Mutex
-	writes map[childRef]childWrite
+	writes map[Ref]childWrite
 	// pruned is the uid of each child ork is deleting (prune): every event of that object
 	// until it is gone is ork's own delete coming back.
-	pruned map[childRef]types.UID
+	pruned map[Ref]types.UID
 	// byOwner indexes writes by the CR that wrote them, for prune: a child written just
 	// before may not be in the child cache yet.
-	byOwner map[types.UID]map[childRef]bool
+	byOwner map[types.UID]map[Ref]bool
 }
 
-func newWriteBook() *writeBook {
-	return &writeBook{writes: map[childRef]childWrite{}, pruned: map[childRef]types.UID{},
-		byOwner: map[types.UID]map[childRef]bool{}}
+func NewBook() *Book {
+	return &Book{writes: map[Ref]childWrite{}, pruned: map[Ref]types.UID{},
+		byOwner: map[types.UID]map[Ref]bool{}}
 }
 
-// pruning notes that ork is about to delete the object uid at ref; before the request, so
+// Pruning notes that ork is about to delete the object uid at ref; before the request, so
 // that an event racing its answer is known for ork's own.
-func (b *writeBook) pruning(ref childRef, uid types.UID) {
+func (b *Book) Pruning(ref Ref, uid types.UID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pruned[ref] = uid
@@ -82,7 +82,7 @@ func (b *writeBook) pruning(ref childRef, uid types.UID) {
 
 // pruned drops what ork knows of a child it deleted: a later answer listing it again must
 // not find its old write "unchanged".
-func (b *writeBook) prunedDone(ref childRef) {
+func (b *Book) prunedDone(ref Ref) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.drop(ref)
@@ -90,14 +90,14 @@ func (b *writeBook) prunedDone(ref childRef) {
 
 // relisted withdraws any note of pruning of ref: the reconciler wants it again, so its
 // deletion (by ork's earlier prune, or anyone's) is news from now on.
-func (b *writeBook) relisted(ref childRef) {
+func (b *Book) relisted(ref Ref) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.pruned, ref)
 }
 
 // unprune withdraws a note of pruning whose delete did not happen.
-func (b *writeBook) unprune(ref childRef, uid types.UID) {
+func (b *Book) unprune(ref Ref, uid types.UID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pruned[ref] == uid {
@@ -105,16 +105,16 @@ func (b *writeBook) unprune(ref childRef, uid types.UID) {
 	}
 }
 
-// wrote records a successful write of ref onto before (nil: it did not exist) that
+// Wrote records a successful write of ref onto before (nil: it did not exist) that
 // returned after.
-func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UID, before, after metav1.Object) {
+func (b *Book) Wrote(ref Ref, digest [sha256.Size]byte, owner types.UID, before, after metav1.Object) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.writes[ref]
 	if w.owner != owner {
 		b.unindex(ref, w.owner)
 		if b.byOwner[owner] == nil {
-			b.byOwner[owner] = map[childRef]bool{}
+			b.byOwner[owner] = map[Ref]bool{}
 		}
 		b.byOwner[owner][ref] = true
 	}
@@ -129,19 +129,19 @@ func (b *writeBook) wrote(ref childRef, digest [sha256.Size]byte, owner types.UI
 }
 
 // writtenFor lists the children ork last wrote for owner.
-func (b *writeBook) writtenFor(owner types.UID) []childRef {
+func (b *Book) writtenFor(owner types.UID) []Ref {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Collect(maps.Keys(b.byOwner[owner]))
 }
 
 // drop forgets ork's write of ref. b.mu is held.
-func (b *writeBook) drop(ref childRef) {
+func (b *Book) drop(ref Ref) {
 	b.unindex(ref, b.writes[ref].owner)
 	delete(b.writes, ref)
 }
 
-func (b *writeBook) unindex(ref childRef, owner types.UID) {
+func (b *Book) unindex(ref Ref, owner types.UID) {
 	if refs := b.byOwner[owner]; refs != nil {
 		delete(refs, ref)
 		if len(refs) == 0 {
@@ -150,61 +150,61 @@ func (b *writeBook) unindex(ref childRef, owner types.UID) {
 	}
 }
 
-func (b *writeBook) get(ref childRef) (childWrite, bool) {
+func (b *Book) get(ref Ref) (childWrite, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w, ok := b.writes[ref]
 	return w, ok
 }
 
-// forget drops the record of a deleted child, unless ork wrote a newer one since (a late
+// Forget drops the record of a deleted child, unless ork wrote a newer one since (a late
 // delete event of the object ork has just created again). Only the owner's controller drops
 // the prune mark (withPrune): two CRDs' handlers see the delete of a shared child informer
 // in either order, and the other one must not consume the owner's mark before it looks.
-func (b *writeBook) forget(ev childEvent, withPrune bool) {
+func (b *Book) Forget(ev Event, withPrune bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w, ok := b.writes[ev.ref]; ok && kobj.CompareRV(w.rv, ev.rv) <= 0 {
-		b.drop(ev.ref)
+	if w, ok := b.writes[ev.Ref]; ok && kobj.CompareRV(w.rv, ev.RV) <= 0 {
+		b.drop(ev.Ref)
 	}
-	if withPrune && ev.uid != "" && b.pruned[ev.ref] == ev.uid {
-		delete(b.pruned, ev.ref)
+	if withPrune && ev.UID != "" && b.pruned[ev.Ref] == ev.UID {
+		delete(b.pruned, ev.Ref)
 	}
 }
 
 // unchanged reports whether ork last wrote exactly digest to ref and the cached object is
 // still the one that write returned: then applying again would change nothing.
-func (b *writeBook) unchanged(ref childRef, digest [sha256.Size]byte, cachedRV string) bool {
+func (b *Book) unchanged(ref Ref, digest [sha256.Size]byte, cachedRV string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w, ok := b.writes[ref]
 	return ok && digest != [sha256.Size]byte{} && w.digest == digest && w.rv == cachedRV
 }
 
-// own reports whether a child event is ork's own write coming back. With upTo, any version
-// not newer than the state ork's last write left counts too: when the reconciler never sees
-// the children, a change that ork's later write already followed needs no new call.
-// ownDelete reports whether a child's delete is ork's own prune. A write ork made says
+// OwnDelete reports whether a child's delete is ork's own prune. A write ork made says
 // nothing about a delete: after a relist, a delete ork's watch missed arrives as a tombstone
 // carrying the last object seen, often the very version ork wrote.
-func (b *writeBook) ownDelete(ev childEvent) bool {
+func (b *Book) OwnDelete(ev Event) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ev.uid != "" && b.pruned[ev.ref] == ev.uid
+	return ev.UID != "" && b.pruned[ev.Ref] == ev.UID
 }
 
-func (b *writeBook) own(ev childEvent, upTo bool) bool {
+// Own reports whether a child event is ork's own write coming back. With upTo, any version
+// not newer than the state ork's last write left counts too: when the reconciler never sees
+// the children, a change that ork's later write already followed needs no new call.
+func (b *Book) Own(ev Event, upTo bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ev.uid != "" && b.pruned[ev.ref] == ev.uid {
+	if ev.UID != "" && b.pruned[ev.Ref] == ev.UID {
 		return true // ork's delete under way: the deletionTimestamp, the delete itself
 	}
-	w, ok := b.writes[ev.ref]
-	if !ok || ev.rv == "" {
+	w, ok := b.writes[ev.Ref]
+	if !ok || ev.RV == "" {
 		return false
 	}
-	if ev.rv == w.made[0] || ev.rv == w.made[1] {
+	if ev.RV == w.made[0] || ev.RV == w.made[1] {
 		return true
 	}
-	return upTo && kobj.CompareRV(ev.rv, w.rv) <= 0
+	return upTo && kobj.CompareRV(ev.RV, w.rv) <= 0
 }

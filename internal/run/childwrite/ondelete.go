@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"context"
@@ -16,11 +16,6 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
-
-// OwnerAnnotation marks a child created outside its CR's namespace with the CR's uid: no
-// ownerReference can cross namespaces, and onDelete deletes only what its CR controls or
-// marks (docs/naming.md#on-children-the-objects-ork-applies-for-a-custom-resource). The planner sets it.
-const OwnerAnnotation = naming.OwnerAnnotation
 
 // removal is onDelete's judgement of one live object.
 type removal int
@@ -40,36 +35,36 @@ func judgeRemoval(cr, live metav1.Object) removal {
 		}
 		return notMine
 	}
-	if owner, marked := live.GetAnnotations()[OwnerAnnotation]; marked {
+	if owner, marked := live.GetAnnotations()[naming.OwnerAnnotation]; marked {
 		if owner == string(cr.GetUID()) {
 			return mine
 		}
 		return notMine
 	}
-	if live.GetLabels()[ManagedByLabel] == ManagedByValue {
+	if live.GetLabels()[naming.ManagedByLabel] == naming.ManagedBy {
 		return legacy
 	}
 	return notMine
 }
 
-// removeAll deletes the objects of a declarative onDelete block, once per CR: only those the
+// RemoveAll deletes the objects of a declarative onDelete block, once per CR: only those the
 // CR controls or marks (see judgeRemoval), each with uid and resourceVersion preconditions,
 // under the children's locks. Objects already gone or going count as deleted.
-func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
+func (w *Writer) RemoveAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error {
 	key := kobj.KeyOf(cr)
-	if c.ledger.removed(key, cr.GetUID()) {
+	if w.Removed(key, cr.GetUID()) {
 		return nil // done on an earlier pass: whatever has the names now is not this CR's
 	}
 	type target struct {
 		gvr  schema.GroupVersionResource
-		ref  childRef
+		ref  Ref
 		name string
 	}
 	targets := make([]target, 0, len(objs))
-	refs := make([]childRef, 0, len(objs))
+	refs := make([]Ref, 0, len(objs))
 	for _, o := range objs {
 		gvk := o.Obj.GroupVersionKind()
-		m, err := c.e.api.mapping(gvk)
+		m, err := w.Mapping(gvk)
 		if err != nil {
 			return fmt.Errorf("delete %s %q: %w", gvk.Kind, o.Obj.GetName(), err)
 		}
@@ -80,33 +75,33 @@ func (c childWriter) removeAll(ctx context.Context, cr *unstructured.Unstructure
 		case ns == "":
 			ns = cr.GetNamespace()
 		}
-		ref := childRef{gr: m.Resource.GroupResource(), namespace: ns, name: o.Obj.GetName()}
+		ref := Ref{gr: m.Resource.GroupResource(), namespace: ns, name: o.Obj.GetName()}
 		targets = append(targets, target{gvr: m.Resource, ref: ref, name: o.Obj.GetName()})
 		refs = append(refs, ref)
 	}
 	// Judged and deleted under the children's locks, as a create or adoption is: no pass of
 	// another CR takes one of them between this read and this delete.
-	held, err := c.lockChildren(ctx, refs)
+	held, err := w.lockChildren(ctx, refs)
 	if err != nil {
 		return err
 	}
 	defer held.releaseAll()
 	for _, t := range targets {
-		if err := c.removeOne(ctx, cr, t.gvr, t.ref); err != nil {
+		if err := w.removeOne(ctx, cr, t.gvr, t.ref); err != nil {
 			return err
 		}
 	}
-	if c.e.dry == nil { // a dry run deleted nothing
-		c.ledger.markRemoved(key, cr.GetUID())
+	if !w.DryRun { // a dry run deleted nothing
+		w.MarkRemoved(key, cr.GetUID())
 	}
 	return nil
 }
 
 // removeOne deletes one onDelete object if cr controls or marks it; a precondition that
 // fails means it changed meanwhile: read and judge again.
-func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref childRef) error {
-	for range childWriteAttempts {
-		live, err := c.e.meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
+func (w *Writer) removeOne(ctx context.Context, cr *unstructured.Unstructured, gvr schema.GroupVersionResource, ref Ref) error {
+	for range writeAttempts {
+		live, err := w.Meta.Resource(gvr).Namespace(ref.namespace).Get(ctx, ref.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -118,23 +113,23 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 		}
 		switch judgeRemoval(cr, live) {
 		case notMine:
-			c.cfg.log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
+			w.Log.Info("onDelete: not deleted: neither controlled nor marked by the custom resource",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 			return nil
 		case legacy:
-			c.cfg.log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
+			w.Log.Info("onDelete: deleting an unmarked object by its managed-by label and name; "+
 				"objects ork creates are marked now, and this fallback goes in a later release",
 				"key", kobj.KeyOf(cr), "resource", gvr.Resource, "namespace", ref.namespace, "name", ref.name)
 		}
-		if err := c.e.fence.mayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		err = c.e.dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: c.e.dry.options()})
+		err = w.Dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: w.dryOptions()})
 		switch {
 		case err == nil:
-			c.note(cr, runplan.Change{Action: runplan.Delete, Ref: gvr.Resource + "/" + ref.name, Namespace: ref.namespace})
+			w.Note(cr, runplan.Change{Action: runplan.Delete, Ref: gvr.Resource + "/" + ref.name, Namespace: ref.namespace})
 			return nil
 		case apierrors.IsNotFound(err):
 			return nil
@@ -142,5 +137,5 @@ func (c childWriter) removeOne(ctx context.Context, cr *unstructured.Unstructure
 			return fmt.Errorf("delete %s/%s: %w", gvr.Resource, ref.name, err)
 		}
 	}
-	return fmt.Errorf("delete %s/%s: the object kept changing under %d attempts", gvr.Resource, ref.name, childWriteAttempts)
+	return fmt.Errorf("delete %s/%s: the object kept changing under %d attempts", gvr.Resource, ref.name, writeAttempts)
 }

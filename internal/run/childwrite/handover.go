@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 // handOver prepares the first apply onto a child ork created. The create's fields belong to
@@ -20,14 +22,14 @@ import (
 // the version decided on. It returns the object to apply onto: live itself when there is
 // nothing to hand over. Once per child, on its first apply after the create; the write is
 // recorded as ork's own, so its event costs no call.
-func (c childWriter) handOver(ctx context.Context, cr metav1.Object, p planned, live metav1.Object) (metav1.Object, error) {
+func (w *Writer) handOver(ctx context.Context, cr metav1.Object, p planned, live metav1.Object) (metav1.Object, error) {
 	if !createdByOrk(live.GetManagedFields()) {
 		return live, nil
 	}
 	full := live
 	if summarised(live.GetManagedFields()) {
 		// The cache keeps a summary of managedFields only: read them whole.
-		read, err := c.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
+		read, err := w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
 		if err != nil {
 			return nil, err
 		}
@@ -39,17 +41,17 @@ func (c childWriter) handOver(ctx context.Context, cr metav1.Object, p planned, 
 	}
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		ManagedFields: full.GetManagedFields(), ResourceVersion: full.GetResourceVersion()}},
-		sets.New(FieldManager), FieldManager)
+		sets.New(naming.FieldManager), naming.FieldManager)
 	if err != nil || patch == nil {
 		return full, err
 	}
-	moved, err := c.e.meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: FieldManager})
-	c.countApply(p, err == nil)
+	moved, err := w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: naming.FieldManager})
+	w.countApply(p, err == nil)
 	if err != nil {
 		return nil, err
 	}
-	c.e.writes.wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
+	w.Book.Wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
 	return moved, nil
 }
 
@@ -57,14 +59,14 @@ func (c childWriter) handOver(ctx context.Context, cr metav1.Object, p planned, 
 // subresource entries aside): what ork's create left, not yet handed over to its applies.
 func createdByOrk(entries []metav1.ManagedFieldsEntry) bool {
 	for _, m := range entries {
-		if m.Manager == FieldManager && m.Subresource == "" && m.Operation == metav1.ManagedFieldsOperationUpdate {
+		if m.Manager == naming.FieldManager && m.Subresource == "" && m.Operation == metav1.ManagedFieldsOperationUpdate {
 			return true
 		}
 	}
 	return false
 }
 
-// summarised reports whether entries are the child cache's summary (summariseWriters) with
+// summarised reports whether entries are the child cache's summary (SummariseWriters) with
 // something dropped: its marker is the one entry without fields, which the apiserver never
 // writes. A summary that dropped nothing is the whole list.
 func summarised(entries []metav1.ManagedFieldsEntry) bool {

@@ -1,4 +1,4 @@
-package run
+package childwrite
 
 import (
 	"reflect"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, at int, subresource, fields string) metav1.ManagedFieldsEntry {
@@ -34,19 +36,19 @@ func TestWriters(t *testing.T) {
 		entries []metav1.ManagedFieldsEntry
 		want    []metav1.ManagedFieldsEntry
 	}{
-		{"only ork's apply", []metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields)},
-			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields)}},
+		{"only ork's apply", []metav1.ManagedFieldsEntry{entry(naming.FieldManager, apply, 10, "", specFields)},
+			[]metav1.ManagedFieldsEntry{entry(naming.FieldManager, apply, 10, "", specFields)}},
 		{"none", nil, nil},
 		{"others dropped, the latest marked", []metav1.ManagedFieldsEntry{
-			entry("kubectl-edit", update, 12, "", labelFields), entry(FieldManager, apply, 10, "", specFields),
+			entry("kubectl-edit", update, 12, "", labelFields), entry(naming.FieldManager, apply, 10, "", specFields),
 			entry("kube-controller-manager", update, 11, "", revisionFields)},
-			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 12, "", "")}},
+			[]metav1.ManagedFieldsEntry{entry(naming.FieldManager, apply, 10, "", specFields), entry("kubectl-edit", update, 12, "", "")}},
 		{"an entry of unknown time is the latest", []metav1.ManagedFieldsEntry{
 			entry("kubectl-edit", update, -1, "", labelFields), entry("kubectl-label", update, 20, "", labelFields)},
 			[]metav1.ManagedFieldsEntry{entry("kubectl-edit", update, -1, "", "")}},
 		{"ork's subresource entry is not the object's", []metav1.ManagedFieldsEntry{
-			entry(FieldManager, update, 10, "status", `{"f:status":{}}`), entry(FieldManager, apply, 10, "", specFields)},
-			[]metav1.ManagedFieldsEntry{entry(FieldManager, apply, 10, "", specFields), entry(FieldManager, update, 10, "status", "")}},
+			entry(naming.FieldManager, update, 10, "status", `{"f:status":{}}`), entry(naming.FieldManager, apply, 10, "", specFields)},
+			[]metav1.ManagedFieldsEntry{entry(naming.FieldManager, apply, 10, "", specFields), entry(naming.FieldManager, update, 10, "status", "")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := writers(tc.entries)
@@ -64,7 +66,7 @@ func TestWriters(t *testing.T) {
 // over.
 func TestSummaryKeepsTheCreateEntry(t *testing.T) {
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
-	created := []metav1.ManagedFieldsEntry{entry(FieldManager, update, 5, "", specFields), entry(FieldManager, apply, 10, "", specFields),
+	created := []metav1.ManagedFieldsEntry{entry(naming.FieldManager, update, 5, "", specFields), entry(naming.FieldManager, apply, 10, "", specFields),
 		entry("kubectl-label", update, 12, "", labelFields)}
 	if !createdByOrk(writers(created)) || !summarised(writers(created)) {
 		t.Errorf("summary %+v: want ork's Update entry kept, another dropped", writers(created))

@@ -1,0 +1,90 @@
+package childwrite
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/orkspace/ork/internal/runplan"
+)
+
+// Store is a child informer's cache, as the writes read it.
+type Store interface {
+	GetByKey(key string) (any, bool, error)
+	ByIndex(indexName, indexedValue string) ([]any, error)
+}
+
+// Cache is the cache of one child type the controller watches, indexed by OwnerIndex.
+type Cache struct {
+	GVR   schema.GroupVersionResource
+	Store Store
+}
+
+// OwnerIndex indexes a child cache by the uid of each child's controller owner.
+const OwnerIndex = "ork-owner-uid"
+
+// FieldOwnership tells whether ork's field manager still owns every field of obj
+// (ownedfields.Checker).
+type FieldOwnership interface {
+	Owns(ctx context.Context, obj *unstructured.Unstructured, entries []metav1.ManagedFieldsEntry) (bool, error)
+}
+
+// Deps is what one CRD's child writes need, and all they know of the engine: its clients,
+// its write book and child locks (shared by every CRD: two CRDs may name the same child),
+// the fence, the CRD's child caches, and callbacks into the ledger and the dry run.
+type Deps struct {
+	Dyn     dynamic.Interface
+	Meta    metadata.Interface
+	Creator Creator
+	Book    *Book
+	Locks   *Locks
+	Owned   FieldOwnership
+	// MayWrite is the fence, asked before every write for the CR of key and uid.
+	MayWrite func(key string, uid types.UID) error
+	// NotLeader is the error the fence and the guarded clients refuse a write with: passed
+	// on as it is, since it stops the replica rather than fails the write.
+	NotLeader error
+	// Mapping resolves a kind by the cluster's discovery.
+	Mapping  func(schema.GroupVersionKind) (*meta.RESTMapping, error)
+	Children []Cache
+	// Managed are the types the CRD declares (managedResources).
+	Managed map[schema.GroupResource]bool
+	// CRD names the CRD in metrics; Operator is the operator's name (its label's value).
+	CRD, Operator   string
+	Watched         []string
+	ForceConflict   *bool
+	ShardSlots      bool
+	ChildrenPayload bool
+	// DryRun makes every write a server-side dry run; Note hears what it would change.
+	DryRun bool
+	Note   func(cr metav1.Object, ch runplan.Change)
+	// Removed and MarkRemoved are the ledger's memo of a CR whose onDelete block ran.
+	Removed     func(key string, uid types.UID) bool
+	MarkRemoved func(key string, uid types.UID)
+	// ApplyTotal counts writes by CRD, kind and result; LockWait times child lock waits by CRD.
+	ApplyTotal *prometheus.CounterVec
+	LockWait   *prometheus.HistogramVec
+	Log        *slog.Logger
+}
+
+// Writer writes one CRD's children.
+type Writer struct{ Deps }
+
+// New is the child writer of d.
+func New(d Deps) *Writer { return &Writer{Deps: d} }
+
+// dryOptions are the DryRun values of a write: all stages, or none outside a dry run.
+func (w *Writer) dryOptions() []string {
+	if !w.DryRun {
+		return nil
+	}
+	return []string{metav1.DryRunAll}
+}
