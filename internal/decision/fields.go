@@ -37,6 +37,8 @@ func asAny(m map[string]any) any {
 	return m
 }
 
+// diff walks depth first with one growing path: at is appended to in place (siblings
+// reuse its slot) and only ever read, never kept, which saves a copy per node.
 func diff(at Path, a, b any, out *[]string) {
 	for _, ig := range ignored {
 		if at.HasPrefix(ig) {
@@ -47,11 +49,11 @@ func diff(at Path, a, b any, out *[]string) {
 	bm, bIsMap := b.(map[string]any)
 	if aIsMap && bIsMap && (len(am) > 0 || len(bm) > 0) {
 		for k, av := range am {
-			diff(at.Key(k), av, bm[k], out)
+			diff(append(at, Segment{Key: k}), av, bm[k], out)
 		}
 		for k, bv := range bm {
 			if _, ok := am[k]; !ok {
-				diff(at.Key(k), nil, bv, out)
+				diff(append(at, Segment{Key: k}), nil, bv, out)
 			}
 		}
 		return
@@ -60,7 +62,7 @@ func diff(at Path, a, b any, out *[]string) {
 	bl, bIsList := b.([]any)
 	if aIsList && bIsList && (len(al) > 0 || len(bl) > 0) {
 		for i := range max(len(al), len(bl)) {
-			diff(at.Index(i), item(al, i), item(bl, i), out)
+			diff(append(at, Segment{Index: i, IsIndex: true}), item(al, i), item(bl, i), out)
 		}
 		return
 	}
@@ -91,14 +93,14 @@ func leaves(at Path, v any, out *[]string) {
 	case map[string]any:
 		if len(v) > 0 {
 			for k, c := range v {
-				leaves(at.Key(k), c, out)
+				leaves(append(at, Segment{Key: k}), c, out)
 			}
 			return
 		}
 	case []any:
 		if len(v) > 0 {
 			for i, c := range v {
-				leaves(at.Index(i), c, out)
+				leaves(append(at, Segment{Index: i, IsIndex: true}), c, out)
 			}
 			return
 		}

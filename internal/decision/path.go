@@ -38,9 +38,7 @@ func (p Path) String() string {
 	return b.String()
 }
 
-// Key returns p with a key appended, Index with an index: neither shares p's array.
-func (p Path) Key(k string) Path { return append(p[:len(p):len(p)], Segment{Key: k}) }
-func (p Path) Index(i int) Path  { return append(p[:len(p):len(p)], Segment{Index: i, IsIndex: true}) }
+// HasPrefix reports whether q is p or a path above it.
 func (p Path) HasPrefix(q Path) bool {
 	if len(q) > len(p) {
 		return false

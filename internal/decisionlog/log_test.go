@@ -316,3 +316,19 @@ func verifyFile(t *testing.T, path string) (int, int, error) {
 	defer f.Close()
 	return Verify(f)
 }
+
+// The cost of one line on a file, fsynced once a second.
+func BenchmarkAppend(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), "decisions.log"), nil, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	e := entry(b, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
