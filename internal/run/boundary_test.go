@@ -18,6 +18,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/childwrite": {"internal/naming", "internal/planner", "internal/precondition", "internal/remote",
 		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
+	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/informers":    nil,
 	"internal/run/kobj":         nil,
 	"internal/run/ownedfields":  nil,

@@ -20,6 +20,7 @@ import (
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
@@ -44,7 +45,7 @@ type controller struct {
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
-	pruned   prunedKeys
+	pruned   crstatus.PrunedKeys
 	stopping atomic.Bool
 	rec      reconciler
 	// cand is the remote reconciler's rollout candidate (run/candidate), nil without one.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -187,7 +188,7 @@ func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) boo
 func resumedAtOf(cr *unstructured.Unstructured) time.Time {
 	status, _ := cr.Object["status"].(map[string]any)
 	conds, _ := status["conditions"].([]any)
-	cond := findCondition(conds, ConditionSuspended)
+	cond := crstatus.Find(conds, ConditionSuspended)
 	if cond == nil || cond["status"] != string(metav1.ConditionFalse) || cond["reason"] != ReasonResumed {
 		return time.Time{}
 	}

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,15 +17,16 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
 // Condition and event vocabulary (docs/remote-reconciler.md#the-answer-remotereconcileresult).
 const (
-	ConditionReady          = "Ready"
-	ReasonSucceeded         = "ReconcileSucceeded"
-	ReasonError             = "ReconcileError"
+	ConditionReady          = crstatus.ConditionReady
+	ReasonSucceeded         = crstatus.ReasonSucceeded
+	ReasonError             = crstatus.ReasonError
 	EventReconciled         = "Reconciled"
 	EventReconcileError     = "ReconcileError"
 	EventNoStatus           = "NoStatusSubresource"
@@ -38,16 +37,12 @@ const (
 	reasonRenderFailed      = "RenderFailed"
 	reasonStatusRejected    = "StatusRejected"
 	reasonStatusWriteFailed = "StatusWriteFailed"
-	maxConditionMessageSize = 1024
 	// statusWriteAttempts bounds the re-read and retry of a status write on 409.
 	statusWriteAttempts = 5
 )
 
 // statusResult says what a status write changed, for the Event.
-type statusResult struct {
-	readyTurnedTrue bool
-	newGeneration   bool
-}
+type statusResult = crstatus.Result
 
 // report writes the outcome to the CR (status through the status subresource) and records
 // an Event when something changed, or on failure. It returns the decision as it stands after
@@ -61,8 +56,8 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes c
 		case err == nil:
 		case errors.Is(err, errNotLeader):
 			return d, err
-		case d.success && rejectedFields(err) != "":
-			d = failure(reasonStatusRejected, "the CRD's schema rejects the status the reconciler returned: %s", rejectedFields(err))
+		case d.success && crstatus.RejectedFields(err) != "":
+			d = failure(reasonStatusRejected, "the CRD's schema rejects the status the reconciler returned: %s", crstatus.RejectedFields(err))
 			if _, err := c.writeStatus(ctx, in, d); err != nil && errors.Is(err, errNotLeader) {
 				return d, err
 			} else if err != nil {
@@ -77,8 +72,8 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes c
 	}
 	switch {
 	case !d.success:
-		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, conditionMessage(d))
-	case res.readyTurnedTrue || res.newGeneration || changes.Created+changes.Changed+changes.Pruned > 0:
+		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, crstatus.Message(d.outcome()))
+	case res.ReadyTurnedTrue || res.NewGeneration || changes.Created+changes.Changed+changes.Pruned > 0:
 		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
 	return d, nil
@@ -86,7 +81,7 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes c
 
 func reconciledMessage(gen int64, res statusResult, ch childwrite.Report) string {
 	parts := []string{fmt.Sprintf("reconciled generation %d", gen)}
-	if res.readyTurnedTrue {
+	if res.ReadyTurnedTrue {
 		parts = append(parts, "Ready")
 	}
 	if ch.Created > 0 {
@@ -101,11 +96,10 @@ func reconciledMessage(gen int64, res statusResult, ch childwrite.Report) string
 	return strings.Join(parts, ", ")
 }
 
-func conditionMessage(d decision) string {
-	if d.success {
-		return "reconciled"
-	}
-	return truncate(d.reason+": "+d.message, maxConditionMessageSize)
+// outcome is d as the status shows it.
+func (d decision) outcome() crstatus.Outcome {
+	return crstatus.Outcome{Success: d.success, Status: d.status, Reason: d.reason, Message: d.message,
+		OwnReason: d.reason == ReasonRelatedObjectMissing, RelatedRead: d.relatedRead, RelatedCut: d.relatedCut}
 }
 
 // writeStatus merges what this pass decided into the CR's status: the result's keys,
@@ -121,7 +115,7 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		return statusResult{}, err
 	}
 	for range statusWriteAttempts {
-		patch, res := statusPatch(base, d, in.cr.GetGeneration(), time.Now(), c.pruned.has)
+		patch, res := crstatus.Patch(base, d.outcome(), in.cr.GetGeneration(), time.Now(), c.pruned.Has)
 		if patch == nil {
 			return res, nil
 		}
@@ -205,161 +199,4 @@ func (c *controller) freshCR(ctx context.Context, in input) (*unstructured.Unstr
 		return nil, nil
 	}
 	return u, nil
-}
-
-// statusPatch computes the merge patch of one pass onto base, or nil when it would change
-// nothing. Maps of base are only read.
-func statusPatch(base *unstructured.Unstructured, d decision, generation int64, now time.Time, pruned func(string) bool) (map[string]any, statusResult) {
-	current, _ := base.Object["status"].(map[string]any)
-	if current == nil {
-		current = map[string]any{}
-	}
-	var res statusResult
-	patch := map[string]any{}
-	if d.success {
-		for k, v := range d.status {
-			if k == "conditions" || k == "observedGeneration" || pruned(k) {
-				continue // ork's own keys (set below), or keys the schema drops
-			}
-			if kobj.MergeChanges(current, map[string]any{k: v}) {
-				patch[k] = v
-			}
-		}
-		if og, ok := kobj.Number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
-			patch["observedGeneration"] = generation
-			res.newGeneration = true
-		}
-	}
-	if pruned("conditions") {
-		// Nowhere to write a condition to: no Ready either.
-		return finishPatch(base, patch, res)
-	}
-	oldConds, _ := current["conditions"].([]any)
-	conds := append([]any(nil), oldConds...)
-	if d.success {
-		if theirs, ok := d.status["conditions"].([]any); ok {
-			for _, cond := range theirs {
-				if m, ok := cond.(map[string]any); ok && m["type"] != nil && m["type"] != ConditionReady {
-					conds = setCondition(conds, m)
-				}
-			}
-		}
-	}
-	conds = truncatedCondition(conds, d, generation, now)
-	ready := readyCondition(d, generation, now)
-	prev := findCondition(conds, ConditionReady)
-	if prev != nil && prev["status"] == ready["status"] {
-		ready["lastTransitionTime"] = prev["lastTransitionTime"] // a transition only when status changes
-	}
-	res.readyTurnedTrue = ready["status"] == string(metav1.ConditionTrue) && (prev == nil || prev["status"] != ready["status"])
-	conds = setCondition(conds, ready)
-	if !kobj.EqualJSON(oldConds, conds) {
-		patch["conditions"] = conds
-	}
-	return finishPatch(base, patch, res)
-}
-
-// finishPatch wraps the status keys to write into the merge patch, with the preconditions;
-// nil when there is nothing to write.
-func finishPatch(base *unstructured.Unstructured, patch map[string]any, res statusResult) (map[string]any, statusResult) {
-	if len(patch) == 0 {
-		return nil, res
-	}
-	return map[string]any{
-		"metadata": map[string]any{"uid": string(base.GetUID()), "resourceVersion": base.GetResourceVersion()},
-		"status":   patch,
-	}, res
-}
-
-func readyCondition(d decision, generation int64, now time.Time) map[string]any {
-	status, reason := metav1.ConditionTrue, ReasonSucceeded
-	if !d.success {
-		status, reason = metav1.ConditionFalse, ReasonError
-		if d.reason == ReasonRelatedObjectMissing {
-			reason = d.reason // not an error of the reconciler: it was not called
-		}
-	}
-	return map[string]any{
-		"type": ConditionReady, "status": string(status), "reason": reason, "message": conditionMessage(d),
-		"observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-	}
-}
-
-// truncatedCondition sets ConditionRelatedTruncated while a selector entry is cut, and
-// removes it once a pass read every entry whole; a pass that did not read them leaves it.
-func truncatedCondition(conds []any, d decision, generation int64, now time.Time) []any {
-	if !d.relatedRead {
-		return conds
-	}
-	if len(d.relatedCut) == 0 {
-		return slices.DeleteFunc(conds, func(c any) bool {
-			m, ok := c.(map[string]any)
-			return ok && m["type"] == ConditionRelatedTruncated
-		})
-	}
-	cond := map[string]any{
-		"type": ConditionRelatedTruncated, "status": string(metav1.ConditionTrue), "reason": EventTooManyRelated,
-		"message": strings.Join(d.relatedCut, "; "), "observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-	}
-	if prev := findCondition(conds, ConditionRelatedTruncated); prev != nil && prev["status"] == cond["status"] {
-		cond["lastTransitionTime"] = prev["lastTransitionTime"]
-	}
-	return setCondition(conds, cond)
-}
-
-func findCondition(conds []any, typ string) map[string]any {
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
-}
-
-// setCondition replaces the condition of cond's type in conds, or appends it. Other
-// conditions keep every field they have (lastProbeTime, lastUpdateTime...).
-func setCondition(conds []any, cond map[string]any) []any {
-	for i, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] {
-			if kobj.EqualJSON(m, cond) {
-				return conds
-			}
-			conds[i] = cond
-			return conds
-		}
-	}
-	return append(conds, cond)
-}
-
-// rejectedFields names the status fields of a 422 from the CRD's schema, or "" when err is
-// not one.
-func rejectedFields(err error) string {
-	var status apierrors.APIStatus
-	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
-		return ""
-	}
-	var out []string
-	if det := status.Status().Details; det != nil {
-		for _, cause := range det.Causes {
-			if strings.HasPrefix(cause.Field, "status") {
-				out = append(out, cause.Field+": "+cause.Message)
-			}
-		}
-	}
-	if len(out) == 0 && !precondition.UIDMismatch(err) {
-		return status.Status().Message
-	}
-	return strings.Join(out, "; ")
-}
-
-// truncate cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

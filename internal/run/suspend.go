@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/finalizer"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/crstatus"
 )
 
 // Suspend: a CR annotated SuspendAnnotation: SuspendValue is left alone.
@@ -214,7 +215,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		// Read in place (NestedSlice would deep-copy the conditions on every pass).
 		status, _ := in.cr.Object["status"].(map[string]any)
 		conds, _ := status["conditions"].([]any)
-		cond := findCondition(conds, ConditionSuspended)
+		cond := crstatus.Find(conds, ConditionSuspended)
 		if was || (cond != nil && cond["status"] == string(metav1.ConditionTrue)) {
 			// Before the condition's write: a write that fails still leaves the mark.
 			resumed()
@@ -301,13 +302,13 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map[string]any {
 	status, _ := base.Object["status"].(map[string]any)
 	oldConds, _ := status["conditions"].([]any)
-	prev := findCondition(oldConds, ConditionSuspended)
+	prev := crstatus.Find(oldConds, ConditionSuspended)
 	var conds []any
 	switch {
 	case on && prev != nil && prev["status"] == string(metav1.ConditionTrue):
 		return nil
 	case on:
-		conds = setCondition(append([]any(nil), oldConds...), map[string]any{
+		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
 			"type": ConditionSuspended, "status": string(metav1.ConditionTrue), "reason": ReasonSuspended,
 			"message": suspendMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
 		})
@@ -316,7 +317,7 @@ func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map
 	case base.GetDeletionTimestamp() != nil && prev["status"] == string(metav1.ConditionFalse):
 		return nil
 	case base.GetDeletionTimestamp() != nil:
-		conds = setCondition(append([]any(nil), oldConds...), map[string]any{
+		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
 			"type": ConditionSuspended, "status": string(metav1.ConditionFalse), "reason": ReasonResumed,
 			"message": resumedMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
 		})

@@ -1,4 +1,4 @@
-package run
+package crstatus
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
-// FuzzStatusMergeKeepsConditions: the status merge of one pass (statusPatch, applied as the
+// FuzzStatusMergeKeepsConditions: the status merge of one pass (Patch, applied as the
 // JSON merge patch it is sent as) never drops what it was not asked to drop. After it:
 //
 //   - every condition of the CR whose type is neither Ready nor one the reconciler's status
@@ -23,7 +23,7 @@ import (
 //   - every other status key the reconciler did not send keeps its value, and on failure
 //     nothing but the conditions changes.
 //
-//     go test ./internal/run -run '^$' -fuzz FuzzStatusMergeKeepsConditions -fuzztime 5m
+//     go test ./internal/run/crstatus -run '^$' -fuzz FuzzStatusMergeKeepsConditions -fuzztime 5m
 func FuzzStatusMergeKeepsConditions(f *testing.F) {
 	for _, s := range []struct {
 		current, theirs string
@@ -53,14 +53,14 @@ func FuzzStatusMergeKeepsConditions(f *testing.F) {
 		if current != nil {
 			base.Object["status"] = current
 		}
-		d := failure("X", "boom")
+		o := Outcome{Reason: "X", Message: "boom"}
 		if success {
-			d = decision{success: true, status: theirs}
+			o = Outcome{Success: true, Status: theirs}
 		}
 		before := deepCopyJSON(base.Object)
-		patch, _ := statusPatch(base, d, generation, now, func(string) bool { return false })
+		patch, _ := Patch(base, o, generation, now, func(string) bool { return false })
 		if !kobj.EqualJSON(before, base.Object) {
-			t.Fatalf("statusPatch modified its base")
+			t.Fatalf("Patch modified its base")
 		}
 		merged := map[string]any{}
 		if current != nil {
@@ -100,7 +100,7 @@ func checkMergedStatus(t *testing.T, current, theirs map[string]any, success boo
 			t.Errorf("the reconciler's condition %v (type %v) is not in %v", want, typ, got)
 		}
 	}
-	ready := findCondition(got, ConditionReady)
+	ready := Find(got, ConditionReady)
 	if want := map[bool]string{true: "True", false: "False"}[success]; ready == nil || ready["status"] != want {
 		t.Errorf("Ready is %v, want status %s", ready, want)
 	}

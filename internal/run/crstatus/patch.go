@@ -1,0 +1,101 @@
+// Package crstatus computes what one pass writes to a custom resource's status: the
+// answer's keys, observedGeneration and ork's conditions, as a merge patch with the
+// preconditions that keep it from landing on a newer or another object. It is pure: the
+// engine reads the base, sends the patch and reports (docs/architecture.md).
+package crstatus
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/run/kobj"
+)
+
+// Outcome is what one pass decided, as the status shows it.
+type Outcome struct {
+	// Success merges Status (the answer's keys) and advances observedGeneration; Ready is
+	// True. Otherwise Ready is False with Reason and Message.
+	Success bool
+	Status  map[string]any
+	Reason  string
+	Message string
+	// OwnReason: a failure's Reason is the Ready condition's own (nothing failed in the
+	// reconciler: it was not called), not ReasonError.
+	OwnReason bool
+	// RelatedRead: every payload.related entry was read, and RelatedCut names those cut
+	// (ConditionRelatedTruncated); a pass that did not read them leaves the condition.
+	RelatedRead bool
+	RelatedCut  []string
+}
+
+// Result says what a status write changed, for the Event.
+type Result struct {
+	ReadyTurnedTrue bool
+	NewGeneration   bool
+}
+
+// Patch computes the merge patch of one pass onto base for the custom resource's
+// generation, or nil when it would change nothing. pruned names the top-level status keys
+// the CRD's schema drops: they are never written. Maps of base are only read.
+func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now time.Time, pruned func(string) bool) (map[string]any, Result) {
+	current, _ := base.Object["status"].(map[string]any)
+	if current == nil {
+		current = map[string]any{}
+	}
+	var res Result
+	patch := map[string]any{}
+	if o.Success {
+		for k, v := range o.Status {
+			if k == "conditions" || k == "observedGeneration" || pruned(k) {
+				continue // ork's own keys (set below), or keys the schema drops
+			}
+			if kobj.MergeChanges(current, map[string]any{k: v}) {
+				patch[k] = v
+			}
+		}
+		if og, ok := kobj.Number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
+			patch["observedGeneration"] = generation
+			res.NewGeneration = true
+		}
+	}
+	if pruned("conditions") {
+		// Nowhere to write a condition to: no Ready either.
+		return finish(base, patch, res)
+	}
+	oldConds, _ := current["conditions"].([]any)
+	conds := append([]any(nil), oldConds...)
+	if o.Success {
+		if theirs, ok := o.Status["conditions"].([]any); ok {
+			for _, cond := range theirs {
+				if m, ok := cond.(map[string]any); ok && m["type"] != nil && m["type"] != ConditionReady {
+					conds = Set(conds, m)
+				}
+			}
+		}
+	}
+	conds = truncated(conds, o, generation, now)
+	ready := readyCondition(o, generation, now)
+	prev := Find(conds, ConditionReady)
+	if prev != nil && prev["status"] == ready["status"] {
+		ready["lastTransitionTime"] = prev["lastTransitionTime"] // a transition only when status changes
+	}
+	res.ReadyTurnedTrue = ready["status"] == "True" && (prev == nil || prev["status"] != ready["status"])
+	conds = Set(conds, ready)
+	if !kobj.EqualJSON(oldConds, conds) {
+		patch["conditions"] = conds
+	}
+	return finish(base, patch, res)
+}
+
+// finish wraps the status keys to write into the merge patch, with the preconditions; nil
+// when there is nothing to write.
+func finish(base *unstructured.Unstructured, patch map[string]any, res Result) (map[string]any, Result) {
+	if len(patch) == 0 {
+		return nil, res
+	}
+	return map[string]any{
+		"metadata": map[string]any{"uid": string(base.GetUID()), "resourceVersion": base.GetResourceVersion()},
+		"status":   patch,
+	}, res
+}
