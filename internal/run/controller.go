@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/childwrite"
@@ -54,6 +55,8 @@ type controller struct {
 	env passEnv
 	// writes is the controller's write path for its children (childwrite), built once.
 	writes childWrites
+	// ops are the long-running operations held for its CRs (operations.go).
+	ops *heldOps
 }
 
 // child is an informer on one managed resource type.
@@ -86,6 +89,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		},
 		ledger:    newLedger(),
 		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
+		ops: newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
+			func(result string, d time.Duration) {
+				e.opts.Metrics.OperationDuration.WithLabelValues(crd.Name, result).Observe(d.Seconds())
+			}),
+	}
+	if crd.IsRemote() {
+		c.cfg.operationInStatus, _ = operation.StatusKeeps(crd.Schema())
 	}
 	if !hasStatus {
 		c.cfg.log.Warn("the CRD has no status subresource: ork writes no status for its custom resources "+
@@ -285,7 +295,8 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	}
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
-	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) {
+	// And the operation annotation it writes for a reconciler's long-running operation.
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) {
 		c.onSync(newU)
 		return
 	}

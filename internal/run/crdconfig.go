@@ -23,6 +23,9 @@ type crdConfig struct {
 	childrenPayload bool
 	// hasStatus is false for a CRD without the status subresource: ork writes no status.
 	hasStatus bool
+	// operationInStatus: the CRD's status schema keeps status.operation, where a held
+	// operation is persisted (else the annotation: operationPlace).
+	operationInStatus bool
 	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
 	finalize        bool
 	finalizeTimeout time.Duration

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
@@ -19,11 +20,14 @@ import (
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
 // and only they: the ledger's memos, the suspensions, the related references, the
-// candidate's memory (its warned pins here; run/candidate tests the rest).
+// candidate's memory (its warned pins here; run/candidate tests the rest), the operations
+// counted in flight.
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
 	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	var inFlight int
+	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -33,6 +37,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.set(ctx, cr.key, cr.uid, true)
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
+		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
@@ -49,11 +54,22 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"resume mark", !c.suspended.resumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.resumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
+		{"operation in flight", opHeld(c.ops, "ns/gone"), opHeld(c.ops, "ns/kept")},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)
 		}
 	}
+	if inFlight != 1 {
+		t.Errorf("ork_operations_in_flight = %d after the forget, want 1", inFlight)
+	}
+}
+
+func opHeld(h *heldOps, key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.byKey[key]
+	return ok
 }
 
 // newTestRelatedWatch is a related watch of one ConfigMap entry, built without discovery.

@@ -34,9 +34,13 @@ type Metrics struct {
 	// sharded replica received, and those the client filter dropped (not of a held
 	// bucket: the apiserver ignored the selector, or the holding changed meanwhile).
 	ShardCRsReceived, ShardCRsDropped *prometheus.CounterVec
-	queue                             queueMetrics
-	lanes                             laneMetrics
-	candidate                         candidate.Metrics
+	// OperationsInFlight counts the long-running operations held for this replica's CRs;
+	// OperationDuration times each from its start to its end (done, timedOut, replaced).
+	OperationsInFlight *prometheus.GaugeVec
+	OperationDuration  *prometheus.HistogramVec
+	queue              queueMetrics
+	lanes              laneMetrics
+	candidate          candidate.Metrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -83,11 +87,19 @@ func NewMetrics() *Metrics {
 		ShardCRsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_shard_crs_dropped_total", Help: "Custom resources the client-side shard filter dropped: not of a bucket this replica holds.",
 		}, []string{"crd"}),
+		OperationsInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ork_operations_in_flight", Help: "Long-running operations a reconciler answered pending for, held for this replica's custom resources.",
+		}, []string{"crd"}),
+		OperationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ork_operation_duration_seconds", Help: "Time from a long-running operation's start to its end, by how it ended (done, timedOut, replaced).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}, []string{"crd", "result"}),
 		queue:     newQueueMetrics(),
 		lanes:     newLaneMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
+		m.OperationsInFlight, m.OperationDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.register(reg)
 	m.lanes.register(reg)

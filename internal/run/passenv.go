@@ -1,10 +1,13 @@
 package run
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
@@ -25,6 +28,10 @@ type passEnv struct {
 	mayWrite func(key string, uid types.UID) error
 	// event records an Event on the CR.
 	event func(cr *unstructured.Unstructured, typ, reason, msg string)
+	// operation reads the long-running operation held for the CR (operations.go), and
+	// generation is the CR's generation in the cache now (ok false: not there).
+	operation  func(ctx context.Context, in input) (*operation.State, operation.Where, error)
+	generation func(key string) (int64, bool)
 	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
 	// redact applied first.
 	traced bool
@@ -41,6 +48,7 @@ func newPassEnv(c *controller) passEnv {
 	return passEnv{
 		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.lastApply, related: c.related,
 		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
+		operation: c.heldOperation, generation: c.cachedGeneration,
 		built: true,
 	}
 }

@@ -11,10 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -93,6 +95,14 @@ type decision struct {
 	// candidate: the candidate reconciler answered this pass for real (a canary); its final
 	// reason, apply and status write included, is a sample of the rollout's gate.
 	candidate bool
+	// pending: a success whose work goes on (the reconciler holds an operation): applied
+	// as one, but Ready stays False and observedGeneration where it is. holdGeneration
+	// keeps observedGeneration on a success for an older generation's work.
+	pending, holdGeneration bool
+	// op is what the pass does to the held operation (operations.go), and progress the
+	// Progressing condition it sets; nil for none.
+	op       *opStep
+	progress *crstatus.Progress
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -336,6 +346,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		}
 		c.ledger.setLastApply(in.key, in.cr.GetUID(), childwrite.LastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
 	}
+	// The operation is the reconciler's, started whatever became of the applies: it is
+	// persisted even when they failed.
+	if perr := c.persistOperation(ctx, in, d.op); err == nil {
+		err = perr
+	}
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
 	}
@@ -346,6 +361,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if err != nil {
 		f := failureFrom(err)
 		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
+		f.op, f.progress = d.op, d.progress                                             // and the operation held
 		d = f
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
@@ -358,12 +374,16 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 			return d, steps, false
 		}
 	}
+	c.ops.note(in.key, in.cr.GetUID(), d.op, time.Now())
 	return d, steps, true
 }
 
 // endPass ends the key's pass and queues it again for child changes that came in during
 // the pass and were not ork's own writes.
 func (c *controller) endPass(key string, forget bool) {
+	if forget {
+		c.ops.forget(func(k string, _ types.UID) bool { return k == key })
+	}
 	for _, ev := range c.ledger.end(key, time.Now(), forget) {
 		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
 			c.childChanged(key)

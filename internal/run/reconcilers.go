@@ -162,6 +162,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		// were goes.
 		defer func() { d.relatedRead = true }()
 	}
+	held, heldAt := readOperation(ctx, env, in)
+	now := time.Now()
+	if held.Expired(now) {
+		return timedOut(held, heldAt, now)
+	}
+	req.Operation = held.Prepared(in.cr.GetGeneration())
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return env.mayWrite(in.key, in.cr.GetUID()) }
 	call, side := rr.r.Call, rollout.Stable
@@ -199,10 +205,24 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		d.action = actionRequeueAfter
 	case remote.RetryAfter:
 		d.action = actionRetryAfter
+	case remote.Pending:
+		d.success, d.action = true, actionRequeueAfter
 	default:
 		d.action = actionBackoff
 	}
-	if !out.Success || in.deleting {
+	d.op = &opStep{held: held, heldAt: heldAt} // held as it was, unless the answer moves it
+	switch {
+	case out.Action == remote.Pending && in.deleting:
+		// Polled until the delete's answer is final (its finalizeTimeout bounds it); a CR
+		// on its way out keeps no operation.
+		d.after = out.After
+		return d
+	case out.Action == remote.Pending:
+		pending(&d, held, heldAt, res, in, now)
+	case out.Success && held != nil && !in.deleting:
+		finished(&d, env, held, heldAt, in)
+	}
+	if !d.success || in.deleting {
 		return d
 	}
 	d.status = res.Status

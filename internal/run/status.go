@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/childwrite"
@@ -37,6 +38,12 @@ const (
 	reasonRenderFailed      = "RenderFailed"
 	reasonStatusRejected    = "StatusRejected"
 	reasonStatusWriteFailed = "StatusWriteFailed"
+	// reasonOperationWriteFailed: the operation annotation could not be written.
+	reasonOperationWriteFailed = "OperationWriteFailed"
+	// reasonOperationUnreadable: the operation persisted on a CR does not decode.
+	reasonOperationUnreadable = "OperationUnreadable"
+	// reasonOperationCompleted: the Progressing condition once a held operation ended.
+	reasonOperationCompleted = "OperationCompleted"
 	// statusWriteAttempts bounds the re-read and retry of a status write on 409.
 	statusWriteAttempts = 5
 )
@@ -72,7 +79,7 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes c
 	}
 	switch {
 	case !d.success:
-		c.event(in.cr, corev1.EventTypeWarning, EventReconcileError, crstatus.Message(d.outcome()))
+		c.event(in.cr, corev1.EventTypeWarning, failureEvent(d), crstatus.Message(d.outcome(c.operationPlace())))
 	case res.ReadyTurnedTrue || res.NewGeneration || changes.Created+changes.Changed+changes.Pruned > 0:
 		c.event(in.cr, corev1.EventTypeNormal, EventReconciled, reconciledMessage(in.cr.GetGeneration(), res, changes))
 	}
@@ -96,10 +103,32 @@ func reconciledMessage(gen int64, res statusResult, ch childwrite.Report) string
 	return strings.Join(parts, ", ")
 }
 
-// outcome is d as the status shows it.
-func (d decision) outcome() crstatus.Outcome {
-	return crstatus.Outcome{Success: d.success, Status: d.status, Reason: d.reason, Message: d.message,
-		OwnReason: d.reason == ReasonRelatedObjectMissing, RelatedRead: d.relatedRead, RelatedCut: d.relatedCut}
+// outcome is d as the status shows it; place is where the CRD keeps a held operation.
+func (d decision) outcome(place operation.Where) crstatus.Outcome {
+	o := crstatus.Outcome{Success: d.success, Status: d.status, Reason: d.reason, Message: d.message,
+		OwnReason:   d.reason == ReasonRelatedObjectMissing || d.reason == operation.ReasonTimedOut,
+		RelatedRead: d.relatedRead, RelatedCut: d.relatedCut,
+		Pending: d.pending, HoldGeneration: d.holdGeneration, Progressing: d.progress,
+		PlainMessage: d.pending || d.reason == operation.ReasonTimedOut}
+	switch s := d.op; {
+	case !s.writes():
+	case place == operation.InStatus:
+		o.SetOperation = true
+		if s.next != nil {
+			o.Operation = operation.StatusValue(*s.next)
+		}
+	case s.held != nil && s.heldAt == operation.InStatus:
+		o.SetOperation = true // moved to the annotation: removed here
+	}
+	return o
+}
+
+// failureEvent is the reason of a failed pass's Warning Event.
+func failureEvent(d decision) string {
+	if d.reason == operation.ReasonTimedOut {
+		return operation.ReasonTimedOut
+	}
+	return EventReconcileError
 }
 
 // writeStatus merges what this pass decided into the CR's status: the result's keys,
@@ -115,7 +144,7 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		return statusResult{}, err
 	}
 	for range statusWriteAttempts {
-		patch, res := crstatus.Patch(base, d.outcome(), in.cr.GetGeneration(), time.Now(), c.pruned.Has)
+		patch, res := crstatus.Patch(base, d.outcome(c.operationPlace()), in.cr.GetGeneration(), time.Now(), c.pruned.Has)
 		if patch == nil {
 			return res, nil
 		}

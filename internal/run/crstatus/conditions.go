@@ -17,21 +17,30 @@ const (
 	ConditionReady  = "Ready"
 	ReasonSucceeded = "ReconcileSucceeded"
 	ReasonError     = "ReconcileError"
+	// ConditionProgressing is True while an operation is held, False once it ended.
+	ConditionProgressing = "Progressing"
+	// OperationField is the status key of a held operation.
+	OperationField = "operation"
 	// MaxMessageSize bounds a condition's message, in bytes.
 	MaxMessageSize = 1024
 )
 
 // Message is the Ready condition's message for o.
 func Message(o Outcome) string {
-	if o.Success {
+	switch {
+	case o.Success && !o.Pending:
 		return "reconciled"
+	case o.PlainMessage:
+		return Truncate(o.Message, MaxMessageSize)
 	}
 	return Truncate(o.Reason+": "+o.Message, MaxMessageSize)
 }
 
 func readyCondition(o Outcome, generation int64, now time.Time) map[string]any {
 	status, reason := metav1.ConditionTrue, ReasonSucceeded
-	if !o.Success {
+	if o.Pending {
+		status, reason = metav1.ConditionFalse, o.Reason
+	} else if !o.Success {
 		status, reason = metav1.ConditionFalse, ReasonError
 		if o.OwnReason {
 			reason = o.Reason
@@ -60,6 +69,27 @@ func truncated(conds []any, o Outcome, generation int64, now time.Time) []any {
 		"message": strings.Join(o.RelatedCut, "; "), "observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
 	}
 	if prev := Find(conds, relatedwatch.ConditionTruncated); prev != nil && prev["status"] == cond["status"] {
+		cond["lastTransitionTime"] = prev["lastTransitionTime"]
+	}
+	return Set(conds, cond)
+}
+
+// progressing sets the Progressing condition as o says, keeping its lastTransitionTime while
+// its status stays.
+func progressing(conds []any, o Outcome, generation int64, now time.Time) []any {
+	p := o.Progressing
+	if p == nil {
+		return conds
+	}
+	status := metav1.ConditionFalse
+	if p.Status {
+		status = metav1.ConditionTrue
+	}
+	cond := map[string]any{
+		"type": ConditionProgressing, "status": string(status), "reason": p.Reason,
+		"message": Truncate(p.Message, MaxMessageSize), "observedGeneration": generation, "lastTransitionTime": now.UTC().Format(time.RFC3339),
+	}
+	if prev := Find(conds, ConditionProgressing); prev != nil && prev["status"] == cond["status"] {
 		cond["lastTransitionTime"] = prev["lastTransitionTime"]
 	}
 	return Set(conds, cond)

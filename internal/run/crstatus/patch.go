@@ -20,6 +20,9 @@ type Outcome struct {
 	Status  map[string]any
 	Reason  string
 	Message string
+	// PlainMessage: Message names its reason itself (an operation's), so the Ready
+	// condition's message is Message alone.
+	PlainMessage bool
 	// OwnReason: a failure's Reason is the Ready condition's own (nothing failed in the
 	// reconciler: it was not called), not ReasonError.
 	OwnReason bool
@@ -27,6 +30,26 @@ type Outcome struct {
 	// (ConditionRelatedTruncated); a pass that did not read them leaves the condition.
 	RelatedRead bool
 	RelatedCut  []string
+	// Pending: a success whose work goes on (an operation the reconciler holds): the
+	// answer's keys are merged, but Ready is False with Reason and Message, and
+	// observedGeneration stays where it is.
+	Pending bool
+	// HoldGeneration keeps observedGeneration where it is on a success: the work that
+	// finished was an older generation's.
+	HoldGeneration bool
+	// Progressing sets the Progressing condition (True while an operation is held, False
+	// once it ended); nil leaves it as it is, so that a reconciler that never holds one
+	// never sees it.
+	Progressing *Progress
+	// SetOperation writes Operation at status.operation (nil removes it).
+	SetOperation bool
+	Operation    map[string]any
+}
+
+// Progress is the Progressing condition of a pass.
+type Progress struct {
+	Status          bool
+	Reason, Message string
 }
 
 // Result says what a status write changed, for the Event.
@@ -54,9 +77,18 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 				patch[k] = v
 			}
 		}
-		if og, ok := kobj.Number(current["observedGeneration"]); !pruned("observedGeneration") && (!ok || int64(og) != generation) {
+		if og, ok := kobj.Number(current["observedGeneration"]); !o.Pending && !o.HoldGeneration && !pruned("observedGeneration") && (!ok || int64(og) != generation) {
 			patch["observedGeneration"] = generation
 			res.NewGeneration = true
+		}
+	}
+	if o.SetOperation && !pruned(OperationField) {
+		if cur, ok := current[OperationField]; o.Operation != nil && !kobj.EqualJSON(cur, o.Operation) || o.Operation == nil && ok {
+			var v any // nil: a merge patch's null removes it
+			if o.Operation != nil {
+				v = o.Operation
+			}
+			patch[OperationField] = v
 		}
 	}
 	if pruned("conditions") {
@@ -75,6 +107,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 		}
 	}
 	conds = truncated(conds, o, generation, now)
+	conds = progressing(conds, o, generation, now)
 	ready := readyCondition(o, generation, now)
 	prev := Find(conds, ConditionReady)
 	if prev != nil && prev["status"] == ready["status"] {
