@@ -26,6 +26,7 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/shardring"
@@ -148,7 +149,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		guarded.Wrap(lead.Transport)
 	}
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
-	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
+	guarded.WarningHandlerWithContext = apiwarnings.NewRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
