@@ -23,6 +23,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/kobj":         nil,
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
+	"internal/run/secretcache":  nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/shard", "internal/testkit"},
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/ownedfields"
+	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -67,7 +68,7 @@ type Engine struct {
 	// apply (appliedUnchanged).
 	owned *ownedfields.Checker
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
-	secrets *secretCache
+	secrets *secretcache.Cache
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
@@ -191,7 +192,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		writes:     childwrite.NewBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
 		childLocks: childwrite.NewLocks(),
-		secrets:    newSecretCache(kube, opts.SecretTTL),
+		secrets:    secretcache.New(kube, opts.SecretTTL),
 		pauses:     pauses,
 		log:        opts.Logger,
 	}
@@ -215,7 +216,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	// No Secret read outlives the run (after the drain: defers run in reverse).
-	defer e.secrets.close()
+	defer e.secrets.Close()
 	srv, err := e.startServers()
 	if err != nil {
 		return err
