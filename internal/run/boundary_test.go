@@ -17,6 +17,7 @@ const module = "github.com/orkspace/ork/"
 var subpackageImports = map[string][]string{
 	"internal/run/childwrite": {"internal/naming", "internal/planner", "internal/precondition", "internal/remote",
 		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
+	"internal/run/apitypes":     {"internal/katalog"},
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/informers":    nil,

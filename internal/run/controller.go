@@ -65,10 +65,10 @@ type child struct {
 func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {
 	at := crd.APITypes
 	gvr := schema.GroupVersionResource{Group: at.Group, Version: at.Version, Resource: at.Plural}
-	if _, err := e.api.kindFor(gvr); err != nil {
+	if _, err := e.api.KindFor(gvr); err != nil {
 		return nil, fmt.Errorf("%s is not served by the cluster (install crdFile first, or run with --install-crds): %w", gvr.GroupResource(), err)
 	}
-	hasStatus, err := e.api.servesStatus(gvr)
+	hasStatus, err := e.api.ServesStatus(gvr)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 
 // watchChildren sets up (or shares) the informer on one managed type.
 func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
-	gvr, err := c.e.api.resolve(gr.GroupVersionResource)
+	gvr, err := c.e.api.Resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
@@ -172,7 +172,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {
-		if namespaced, err = c.e.api.namespaced(gvr); err != nil {
+		if namespaced, err = c.e.api.Namespaced(gvr); err != nil {
 			return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/ownedfields"
@@ -46,8 +47,8 @@ type Engine struct {
 	meta metadata.Interface
 	// creator creates children and takes the answer as metadata.
 	creator childwrite.Creator
-	// api is what the cluster serves: discovery and the REST mapper (mapping.go).
-	api      *apiTypes
+	// api is what the cluster serves: discovery and the REST mapper (run/apitypes).
+	api      *apitypes.Types
 	recorder record.EventRecorder
 	ready    atomic.Bool
 	// lead is the leader election and its write guard.
@@ -187,7 +188,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		dyn:        dyn,
 		meta:       metaClient,
 		creator:    creator,
-		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
+		api:        apitypes.New(kube.Discovery(), opts.DiscoveryResetInterval),
 		lead:       lead,
 		writes:     childwrite.NewBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
