@@ -22,6 +22,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/informers":    nil,
 	"internal/run/kobj":         nil,
+	"internal/run/liveness":     nil,
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,

@@ -22,6 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
 )
@@ -107,8 +108,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			timeout = max(timeout, rr.cand.Timeout())
 		}
 	}
-	c.queue = e.live.watch(crd.Name, c.cfg.workers, timeout, c.queue)
-	c.cfg.passTimeout = timeout + passWriteGrace
+	c.queue = e.live.Watch(crd.Name, c.cfg.workers, timeout, c.queue)
+	c.cfg.passTimeout = timeout + liveness.PassWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.cfg.childrenPayload = r.Payload.Children.Enabled
 		// Sharded, ork's finalizer is on every custom resource: a name deleted and created

@@ -29,6 +29,7 @@ import (
 	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
@@ -73,8 +74,8 @@ type Engine struct {
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
-	// live watches the workers for /healthz (health.go).
-	live *liveness
+	// live watches the workers for /healthz (run/liveness).
+	live *liveness.Checker
 	// dry is the dry run (DryRun); nil when ork writes for real.
 	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
@@ -178,7 +179,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	pauses := remote.NewPauses()
 	e := &Engine{
-		live:       newLiveness(time.Now, pauses.Holding),
+		live:       liveness.New(time.Now, pauses.Holding),
 		trace:      decisions,
 		dry:        newDryRunner(opts, len(set.CRDs)),
 		redact:     redact,
