@@ -20,6 +20,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/apitypes":     {"internal/katalog"},
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
+	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/informers":    nil,
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,

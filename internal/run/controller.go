@@ -20,6 +20,7 @@ import (
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
@@ -39,8 +40,8 @@ type controller struct {
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
 	queue   workqueue.TypedRateLimitingInterface[string]
-	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
-	lanes  *laneQueue
+	// lanes is queue itself, with its lanes: see enqueue.go for what decides a lane.
+	lanes  *crdqueue.Queue
 	ledger *ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions
@@ -92,7 +93,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	c.lanes = newLaneQueue(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics)
+	c.lanes = crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue)
 	c.queue = c.lanes
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
