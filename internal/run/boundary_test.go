@@ -17,12 +17,17 @@ const module = "github.com/orkspace/ork/"
 var subpackageImports = map[string][]string{
 	"internal/run/childwrite": {"internal/naming", "internal/planner", "internal/precondition", "internal/remote",
 		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
+	"internal/run/apitypes":     {"internal/katalog"},
+	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
+	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/informers":    nil,
 	"internal/run/kobj":         nil,
+	"internal/run/liveness":     nil,
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
+	"internal/run/secretcache":  nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/shard", "internal/testkit"},
 }
 

@@ -58,7 +58,7 @@ func (c *controller) childWriter() *childwrite.Writer {
 	}
 	return childwrite.New(childwrite.Deps{
 		Dyn: c.e.dyn, Meta: c.e.meta, Creator: c.e.creator, Book: c.e.writes, Locks: c.e.childLocks, Owned: c.e.owned,
-		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: c.e.api.mapping, Children: caches, Managed: c.cfg.managed,
+		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: c.e.api.Mapping, Children: caches, Managed: c.cfg.managed,
 		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name, Watched: c.e.opts.WatchNamespaces,
 		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.shards != nil,
 		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,

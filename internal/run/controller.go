@@ -21,9 +21,11 @@ import (
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
 )
@@ -40,8 +42,8 @@ type controller struct {
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
 	queue   workqueue.TypedRateLimitingInterface[string]
-	// lanes is queue itself, with its lanes: see lanes.go for what decides a lane.
-	lanes  *laneQueue
+	// lanes is queue itself, with its lanes: see enqueue.go for what decides a lane.
+	lanes  *crdqueue.Queue
 	ledger *ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions
@@ -69,10 +71,10 @@ type child struct {
 func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories childInformers) (*controller, error) {
 	at := crd.APITypes
 	gvr := schema.GroupVersionResource{Group: at.Group, Version: at.Version, Resource: at.Plural}
-	if _, err := e.api.kindFor(gvr); err != nil {
+	if _, err := e.api.KindFor(gvr); err != nil {
 		return nil, fmt.Errorf("%s is not served by the cluster (install crdFile first, or run with --install-crds): %w", gvr.GroupResource(), err)
 	}
-	hasStatus, err := e.api.servesStatus(gvr)
+	hasStatus, err := e.api.ServesStatus(gvr)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +104,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	c.lanes = newLaneQueue(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics)
+	c.lanes = crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue)
 	c.queue = c.lanes
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
@@ -118,8 +120,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			timeout = max(timeout, rr.cand.Timeout())
 		}
 	}
-	c.queue = e.live.watch(crd.Name, c.cfg.workers, timeout, c.queue)
-	c.cfg.passTimeout = timeout + passWriteGrace
+	c.queue = e.live.Watch(crd.Name, c.cfg.workers, timeout, c.queue)
+	c.cfg.passTimeout = timeout + liveness.PassWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.cfg.childrenPayload = r.Payload.Children.Enabled
 		// Sharded, ork's finalizer is on every custom resource: a name deleted and created
@@ -175,7 +177,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 
 // watchChildren sets up (or shares) the informer on one managed type.
 func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
-	gvr, err := c.e.api.resolve(gr.GroupVersionResource)
+	gvr, err := c.e.api.Resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
@@ -183,7 +185,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers) (ch
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {
-		if namespaced, err = c.e.api.namespaced(gvr); err != nil {
+		if namespaced, err = c.e.api.Namespaced(gvr); err != nil {
 			return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 		}
 	}

@@ -29,8 +29,8 @@ type crdConfig struct {
 	// finalize is reconcile.remote.finalize; finalizeTimeout its bound.
 	finalize        bool
 	finalizeTimeout time.Duration
-	// passTimeout bounds one pass: the call's timeout plus passWriteGrace for the reads and
-	// writes around it.
+	// passTimeout bounds one pass: the call's timeout plus liveness.PassWriteGrace for the
+	// reads and writes around it.
 	passTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
 	resync time.Duration

@@ -61,8 +61,8 @@ func (e *Engine) waitEstablished(ctx context.Context, name string) error {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
 				// Discovery lists a CRD a moment after it is Established; until then the
 				// informers could not map it.
-				e.api.reset()
-				_, err := e.api.mapper.RESTMapping(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
+				e.api.Reset()
+				err := e.api.KindServed(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
 				if meta.IsNoMatchError(err) {
 					return false, nil // not in discovery yet
 				}

@@ -26,8 +26,12 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/apitypes"
+	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/ownedfields"
+	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -44,8 +48,8 @@ type Engine struct {
 	meta metadata.Interface
 	// creator creates children and takes the answer as metadata.
 	creator childwrite.Creator
-	// api is what the cluster serves: discovery and the REST mapper (mapping.go).
-	api      *apiTypes
+	// api is what the cluster serves: discovery and the REST mapper (run/apitypes).
+	api      *apitypes.Types
 	recorder record.EventRecorder
 	ready    atomic.Bool
 	// lead is the leader election and its write guard.
@@ -66,12 +70,12 @@ type Engine struct {
 	// apply (appliedUnchanged).
 	owned *ownedfields.Checker
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
-	secrets *secretCache
+	secrets *secretcache.Cache
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
-	// live watches the workers for /healthz (health.go).
-	live *liveness
+	// live watches the workers for /healthz (run/liveness).
+	live *liveness.Checker
 	// dry is the dry run (DryRun); nil when ork writes for real.
 	dry *dryRunner
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
@@ -148,7 +152,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		guarded.Wrap(lead.Transport)
 	}
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
-	guarded.WarningHandlerWithContext = newWarningRouter(opts.RESTConfig)
+	guarded.WarningHandlerWithContext = apiwarnings.NewRouter(opts.RESTConfig)
 	kube, err := kubernetes.NewForConfig(guarded)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -175,7 +179,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	pauses := remote.NewPauses()
 	e := &Engine{
-		live:       newLiveness(time.Now, pauses.Holding),
+		live:       liveness.New(time.Now, pauses.Holding),
 		trace:      decisions,
 		dry:        newDryRunner(opts, len(set.CRDs)),
 		redact:     redact,
@@ -185,12 +189,12 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		dyn:        dyn,
 		meta:       metaClient,
 		creator:    creator,
-		api:        newAPITypes(kube.Discovery(), opts.DiscoveryResetInterval),
+		api:        apitypes.New(kube.Discovery(), opts.DiscoveryResetInterval),
 		lead:       lead,
 		writes:     childwrite.NewBook(),
 		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
 		childLocks: childwrite.NewLocks(),
-		secrets:    newSecretCache(kube, opts.SecretTTL),
+		secrets:    secretcache.New(kube, opts.SecretTTL),
 		pauses:     pauses,
 		log:        opts.Logger,
 	}
@@ -214,7 +218,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	// No Secret read outlives the run (after the drain: defers run in reverse).
-	defer e.secrets.close()
+	defer e.secrets.Close()
 	srv, err := e.startServers()
 	if err != nil {
 		return err

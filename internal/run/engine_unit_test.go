@@ -2,21 +2,14 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -86,75 +79,6 @@ func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
 		t.Errorf("decision after a panic = %+v, want a backed-off failure naming the panic", d)
-	}
-}
-
-// Secrets are read once per TTL however many calls need them, concurrent reads share one
-// GET, and a failed read is not remembered.
-func TestSecretCacheSharesReadsWithinTheTTL(t *testing.T) {
-	kube := fake.NewClientset(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "ns"},
-		Data:       map[string][]byte{"token": []byte("v1")},
-	})
-	var gets atomic.Int32
-	kube.PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
-		gets.Add(1)
-		return false, nil, nil
-	})
-	now := time.Unix(0, 0)
-	c := newSecretCache(kube, 5*time.Second)
-	c.now = func() time.Time { return now }
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if v, err := c.SecretValue(context.Background(), "ns", "tok", "token"); err != nil || string(v) != "v1" {
-				t.Errorf("SecretValue = %q, %v", v, err)
-			}
-		})
-	}
-	wg.Wait()
-	if n := gets.Load(); n != 1 {
-		t.Errorf("%d GETs for 20 concurrent reads within the TTL, want 1", n)
-	}
-	now = now.Add(5 * time.Second)
-	if _, err := c.SecretValue(context.Background(), "ns", "tok", "token"); err != nil || gets.Load() != 2 {
-		t.Errorf("after the TTL: err %v, %d GETs, want a second GET", err, gets.Load())
-	}
-	if _, err := c.SecretValue(context.Background(), "ns", "missing", "token"); err == nil {
-		t.Fatal("a missing Secret read without error")
-	}
-	if _, err := c.SecretValue(context.Background(), "ns", "missing", "token"); err == nil || gets.Load() != 4 {
-		t.Errorf("a failed read was remembered: %d GETs, want 4", gets.Load())
-	}
-}
-
-// A Secret read once is not held for the life of the process: with a templated secretRef
-// name (one Secret per CR) the cache would otherwise grow with every CR ever seen, and keep
-// their tokens in memory.
-func TestSecretCacheForgetsExpiredSecrets(t *testing.T) {
-	var objs []runtime.Object
-	for i := range 100 {
-		objs = append(objs, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("tok-%d", i), Namespace: "ns"},
-			Data:       map[string][]byte{"token": []byte("v")},
-		})
-	}
-	now := time.Unix(0, 0)
-	c := newSecretCache(fake.NewClientset(objs...), 5*time.Second)
-	c.now = func() time.Time { return now }
-	for i := range 100 {
-		if _, err := c.SecretValue(context.Background(), "ns", fmt.Sprintf("tok-%d", i), "token"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	now = now.Add(10 * time.Second)
-	if _, err := c.SecretValue(context.Background(), "ns", "tok-0", "token"); err != nil {
-		t.Fatal(err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) != 1 {
-		t.Errorf("%d Secrets held after their TTL passed, want only the one just read", len(c.entries))
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// laneChoice says which lane of the queue an add puts its key in (lanes.go).
+// laneChoice says which lane of the queue an add puts its key in (run/crdqueue).
 type laneChoice int
 
 const (
@@ -51,9 +51,9 @@ func (c *controller) add(key string, o addOpts) {
 	switch o.lane {
 	case laneAsIs:
 	case laneFast:
-		c.lanes.markFast(key)
+		c.lanes.MarkFast(key)
 	case laneKeep:
-		c.lanes.keepLane(key)
+		c.lanes.KeepLane(key)
 	}
 	after := o.after
 	if o.minInterval > 0 && !last.IsZero() {

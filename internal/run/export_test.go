@@ -8,7 +8,7 @@ import (
 
 // SetHealthClock makes /healthz judge time by now: a test moves it past the liveness
 // bounds instead of waiting minutes.
-func SetHealthClock(e *Engine, now func() time.Time) { e.live.clock.Store(&now) }
+func SetHealthClock(e *Engine, now func() time.Time) { e.live.SetClock(now) }
 
 // RelatedCheckers is how many digest reads of related objects without a generation run
 // at once for one CRD.

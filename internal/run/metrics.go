@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/crdqueue"
 )
 
 // Metrics are ork's Prometheus metrics, on a registry of their own (no global state).
@@ -38,8 +39,7 @@ type Metrics struct {
 	// OperationDuration times each from its start to its end (done, timedOut, replaced).
 	OperationsInFlight *prometheus.GaugeVec
 	OperationDuration  *prometheus.HistogramVec
-	queue              queueMetrics
-	lanes              laneMetrics
+	queue              *crdqueue.Metrics
 	candidate          candidate.Metrics
 }
 
@@ -94,70 +94,16 @@ func NewMetrics() *Metrics {
 			Name: "ork_operation_duration_seconds", Help: "Time from a long-running operation's start to its end, by how it ended (done, timedOut, replaced).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}, []string{"crd", "result"}),
-		queue:     newQueueMetrics(),
-		lanes:     newLaneMetrics(),
+		queue:     crdqueue.NewMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
 		m.OperationsInFlight, m.OperationDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.queue.register(reg)
-	m.lanes.register(reg)
+	m.queue.Register(reg)
 	m.candidate.Register(reg)
 	return m
 }
 
 // QueueProvider feeds client-go work queue metrics into the registry.
-func (m *Metrics) QueueProvider() workqueue.MetricsProvider { return m.queue }
-
-// queueMetrics implements workqueue.MetricsProvider with one vector per metric, labelled by
-// queue name (the CRD).
-type queueMetrics struct {
-	adds, retries                   *prometheus.CounterVec
-	depthGauge, unfinished, longest *prometheus.GaugeVec
-	latency, workDuration           *prometheus.HistogramVec
-}
-
-func newQueueMetrics() queueMetrics {
-	name := []string{"name"}
-	buckets := prometheus.ExponentialBuckets(0.001, 4, 10)
-	return queueMetrics{
-		depthGauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_depth", Help: "Current depth of the work queue."}, name),
-		adds:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_adds_total", Help: "Adds handled by the work queue."}, name),
-		retries:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_retries_total", Help: "Rate-limited retries handled by the work queue."}, name),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_queue_duration_seconds",
-			Help: "How long an item waits in the queue before it is processed.", Buckets: buckets}, name),
-		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_work_duration_seconds",
-			Help: "How long processing an item takes.", Buckets: buckets}, name),
-		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_unfinished_work_seconds",
-			Help: "Seconds of work in progress not yet observed by work_duration."}, name),
-		longest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_longest_running_processor_seconds",
-			Help: "Seconds the longest-running processor has been running."}, name),
-	}
-}
-
-func (q queueMetrics) register(reg *prometheus.Registry) {
-	reg.MustRegister(q.depthGauge, q.adds, q.retries, q.latency, q.workDuration, q.unfinished, q.longest)
-}
-
-func (q queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
-	return q.depthGauge.WithLabelValues(name)
-}
-func (q queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
-	return q.adds.WithLabelValues(name)
-}
-func (q queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
-	return q.latency.WithLabelValues(name)
-}
-func (q queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
-	return q.workDuration.WithLabelValues(name)
-}
-func (q queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return q.unfinished.WithLabelValues(name)
-}
-func (q queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return q.longest.WithLabelValues(name)
-}
-func (q queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
-	return q.retries.WithLabelValues(name)
-}
+func (m *Metrics) QueueProvider() workqueue.MetricsProvider { return m.queue.Provider() }

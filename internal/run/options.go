@@ -125,6 +125,11 @@ type Options struct {
 // 5/10, or even 100/200, ork ran at a third of what the apiserver could take.
 const NoClientRateLimit = -1
 
+// DefaultSecretTTL is how long a Secret read for the remote reconciler is reused: a rotated
+// token is picked up within seconds, and a busy operator makes one GET per Secret per TTL
+// instead of one per call.
+const DefaultSecretTTL = 5 * time.Second
+
 func (o *Options) defaults() {
 	if o.RESTConfig != nil && o.RESTConfig.QPS == 0 {
 		o.RESTConfig = rest.CopyConfig(o.RESTConfig)

@@ -203,7 +203,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		// none. The key waits, its trigger kept, and is queued when the bucket is ready.
 		c.endPass(key, false)
 		c.ledger.note(key, trigger)
-		c.lanes.keepLane(key)
+		c.lanes.KeepLane(key)
 		if !c.e.gate.waitReady(in.cr.GetUID(), c, key) {
 			c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
 		}

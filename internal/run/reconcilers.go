@@ -24,6 +24,14 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
+// managedType is a resource type a reconciler may create, with its children-payload key.
+type managedType struct {
+	schema.GroupVersionResource
+	// typeKey names the type in prepared.children: the intent type ("deployment") for
+	// built-ins, "<plural>.<group>" otherwise.
+	typeKey string
+}
+
 // newReconciler picks the CRD's reconciler and the resource types it may manage.
 func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, error) {
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
@@ -96,7 +104,7 @@ func declaredTypes(e *Engine, crd *katalog.CRD) ([]managedType, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s[%d]: apiVersion %q: %w", key, i, apiVersion, err)
 				}
-				m, err := e.api.mapping(gv.WithKind(kind))
+				m, err := e.api.Mapping(gv.WithKind(kind))
 				if err != nil {
 					return nil, fmt.Errorf("%s[%d]: %s %s is not served by the cluster: %w", key, i, apiVersion, kind, err)
 				}

@@ -23,7 +23,7 @@ func newRelatedWatch(c *controller) (*relatedwatch.Watch, error) {
 	if rem == nil {
 		return nil, nil
 	}
-	return relatedwatch.New(rem.Payload.Related, c.relatedDeps(), c.e.api.relatedGVR, c.e.api.namespaced)
+	return relatedwatch.New(rem.Payload.Related, c.relatedDeps(), c.e.api.RelatedGVR, c.e.api.Namespaced)
 }
 
 // relatedDeps are c's dependencies for its related watch.

@@ -12,6 +12,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
@@ -21,7 +22,7 @@ import (
 // a CR that no longer exists, for ever.
 func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue)
 	defer q.ShutDown()
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	w, err := relatedwatch.New([]katalog.Related{{As: "config", Kind: "ConfigMap", Name: "a-config"}}, relatedwatch.Deps{},
@@ -43,9 +44,9 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 
 // hourIntervalController is a controller with lanes and a ChildMinInterval of an hour:
 // anything the interval delays is not ready within a test.
-func hourIntervalController(t *testing.T) (*controller, *laneQueue) {
+func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue)
 	t.Cleanup(q.ShutDown)
 	return &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
 }

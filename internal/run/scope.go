@@ -16,7 +16,7 @@ func (e *Engine) watchScope(gvr schema.GroupVersionResource, build func(namespac
 	if len(e.opts.WatchNamespaces) == 0 {
 		return informers.AllNamespaces(build(metav1.NamespaceAll)), nil
 	}
-	namespaced, err := e.api.namespaced(gvr)
+	namespaced, err := e.api.Namespaced(gvr)
 	if err != nil {
 		return informers.Scoped{}, err
 	}

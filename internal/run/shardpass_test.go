@@ -13,13 +13,14 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/lanequeue"
+	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/shard"
 )
 
 // newShardedController is a controller of a replica of a ring of two buckets, none taken
 // yet, and a custom resource ns/w of bucket 1.
-func newShardedController(t *testing.T) (*controller, *shardring.Ring, *laneQueue, *unstructured.Unstructured) {
+func newShardedController(t *testing.T) (*controller, *shardring.Ring, *crdqueue.Queue, *unstructured.Unstructured) {
 	t.Helper()
 	const buckets = 2
 	metrics := NewMetrics()
@@ -31,7 +32,7 @@ func newShardedController(t *testing.T) (*controller, *shardring.Ring, *laneQueu
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := newLaneQueue("app", time.Millisecond, time.Second, metrics)
+	q := crdqueue.New("app", time.Millisecond, time.Second, metrics.queue)
 	t.Cleanup(q.ShutDown)
 	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: newSuspensions(nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 	var uid types.UID
@@ -56,7 +57,7 @@ func TestTakenBackBucketPassesItsCachedCRsOnce(t *testing.T) {
 
 	// passes takes what is queued, each in its lane, as a worker would, and counts them.
 	passes := func() (fast, slow int) {
-		fast, slow = q.lanes.Depth(lanequeue.Fast), q.lanes.Depth(lanequeue.Slow)
+		fast, slow = q.Depth(lanequeue.Fast), q.Depth(lanequeue.Slow)
 		for q.Len() > 0 {
 			k, _ := q.Get()
 			q.Forget(k)

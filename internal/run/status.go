@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
@@ -157,11 +158,11 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		}
 		// The answer's metadata is all ork needs (the uid and resourceVersion it wrote). Its
 		// warnings name the keys the CRD's schema pruned.
-		wctx, warned := collectWarnings(ctx)
+		wctx, warned := apiwarnings.Collect(ctx)
 		out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(base.GetNamespace()).Patch(wctx, base.GetName(),
 			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
 		if err == nil {
-			res = c.notePruned(in, res, warned.unknownFields("status"))
+			res = c.notePruned(in, res, warned.UnknownFields("status"))
 		}
 		if err == nil && c.e.dry != nil {
 			c.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})

@@ -1,4 +1,8 @@
-package run
+// Package secretcache reads the keys of Secrets for the remote reconciler (auth tokens, CAs)
+// with a GET reused for a TTL: a rotated token is picked up within seconds, and a busy
+// operator makes one GET per Secret per TTL instead of one per call. Not a watch: the
+// generated RBAC for a static name is `get` only.
+package secretcache
 
 import (
 	"context"
@@ -11,23 +15,18 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// DefaultSecretTTL is how long a Secret read for the remote reconciler is reused: a rotated
-// token is picked up within seconds, and a busy operator makes one GET per Secret per TTL
-// instead of one per call. Not a watch: the generated RBAC for a static name is `get` only.
-const DefaultSecretTTL = 5 * time.Second
-
-// secretReadTimeout bounds one GET of a Secret; as long as the longest default call timeout,
+// readTimeout bounds one GET of a Secret; as long as the longest default call timeout,
 // so that a slow apiserver fails the call as late as it would have anyway.
-const secretReadTimeout = 30 * time.Second
+const readTimeout = 30 * time.Second
 
-// secretCache reads Secret keys with a GET, reused for ttl. Concurrent reads of one Secret
-// share one GET.
-type secretCache struct {
+// Cache reads Secret keys with a GET, reused for ttl. Concurrent reads of one Secret share
+// one GET.
+type Cache struct {
 	kube kubernetes.Interface
 	ttl  time.Duration
 	now  func() time.Time
 
-	// life ends the reads in flight when the engine stops (close); reads counts them.
+	// life ends the reads in flight when the engine stops (Close); reads counts them.
 	life  context.Context
 	end   context.CancelFunc
 	reads sync.WaitGroup
@@ -45,18 +44,20 @@ type secretEntry struct {
 	expires time.Time
 }
 
-func newSecretCache(kube kubernetes.Interface, ttl time.Duration) *secretCache {
+// New reads with kube; a Secret read is reused for ttl.
+func New(kube kubernetes.Interface, ttl time.Duration) *Cache {
 	life, end := context.WithCancel(context.Background())
-	return &secretCache{kube: kube, ttl: ttl, now: time.Now, life: life, end: end, entries: map[string]*secretEntry{}}
+	return &Cache{kube: kube, ttl: ttl, now: time.Now, life: life, end: end, entries: map[string]*secretEntry{}}
 }
 
-// close ends the reads in flight and waits for them: nothing outlives the engine's run.
-func (s *secretCache) close() {
+// Close ends the reads in flight and waits for them: nothing outlives the engine's run.
+func (s *Cache) Close() {
 	s.end()
 	s.reads.Wait()
 }
 
-func (s *secretCache) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
+// SecretValue is the value of key in the Secret namespace/name (remote.SecretSource).
+func (s *Cache) SecretValue(ctx context.Context, namespace, name, key string) ([]byte, error) {
 	sec, err := s.get(ctx, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("get secret %s/%s: %w", namespace, name, err)
@@ -68,7 +69,7 @@ func (s *secretCache) SecretValue(ctx context.Context, namespace, name, key stri
 	return v, nil
 }
 
-func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+func (s *Cache) get(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	id := namespace + "/" + name
 	s.mu.Lock()
 	e := s.entries[id]
@@ -90,8 +91,8 @@ func (s *secretCache) get(ctx context.Context, namespace, name string) (*corev1.
 // read GETs the Secret for every caller waiting on e, under a timeout of its own and the
 // engine's life rather than the context of the caller that happened to start it: one caller
 // giving up must not fail the read for the others.
-func (s *secretCache) read(e *secretEntry, namespace, name string) {
-	ctx, cancel := context.WithTimeout(s.life, secretReadTimeout)
+func (s *Cache) read(e *secretEntry, namespace, name string) {
+	ctx, cancel := context.WithTimeout(s.life, readTimeout)
 	defer cancel()
 	e.secret, e.err = s.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	e.expires = s.now().Add(s.ttl)
@@ -103,7 +104,7 @@ func (s *secretCache) read(e *secretEntry, namespace, name string) {
 
 // sweep forgets the Secrets whose TTL passed, at most once per TTL, so that the cache holds
 // only Secrets in use: with a templated secretRef name there is one per CR. s.mu is held.
-func (s *secretCache) sweep() {
+func (s *Cache) sweep() {
 	now := s.now()
 	if now.Sub(s.lastSweep) < s.ttl {
 		return

@@ -1,4 +1,7 @@
-package run
+// Package apitypes is what ork knows of the types the cluster serves: discovery and the
+// REST mapper, the mappings found, and a rate-limited refresh for types installed after the
+// start (a CRD applied a moment ago).
+package apitypes
 
 import (
 	"fmt"
@@ -15,14 +18,6 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 )
-
-// managedType is a resource type a reconciler may create, with its children-payload key.
-type managedType struct {
-	schema.GroupVersionResource
-	// typeKey names the type in prepared.children: the intent type ("deployment") for
-	// built-ins, "<plural>.<group>" otherwise.
-	typeKey string
-}
 
 // resetLimiter lets the discovery cache be refreshed at most once per interval. A refresh
 // re-reads every API group and holds the mapper's lock meanwhile: a reconciler returning a
@@ -44,10 +39,9 @@ func (l *resetLimiter) allow(now time.Time) bool {
 	return true
 }
 
-// apiTypes is what ork knows of the types the cluster serves: discovery and the REST
-// mapper, with the mappings found and a rate-limited refresh for types installed after the
-// start.
-type apiTypes struct {
+// Types is what ork knows of the types the cluster serves: discovery and the REST mapper,
+// with the mappings found and a rate-limited refresh for types installed after the start.
+type Types struct {
 	discovery discovery.DiscoveryInterface
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
 	// mappings are the mapper's answers by kind, until it is reset.
@@ -57,31 +51,32 @@ type apiTypes struct {
 	resetLimit resetLimiter
 }
 
-func newAPITypes(d discovery.DiscoveryInterface, every time.Duration) *apiTypes {
-	return &apiTypes{discovery: d, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(d)),
+// New asks d, and refreshes what it told at most once per every.
+func New(d discovery.DiscoveryInterface, every time.Duration) *Types {
+	return &Types{discovery: d, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(d)),
 		resetLimit: resetLimiter{every: every}}
 }
 
 // refresh resets the discovery cache for a kind it does not know (a CRD applied a
 // moment ago), when the rate limit allows; false when it did not.
-func (a *apiTypes) refresh() bool {
+func (a *Types) refresh() bool {
 	if !a.resetLimit.allow(time.Now()) {
 		return false
 	}
-	a.reset()
+	a.Reset()
 	return true
 }
 
-// reset drops what discovery told, and the mappings taken from it.
-func (a *apiTypes) reset() {
+// Reset drops what discovery told, and the mappings taken from it.
+func (a *Types) Reset() {
 	a.mapper.Reset()
 	a.mappingGen.Add(1) // a lookup that began before the reset must not store its answer
 	a.mappings.Clear()
 }
 
-// kindFor asks discovery for the kind served at gvr, refreshing once for types installed
+// KindFor asks discovery for the kind served at gvr, refreshing once for types installed
 // after ork started (a CRD applied a moment ago).
-func (a *apiTypes) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+func (a *Types) KindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
 	gvk, err := a.mapper.KindFor(gvr)
 	if err != nil && meta.IsNoMatchError(err) && a.refresh() {
 		gvk, err = a.mapper.KindFor(gvr)
@@ -89,9 +84,9 @@ func (a *apiTypes) kindFor(gvr schema.GroupVersionResource) (schema.GroupVersion
 	return gvk, err
 }
 
-// resolve fills in the preferred version of a group/resource when none is declared.
-func (a *apiTypes) resolve(gvr schema.GroupVersionResource) (schema.GroupVersionResource, error) {
-	gvk, err := a.kindFor(gvr)
+// Resolve fills in the preferred version of a group/resource when none is declared.
+func (a *Types) Resolve(gvr schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	gvk, err := a.KindFor(gvr)
 	if err != nil {
 		return gvr, fmt.Errorf("not served by the cluster: %w", err)
 	}
@@ -99,11 +94,11 @@ func (a *apiTypes) resolve(gvr schema.GroupVersionResource) (schema.GroupVersion
 	return gvr, nil
 }
 
-// mapping returns the REST mapping for a kind, refreshing discovery once on a miss.
+// Mapping returns the REST mapping for a kind, refreshing discovery once on a miss.
 // Found mappings are kept until discovery is reset: the mapper answers each from a scan of
 // every served group (a few percent of ork's CPU at one lookup per child per pass), and
 // its answer changes only with a reset.
-func (a *apiTypes) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+func (a *Types) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	if m, ok := a.mappings.Load(gvk); ok {
 		return m.(*meta.RESTMapping), nil
 	}
@@ -118,8 +113,15 @@ func (a *apiTypes) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, erro
 	return m, err
 }
 
-// servesStatus asks discovery whether the custom resource has the status subresource.
-func (a *apiTypes) servesStatus(gvr schema.GroupVersionResource) (bool, error) {
+// KindServed is nil when discovery, as last told, maps the kind in any version: no refresh
+// and nothing kept, for a poll that resets on its own while a new CRD gets listed.
+func (a *Types) KindServed(gk schema.GroupKind) error {
+	_, err := a.mapper.RESTMapping(gk)
+	return err
+}
+
+// ServesStatus asks discovery whether the custom resource has the status subresource.
+func (a *Types) ServesStatus(gvr schema.GroupVersionResource) (bool, error) {
 	list, err := a.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("discover %s: %w", gvr.GroupVersion(), err)
@@ -135,28 +137,28 @@ func (a *apiTypes) servesStatus(gvr schema.GroupVersionResource) (bool, error) {
 	return false, nil
 }
 
-// namespaced asks discovery whether gvr is namespaced.
-func (a *apiTypes) namespaced(gvr schema.GroupVersionResource) (bool, error) {
-	gvk, err := a.kindFor(gvr)
+// Namespaced asks discovery whether gvr is namespaced.
+func (a *Types) Namespaced(gvr schema.GroupVersionResource) (bool, error) {
+	gvk, err := a.KindFor(gvr)
 	if err != nil {
 		return false, fmt.Errorf("not served by the cluster: %w", err)
 	}
-	m, err := a.mapping(gvk)
+	m, err := a.Mapping(gvk)
 	if err != nil {
 		return false, fmt.Errorf("not served by the cluster: %w", err)
 	}
 	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
-// relatedGVR is the resource of a related entry: its kind through the REST mapper, or its
+// RelatedGVR is the resource of a related entry: its kind through the REST mapper, or its
 // plural through discovery, in the entry's version or the preferred one.
-func (a *apiTypes) relatedGVR(r katalog.Related) (schema.GroupVersionResource, error) {
+func (a *Types) RelatedGVR(r katalog.Related) (schema.GroupVersionResource, error) {
 	if r.Kind != "" {
-		m, err := a.mapping(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
+		m, err := a.Mapping(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
 		if err != nil {
 			return schema.GroupVersionResource{}, fmt.Errorf("%s %s is not served by the cluster: %w", r.Group, r.Kind, err)
 		}
 		return m.Resource, nil
 	}
-	return a.resolve(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural})
+	return a.Resolve(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural})
 }

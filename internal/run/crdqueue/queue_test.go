@@ -1,4 +1,4 @@
-package run
+package crdqueue
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func TestKeyNamespace(t *testing.T) {
 // to the cap; the rest are summed under "(other)"; a namespace left with none loses its series.
 func TestNamespaceDepthSeriesAreCappedAndRemovedAtZero(t *testing.T) {
 	m := NewMetrics()
-	q := newLaneQueue("app", time.Millisecond, time.Second, m)
+	q := New("app", time.Millisecond, time.Second, m)
 	defer q.ShutDown()
 	for i := range maxNamespaceSeries + 10 {
 		q.Add(fmt.Sprintf("ns-%03d/a", i))
@@ -49,19 +49,19 @@ func TestNamespaceDepthSeriesAreCappedAndRemovedAtZero(t *testing.T) {
 	}
 }
 
-// TestRetryKeepsTheLaneOfTheFailedPass: keepLane during a fast pass makes its rate-limited
+// TestRetryKeepsTheLaneOfTheFailedPass: KeepLane during a fast pass makes its rate-limited
 // retry fast; during a slow pass, slow.
 func TestRetryKeepsTheLaneOfTheFailedPass(t *testing.T) {
 	for _, lane := range []lanequeue.Lane{lanequeue.Fast, lanequeue.Slow} {
 		t.Run(lane.String(), func(t *testing.T) {
-			q := newLaneQueue("app", 0, 0, NewMetrics())
+			q := New("app", 0, 0, NewMetrics())
 			defer q.ShutDown()
 			if lane == lanequeue.Fast {
-				q.markFast("ns/a")
+				q.MarkFast("ns/a")
 			}
 			q.Add("ns/a")
 			k, _ := q.Get()
-			q.keepLane(k)
+			q.KeepLane(k)
 			q.Add(k) // the retry, while the pass still runs
 			q.Done(k)
 			if got := q.lanes.Depth(lane); got != 1 {

@@ -1,4 +1,4 @@
-package run
+package liveness
 
 import (
 	"strings"
@@ -96,12 +96,12 @@ func TestLivenessFailsOnlyForWhatARestartCures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &world{clock: &fakeClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}
-			l := newLiveness(w.clock.now, func(time.Time) bool { return w.paused })
-			w.q = l.watch("app", tt.workers, timeout, workqueue.NewTypedRateLimitingQueue(
+			l := New(w.clock.now, func(time.Time) bool { return w.paused })
+			w.q = l.Watch("app", tt.workers, timeout, workqueue.NewTypedRateLimitingQueue(
 				workqueue.DefaultTypedControllerRateLimiter[string]()))
 			t.Cleanup(w.q.ShutDown)
 			tt.steps(w)
-			err := l.check()
+			err := l.Check()
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("check = %v, want healthy", err)

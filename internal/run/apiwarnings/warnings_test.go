@@ -1,4 +1,4 @@
-package run
+package apiwarnings
 
 import (
 	"context"
@@ -18,13 +18,13 @@ func TestUnknownFieldWarningsNameTheTopLevelKeysPruned(t *testing.T) {
 		{"another warning", []string{`metadata.finalizers: "x": prefer a domain-qualified finalizer name`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, w := collectWarnings(context.Background())
-			r := warningRouter{fallback: failingHandler{t}}
+			ctx, w := Collect(context.Background())
+			r := Router{fallback: failingHandler{t}}
 			for _, text := range tc.warnings {
 				r.HandleWarningHeaderWithContext(ctx, 299, "-", text)
 			}
-			if got := w.unknownFields("status"); !slices.Equal(got, tc.want) {
-				t.Errorf("unknownFields = %q, want %q", got, tc.want)
+			if got := w.UnknownFields("status"); !slices.Equal(got, tc.want) {
+				t.Errorf("UnknownFields = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -33,7 +33,7 @@ func TestUnknownFieldWarningsNameTheTopLevelKeysPruned(t *testing.T) {
 // A warning of a request that collects none goes where it went before.
 func TestWarningsOfOtherRequestsGoToTheFallback(t *testing.T) {
 	var got []string
-	r := warningRouter{fallback: recordingHandler{&got}}
+	r := Router{fallback: recordingHandler{&got}}
 	r.HandleWarningHeaderWithContext(context.Background(), 299, "-", "deprecated")
 	if !slices.Equal(got, []string{"deprecated"}) {
 		t.Errorf("fallback got %q, want the warning", got)

@@ -1,9 +1,7 @@
-package run
+package crdqueue
 
 import (
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,82 +18,74 @@ const maxNamespaceSeries = 50
 // otherNamespaces is the namespace label of the depth of namespaces past the cap.
 const otherNamespaces = "(other)"
 
-// laneQueue is a CRD's work queue: client-go's rate-limiting queue over a lane queue
-// (internal/lanequeue), which decides which ready key goes next. It remembers the lane each
-// key in flight was taken from, so a retry after a failure keeps it.
-type laneQueue struct {
-	workqueue.TypedRateLimitingInterface[string]
-	lanes *lanequeue.Queue[string]
-	mu    sync.Mutex
-	// inFlight is the lane of each key a worker holds, from Get to Done.
-	inFlight map[string]lanequeue.Lane
+// Metrics are the work queues' metrics: client-go's (ork_workqueue_*, by queue name) and the
+// lanes' (ork_queue_*, by CRD).
+type Metrics struct {
+	queue queueMetrics
+	lanes laneMetrics
 }
 
-func newLaneQueue(name string, base, ceiling time.Duration, m *Metrics) *laneQueue {
-	lanes := lanequeue.New(lanequeue.Options[string]{Group: keyNamespace, Observer: m.laneObserver(name)})
-	provider := m.QueueProvider()
-	// The same chain client-go builds by default (rate limiting over delaying over the
-	// queue), with the lane queue as the queue's storage: de-duplication, one worker per
-	// key, delays, backoff and the ork_workqueue_* metrics are client-go's.
-	typed := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, MetricsProvider: provider, Queue: lanes})
-	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, MetricsProvider: provider, Queue: typed})
-	return &laneQueue{
-		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, ceiling),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: provider, DelayingQueue: delaying}),
-		lanes:    lanes,
-		inFlight: map[string]lanequeue.Lane{},
+// NewMetrics makes the metrics; Register puts them on a registry.
+func NewMetrics() *Metrics {
+	return &Metrics{queue: newQueueMetrics(), lanes: newLaneMetrics()}
+}
+
+// Register registers every metric on reg.
+func (m *Metrics) Register(reg *prometheus.Registry) {
+	q, l := m.queue, m.lanes
+	reg.MustRegister(q.depthGauge, q.adds, q.retries, q.latency, q.workDuration, q.unfinished, q.longest,
+		l.depth, l.wait, l.namespace)
+}
+
+// Provider feeds client-go work queue metrics into the registry.
+func (m *Metrics) Provider() workqueue.MetricsProvider { return m.queue }
+
+// queueMetrics implements workqueue.MetricsProvider with one vector per metric, labelled by
+// queue name (the CRD).
+type queueMetrics struct {
+	adds, retries                   *prometheus.CounterVec
+	depthGauge, unfinished, longest *prometheus.GaugeVec
+	latency, workDuration           *prometheus.HistogramVec
+}
+
+func newQueueMetrics() queueMetrics {
+	name := []string{"name"}
+	buckets := prometheus.ExponentialBuckets(0.001, 4, 10)
+	return queueMetrics{
+		depthGauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_depth", Help: "Current depth of the work queue."}, name),
+		adds:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_adds_total", Help: "Adds handled by the work queue."}, name),
+		retries:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ork_workqueue_retries_total", Help: "Rate-limited retries handled by the work queue."}, name),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_queue_duration_seconds",
+			Help: "How long an item waits in the queue before it is processed.", Buckets: buckets}, name),
+		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ork_workqueue_work_duration_seconds",
+			Help: "How long processing an item takes.", Buckets: buckets}, name),
+		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_unfinished_work_seconds",
+			Help: "Seconds of work in progress not yet observed by work_duration."}, name),
+		longest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ork_workqueue_longest_running_processor_seconds",
+			Help: "Seconds the longest-running processor has been running."}, name),
 	}
 }
 
-// Get takes the next key and remembers its lane until Done.
-func (q *laneQueue) Get() (string, bool) {
-	key, shutdown := q.TypedRateLimitingInterface.Get()
-	if !shutdown {
-		l := q.lanes.Taken(key)
-		q.mu.Lock()
-		q.inFlight[key] = l
-		q.mu.Unlock()
-	}
-	return key, shutdown
+func (q queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return q.depthGauge.WithLabelValues(name)
 }
-
-// Done ends the key's pass.
-func (q *laneQueue) Done(key string) {
-	q.mu.Lock()
-	delete(q.inFlight, key)
-	q.mu.Unlock()
-	q.TypedRateLimitingInterface.Done(key)
+func (q queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	return q.adds.WithLabelValues(name)
 }
-
-// markFast makes the key's next add go to the fast lane (a real change). A nil queue (unit
-// tests' plain work queues) has no lanes.
-func (q *laneQueue) markFast(key string) {
-	if q != nil {
-		q.lanes.Fast(key)
-	}
+func (q queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return q.latency.WithLabelValues(name)
 }
-
-// keepLane makes the key's next add (its retry) go to the lane its running pass came from.
-func (q *laneQueue) keepLane(key string) {
-	if q == nil {
-		return
-	}
-	q.mu.Lock()
-	l := q.inFlight[key]
-	q.mu.Unlock()
-	if l == lanequeue.Fast {
-		q.lanes.Fast(key)
-	}
+func (q queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return q.workDuration.WithLabelValues(name)
 }
-
-// keyNamespace is the namespace of a queue key; "" for a cluster-scoped CR (one group).
-func keyNamespace(key string) string {
-	ns, _, ok := strings.Cut(key, "/")
-	if !ok {
-		return ""
-	}
-	return ns
+func (q queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.unfinished.WithLabelValues(name)
+}
+func (q queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.longest.WithLabelValues(name)
+}
+func (q queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return q.retries.WithLabelValues(name)
 }
 
 // laneMetrics are the lane queue's metrics.
@@ -119,10 +109,6 @@ func newLaneMetrics() laneMetrics {
 			Help: "Keys ready per namespace, only for namespaces with keys; past " + strconv.Itoa(maxNamespaceSeries) + " namespaces per CRD the rest are summed under namespace=\"" + otherNamespaces + "\". Cluster-scoped CRs: namespace=\"\".",
 		}, []string{"crd", "namespace"}),
 	}
-}
-
-func (l laneMetrics) register(reg *prometheus.Registry) {
-	reg.MustRegister(l.depth, l.wait, l.namespace)
 }
 
 // laneObserver feeds one CRD's lane queue into the metrics.
