@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +13,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
 	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/remotecheck"
 	"github.com/orkspace/ork/internal/suggest"
@@ -49,6 +51,10 @@ against reconcile.remote.timeout. Round 1 sends create, update and resync (and d
 --include-deletes); round 2 sends each again with the children the first answer produced, as
 ork run would present them, and requires the same resources: a reconciler whose answer moves
 with its own children makes ork loop. Every request carries prepared.dryRun: true.
+A "pending" answer is followed as ork run follows it: after its pollAfter the check polls
+(trigger requeue, with prepared.operation) until a final answer, waiting at most
+--operation-wait in all; an operation still pending then, an id that changes without
+superseded, or a deadline that passes (then one more call with timedOut: true) is a warning.
 The CR is --cr, else the CRD's first crFiles entry; Secrets for auth.secretRef and
 tls.caSecretRef are taken from the CR file and --secrets. The endpoint is the Katalog's
 unless --endpoint is given. --crd may be left out when the Katalog has one remote CRD.
@@ -84,6 +90,7 @@ Katalog, --cr or --secrets file is missing, or another usage error. The report i
 	f.Bool("include-deletes", false, "also send the delete request (a reconciler may clean up real things despite prepared.dryRun)")
 	f.StringArray("secrets", nil, "file of Secret manifests standing in for the cluster's (auth.secretRef, tls.caSecretRef); repeatable")
 	f.StringArray("related", nil, "file of objects standing in for the cluster's, for payload.related (beside the CR file's other documents); repeatable")
+	f.Duration("operation-wait", remotecheck.DefaultOperationWait, "the longest the check waits, in all, for the operations of \"pending\" answers before it stops following them (a warning)")
 	return cmd
 }
 
@@ -93,10 +100,15 @@ func completeRemoteCheck(env *Env) (remoteCheckOptions, error) {
 	if err != nil {
 		return remoteCheckOptions{}, err
 	}
+	wait := cfg.Duration("operation-wait")
+	if wait <= 0 {
+		return remoteCheckOptions{}, usageError("--operation-wait %s: want a positive duration such as 2m", wait)
+	}
 	return remoteCheckOptions{
 		files: cfg.StringSlice("filename"), format: format, crFile: cfg.String("cr"), secretFiles: cfg.StringSlice("secrets"),
 		relatedFiles: cfg.StringSlice("related"),
-		check:        remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-deletes")},
+		check: remotecheck.Options{CRD: cfg.String("crd"), Endpoint: cfg.String("endpoint"), Candidate: cfg.String("candidate"), IncludeDelete: cfg.Bool("include-deletes"),
+			OperationWait: wait},
 	}, nil
 }
 
@@ -263,7 +275,11 @@ func writeRemoteCheck(w io.Writer, st output.Style, rep remotecheck.Report) erro
 			latency = fmt.Sprintf("%.1fms", r.LatencyMS)
 		}
 		vs := byRequest[r.Name]
-		fmt.Fprintf(&b, "  %-*s  %s %8s  %s\n", width, r.Name, status, latency, verdict(st, r, len(vs) > 0))
+		waited := ""
+		if r.Poll != nil {
+			waited = " " + st.Dim(fmt.Sprintf("(after %s)", time.Duration(r.WaitedMS)*time.Millisecond))
+		}
+		fmt.Fprintf(&b, "  %-*s  %s %8s  %s%s\n", width, r.Name, status, latency, verdict(st, r, len(vs) > 0), waited)
 		writeCandidate(&b, st, r.Candidate)
 		// The same answer to another trigger is usually the same mistake: say so once.
 		if i := slices.IndexFunc(shown, func(prev []remotecheck.Violation) bool { return sameViolations(prev, vs) }); i >= 0 && len(vs) > 0 {
@@ -328,6 +344,17 @@ func sameViolations(a, b []remotecheck.Violation) bool {
 
 // verdict sums up a request: what ork would apply, or why it would not.
 func verdict(st output.Style, r remotecheck.Request, faulty bool) string {
+	if r.Operation != nil && r.Reason == operation.ReasonPending {
+		// Not a failure: the operation goes on, and the next line is its poll.
+		s := r.Message
+		if r.Operation.PollAfter != "" {
+			s += ", poll after " + r.Operation.PollAfter
+		}
+		if faulty {
+			return st.Warning(s)
+		}
+		return st.Dim(s)
+	}
 	if r.Reason != "ReconcileSucceeded" {
 		return st.Error(r.Reason)
 	}

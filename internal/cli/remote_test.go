@@ -172,3 +172,42 @@ func TestRemoteCheckCandidate(t *testing.T) {
 		t.Errorf("a failing candidate: exit %d\n%s", code, out)
 	}
 }
+
+// A "pending" answer is polled with prepared.operation after its pollAfter, each poll a line
+// of its own; once --operation-wait is spent, the next operation is a warning that names the
+// bound, and the check stays conformant.
+func TestRemoteCheckFollowsPending(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Prepared struct {
+				Operation *struct{ ID string } `json:"operation"`
+			} `json:"prepared"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		if req.Prepared.Operation == nil {
+			_, _ = io.WriteString(w, `{"result":"pending","operation":{"id":"db-1","pollAfter":"1s","progress":40,"message":"creating"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, goodAnswer)
+	}))
+	t.Cleanup(srv.Close)
+	code, out, errOut := runOrk(t, "remote", "check", "-f", exampleKatalog, "--secrets", exampleSecret, "--endpoint", srv.URL, "--operation-wait", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, w := range []string{
+		"  create                      200", `operation "db-1" pending (40%): creating, poll after 1s`,
+		`  create, poll 1              200`, `ok: deployments/my-webapp (after 1s)`,
+		`warning $.operation [operation] operation "db-1" still pending after waiting the bound of 1s (--operation-wait), 0 polls: creating (40%)`,
+		"conformant: 7 requests, 0 violations, 5 warnings",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	code, _, errOut = runOrk(t, "remote", "check", "-f", exampleKatalog, "--operation-wait", "0s")
+	if code != 2 || !strings.Contains(errOut, "--operation-wait 0s: want a positive duration") {
+		t.Errorf("--operation-wait 0s: exit %d, %s", code, errOut)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/remote"
@@ -50,6 +51,13 @@ type Options struct {
 	// SecretFile is a Secrets file to suggest when a Secret is missing (the secret.yaml
 	// beside the Katalog); default none.
 	SecretFile string
+	// OperationWait bounds the time the check waits, in all, for the operations of
+	// "pending" answers it follows; default DefaultOperationWait. Each wait is the
+	// operation's pollAfter (as ork run bounds it), cut to what is left.
+	OperationWait time.Duration
+	// Now and Sleep are the check's clock; default the real one.
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
 }
 
 // Report is the outcome of a check; -o json prints it as is.
@@ -63,9 +71,11 @@ type Report struct {
 	Related        []string `json:"related,omitempty"`
 	MissingRelated []string `json:"missingRelated,omitempty"`
 	// Endpoint is the URL called, without user info and query.
-	Endpoint   string `json:"endpoint"`
-	Timeout    string `json:"timeout"`
-	Conformant bool   `json:"conformant"`
+	Endpoint string `json:"endpoint"`
+	Timeout  string `json:"timeout"`
+	// OperationWait is Options.OperationWait, the bound on following operations.
+	OperationWait string `json:"operationWait"`
+	Conformant    bool   `json:"conformant"`
 	// Answered: at least one request got an HTTP answer (of any status). Without one the
 	// reconciler was not checked at all: nothing listens, every call timed out, or the
 	// request could not be built (a missing Secret).
@@ -102,6 +112,13 @@ type Request struct {
 	Stable *bool `json:"stable,omitempty"`
 	// Candidate is the candidate's answer to the same request (Options.Candidate).
 	Candidate *CandidateAnswer `json:"candidate,omitempty"`
+	// Operation is the operation of a "pending" answer; the check polls it.
+	Operation *PendingOperation `json:"operation,omitempty"`
+	// Poll is the prepared.operation of a request that follows a "pending" answer (trigger
+	// requeue, named "create, poll 1", or "create, timed out" past the deadline); WaitedMS
+	// how long the check waited before sending it.
+	Poll     *operation.Prepared `json:"poll,omitempty"`
+	WaitedMS float64             `json:"waitedMs,omitempty"`
 }
 
 // Severity of a violation.
@@ -155,6 +172,7 @@ type checker struct {
 	katalogAt string
 	// secretFile is Options.SecretFile.
 	secretFile string
+	clock      clock
 }
 
 // Run checks the reconciler of opts.CRD. It returns an error only when the check cannot
@@ -188,7 +206,18 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		katalogAt:  katalog.DisplayPath(katalog.CRDPath(crd.Name, "operatorBox.reconcile.remote")),
 		secretFile: opts.SecretFile,
 	}
-	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String()}
+	if opts.OperationWait <= 0 {
+		opts.OperationWait = DefaultOperationWait
+	}
+	ck.clock = clock{now: opts.Now, sleep: opts.Sleep, left: opts.OperationWait, bound: opts.OperationWait}
+	if ck.clock.now == nil {
+		ck.clock.now = time.Now
+	}
+	if ck.clock.sleep == nil {
+		ck.clock.sleep = sleep
+	}
+	rep := Report{CRD: crd.Name, CR: ck.key, Endpoint: c.OperatorBox.Reconcile.Remote.Endpoint, Timeout: rec.Timeout().String(),
+		OperationWait: opts.OperationWait.String()}
 	if opts.Candidate != "" {
 		if ck.cand, err = remote.New(candidateCRD(crd, opts.Candidate), remote.Options{Secrets: opts.Secrets}); err != nil {
 			return Report{}, fmt.Errorf("candidate reconciler: %w", err)
@@ -226,22 +255,27 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 			}
 			s.sentBack = built
 		}
-		o := ck.send(ctx, s)
-		if ctx.Err() != nil {
-			return rep, ctx.Err()
+		fatal := false
+		for _, o := range ck.follow(ctx, s) {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			if o.endpoint != "" {
+				rep.Endpoint = o.endpoint
+			}
+			rep.Requests = append(rep.Requests, o.request)
+			if c := o.request.Candidate; c != nil && len(c.Divergences) > 0 {
+				rep.Divergences++
+			}
+			rep.Violations = append(rep.Violations, o.violations...)
+			// Round 2 sends back what the last answer of round 1 applied: an operation's
+			// final answer, when it ended within the bound.
+			if s.round == 1 && o.built != nil {
+				first[s.trigger] = o.built
+			}
+			fatal = fatal || o.fatal
 		}
-		if o.endpoint != "" {
-			rep.Endpoint = o.endpoint
-		}
-		rep.Requests = append(rep.Requests, o.request)
-		if c := o.request.Candidate; c != nil && len(c.Divergences) > 0 {
-			rep.Divergences++
-		}
-		rep.Violations = append(rep.Violations, o.violations...)
-		if s.round == 1 && o.built != nil {
-			first[s.trigger] = o.built
-		}
-		if o.fatal {
+		if fatal {
 			for _, rest := range steps[i+1:] {
 				if _, ok := first[rest.trigger]; rest.round == 1 || ok {
 					rep.NotSent = append(rep.NotSent, rest.name(ck.children))

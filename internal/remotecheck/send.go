@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/manifest"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/resources"
 )
@@ -24,21 +25,30 @@ type sent struct {
 	endpoint string
 	// fatal: every later request would fail the same way.
 	fatal bool
+	// pending is the operation of a "pending" answer that ork would take; nil otherwise.
+	pending *operation.Answer
 }
 
-// send sends one request of the sequence and judges the answer.
-func (ck *checker) send(ctx context.Context, s step) sent {
+// send sends one request of the sequence, or a poll that follows its "pending" answer, and
+// judges the answer.
+func (ck *checker) send(ctx context.Context, s step, p poll) sent {
 	name := s.name(ck.children)
-	req := remote.Request{Key: ck.key, Object: ck.objectFor(s.trigger).Object, Trigger: s.trigger, Attempt: 1, DryRun: true}
+	if p.name != "" {
+		name = p.name
+	}
+	req := remote.Request{Key: ck.key, Object: ck.objectFor(s.trigger).Object, Trigger: p.trigger(s.trigger), Attempt: 1, DryRun: true, Operation: p.op}
 	if ck.children {
 		req.Children = ck.childrenOf(s.sentBack)
 	}
 	req.Related = ck.related
 	res, x, err := ck.rec.Call(ctx, req)
 	out := sent{endpoint: x.URL, request: Request{
-		Name: name, Round: s.round, Trigger: string(s.trigger), Status: x.StatusCode,
-		LatencyMS: float64(x.Duration.Microseconds()) / 1000, Resources: []string{},
+		Name: name, Round: s.round, Trigger: string(req.Trigger), Status: x.StatusCode,
+		LatencyMS: float64(x.Duration.Microseconds()) / 1000, Resources: []string{}, Poll: p.op,
 	}}
+	if p.op != nil {
+		out.request.WaitedMS = float64(p.waited.Milliseconds())
+	}
 	for _, byName := range req.Children {
 		out.request.Children += len(byName)
 	}
@@ -58,7 +68,11 @@ func (ck *checker) send(ctx context.Context, s step) sent {
 	for _, b := range out.built {
 		out.request.Resources = append(out.request.Resources, ck.types.Ref(b.Obj))
 	}
-	if s.round == 2 && out.built != nil {
+	if o.Action == remote.Pending && j.reason == "" {
+		out.pending, out.request.Operation = res.Operation, pendingOf(res.Operation)
+	}
+	// A pending answer's resources are a step on the way: stability is judged on the final one.
+	if s.round == 2 && out.built != nil && out.pending == nil {
 		stable := ck.judgeStability(j, s.sentBack, out.built)
 		out.request.Stable = &stable
 	}
@@ -106,7 +120,7 @@ func (ck *checker) judgeExchange(j *judgement, x exchange.Exchange, err error) (
 	switch {
 	case ce != nil && ce.Kind == remote.KindTimeout:
 		j.add(Error, CheckLatency, "", ce.Message+" ("+limit+")",
-			"answer within the timeout; work that takes longer: answer \"requeue\" with a requeueAfter and go on in the background, reporting progress in status")
+			"answer within the timeout; work that takes longer: answer \"pending\" with an operation at once and go on in the background, ork polls it and holds it for you: "+operationsHint)
 		return false
 	case x.Duration > ck.timeout/maxLatencyShare:
 		j.add(Warning, CheckLatency, "", fmt.Sprintf("answered in %s, more than half of %s", x.Duration.Round(time.Millisecond), limit),
