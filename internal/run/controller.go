@@ -53,6 +53,8 @@ type controller struct {
 	env passEnv
 	// writes is the controller's write path for its children (childwrite), built once.
 	writes childWrites
+	// crw are the effects of the writes to the CR itself in the run's mode, built once.
+	crw crWrites
 }
 
 // child is an informer on one managed resource type.
@@ -158,6 +160,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.writes = c.childWriter()
+	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
 	return c, nil
 }
