@@ -126,8 +126,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
-		if e.shards != nil {
-			cc := e.shards.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
+		if e.ring != nil {
+			cc := e.ring.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
 			c.crCaches = append(c.crCaches, cc)
 			return cc.Informer()
 		}
