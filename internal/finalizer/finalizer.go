@@ -31,8 +31,9 @@ const attempts = 5
 type Options struct {
 	// FieldManager names the writer; default none (the apiserver's default).
 	FieldManager string
-	// DryRun sends each write as a server-side dry run; default false.
-	DryRun bool
+	// DryRun are the DryRun values each write is sent with (metav1.DryRunAll: a server-side
+	// dry run); default none.
+	DryRun []string
 	// BeforeWrite, when set, is called before each write; its error stops the write (ork
 	// run's leader guard). Default nil.
 	BeforeWrite func() error
@@ -106,11 +107,7 @@ func patch(obj *unstructured.Unstructured, present bool) []byte {
 }
 
 func patchOptions(opts Options) metav1.PatchOptions {
-	po := metav1.PatchOptions{FieldManager: opts.FieldManager}
-	if opts.DryRun {
-		po.DryRun = []string{metav1.DryRunAll}
-	}
-	return po
+	return metav1.PatchOptions{FieldManager: opts.FieldManager, DryRun: opts.DryRun}
 }
 
 func verb(present bool) string {

@@ -60,7 +60,7 @@ func (c *controller) childWriter() *childwrite.Writer {
 		Dyn: c.e.dyn, Meta: c.e.meta, Creator: c.e.creator, Book: c.e.writes, Locks: c.e.childLocks, Owned: c.e.owned,
 		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: c.e.api.Mapping, Children: caches, Managed: c.cfg.managed,
 		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name, Watched: c.e.opts.WatchNamespaces,
-		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.shards != nil,
+		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.ring != nil,
 		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,
 		Removed: c.ledger.removed, MarkRemoved: c.ledger.markRemoved,
 		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait, Log: c.cfg.log,

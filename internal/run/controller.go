@@ -59,6 +59,8 @@ type controller struct {
 	writes childWrites
 	// ops are the long-running operations held for its CRs (operations.go).
 	ops *heldOps
+	// crw are the effects of the writes to the CR itself in the run's mode, built once.
+	crw crWrites
 }
 
 // child is an informer on one managed resource type.
@@ -137,8 +139,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
-		if e.shards != nil {
-			cc := e.shards.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
+		if e.ring != nil {
+			cc := e.ring.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
 			c.crCaches = append(c.crCaches, cc)
 			return cc.Informer()
 		}
@@ -171,6 +173,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.writes = c.childWriter()
+	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
 	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 )
 
 func incarnation(uid, rv string) *unstructured.Unstructured {
@@ -48,7 +49,7 @@ func TestEachDeletedIncarnationKeepsItsPendingDelete(t *testing.T) {
 func TestAnUpdateThatChangesTheUIDDeliversTheOldDelete(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	c.onUpdate(incarnation("u1", "1"), incarnation("u2", "5"))
 	got, tomb, ok := c.ledger.begin("ns/a", time.Now())
 	if !ok || got != TriggerDelete || tomb == nil || tomb.GetUID() != "u1" {

@@ -17,9 +17,10 @@ import (
 // does not call the reconciler for.
 const reasonNotCalled = "BeingDeleted"
 
-// dryRunner is ork run --dry-run: every write is a server-side dry run, and what it would
-// change is collected per pass and handed to Options.OnPlan. Nothing goes to the write book
-// or the ledger as ork's own write: nothing was written. Without Watch, the run ends once
+// dryRunner is ork run --dry-run: what each pass would change is collected and handed to
+// Options.OnPlan. The writes themselves are the dry run's writers, chosen once per
+// controller (dryCRWrites, and childwrite's for the children): each is a server-side dry
+// run that notes its change here and is remembered nowhere. Without Watch, the run ends once
 // every custom resource that existed when the caches synced has had its pass.
 type dryRunner struct {
 	watch, includeDeletes bool
@@ -43,14 +44,6 @@ func newDryRunner(opts Options, crds int) *dryRunner {
 	}
 	return &dryRunner{watch: opts.Watch, includeDeletes: opts.IncludeDeletes, onPlan: opts.OnPlan,
 		changes: map[string][]runplan.Change{}, expected: map[string]map[string]bool{}, crds: crds, done: make(chan struct{})}
-}
-
-// options are the DryRun values of a write: all stages, or none outside a dry run.
-func (r *dryRunner) options() []string {
-	if r == nil {
-		return nil
-	}
-	return []string{metav1.DryRunAll}
 }
 
 // oneShot reports a dry run that ends after one pass over every custom resource: no

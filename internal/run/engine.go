@@ -58,8 +58,8 @@ type Engine struct {
 	fence fence
 	// gate decides which CRs this replica passes: all, or its buckets' when sharded.
 	gate passGate
-	// shards is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
-	shards *shardring.Ring
+	// ring is the sharded ring and its guard (ShardBuckets); nil in single-leader mode.
+	ring *shardring.Ring
 	// healthAddr is the bound health address, for callers that asked for port 0.
 	healthAddr atomic.Value
 	// writes and childLocks are shared by every CRD's controller: two CRDs may name the same
@@ -228,8 +228,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.LeaderElect {
 		return e.lead.Run(ctx, e.runControllers)
 	}
-	if e.shards != nil {
-		return e.shards.Run(ctx, e.runControllers)
+	if e.ring != nil {
+		return e.ring.Run(ctx, e.runControllers)
 	}
 	return e.runControllers(ctx)
 }

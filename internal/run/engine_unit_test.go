@@ -74,7 +74,7 @@ func (panickingReconciler) reconcile(context.Context, passEnv, input) decision {
 }
 
 func TestPanicInAReconcileIsAFailedReconcile(t *testing.T) {
-	c := &controller{e: &Engine{fence: leaderFence{lead: leadership.New(leadership.Options{})}}, rec: panickingReconciler{}, cfg: crdConfig{log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: (&Engine{}).useRing(leadership.New(leadership.Options{}), nil), rec: panickingReconciler{}, cfg: crdConfig{log: slog.New(slog.DiscardHandler)}}
 	c.env = newPassEnv(c)
 	d := c.safeReconcile(context.Background(), input{key: "ns/a"})
 	if d.success || d.action != actionBackoff || d.reason != reasonPanic || !strings.Contains(d.message, "assignment to entry in nil map") {
@@ -91,7 +91,7 @@ func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
 	q := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]()), added: func(d time.Duration) { delays = append(delays, d) }}
 	defer q.ShutDown()
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{BackoffMax: 5 * time.Second}}, ledger: newLedger(), queue: q}
+	c := &controller{e: (&Engine{opts: Options{BackoffMax: 5 * time.Second}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: q}
 	pause := 2 * time.Minute
 	for range 20 {
 		c.ledger.note("ns/a", TriggerCreate)
@@ -145,7 +145,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 	var plans []runplan.CR
 	dry := newDryRunner(Options{DryRun: true, OnPlan: func(p runplan.CR) { plans = append(plans, p) }}, 1)
 	crd := &katalog.CRD{Name: "app", OperatorBox: katalog.OperatorBox{Reconcile: katalog.Reconcile{Remote: &katalog.Remote{}}}}
-	c := &controller{e: &Engine{gate: allMine{}, dry: dry}, cfg: crdConfig{crd: crd}}
+	c := &controller{e: (&Engine{dry: dry}).useRing(leadership.New(leadership.Options{}), nil), cfg: crdConfig{crd: crd}}
 	cr := &unstructured.Unstructured{}
 	cr.SetNamespace("ns")
 	cr.SetName("a")
@@ -162,7 +162,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 // created again. Only ork's own prune is its own delete.
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
-	c := &controller{e: &Engine{gate: allMine{}, writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
+	c := &controller{e: (&Engine{writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
 	defer c.queue.ShutDown()
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	child := &unstructured.Unstructured{}

@@ -58,9 +58,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 		if s, err := c.setFinalizer(ctx, in, false); err != nil || s != nil {
 			return s, err
 		}
-		if c.e.dry == nil { // a dry run lifted nothing
-			c.ledger.markFinalized(in.key, in.cr.GetUID())
-		}
+		c.crw.finalized(in.key, in.cr.GetUID())
 		c.event(in.cr, corev1.EventTypeWarning, EventFinalizeTimeout, msg)
 		return &decision{success: true, action: actionDone, reason: EventFinalizeTimeout, message: msg}, nil
 	}
@@ -78,9 +76,7 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 			return err
 		}
 	}
-	if c.e.dry == nil {
-		c.ledger.markFinalized(in.key, in.cr.GetUID())
-	}
+	c.crw.finalized(in.key, in.cr.GetUID())
 	return nil
 }
 
@@ -88,7 +84,7 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 // ends the pass: its delete, or the new object's create, comes next.
 func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
 	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
-		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.e.dry != nil})
+		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.crw.options()})
 	if errors.Is(err, errNotLeader) {
 		return nil, err
 	}

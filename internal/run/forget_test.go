@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/rollout"
@@ -25,7 +26,7 @@ import (
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}}, ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
 	ctx := t.Context()

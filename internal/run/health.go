@@ -46,7 +46,7 @@ func (e *Engine) startServers() (*servers, error) {
 				http.Error(w, "informers not synced", http.StatusServiceUnavailable)
 				return
 			}
-			if e.shards != nil && !e.shards.UpToDate() {
+			if e.ring != nil && !e.ring.UpToDate() {
 				http.Error(w, "the held shard buckets' caches are not synced", http.StatusServiceUnavailable)
 				return
 			}

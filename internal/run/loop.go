@@ -32,9 +32,9 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	}
 
 	dyn, meta := e.dyn, e.meta
-	if e.shards != nil {
+	if e.ring != nil {
 		// Each replica caches its own CRs' children: those of its held buckets' slots.
-		dyn, meta = e.shards.Dynamic(dyn), e.shards.Metadata(meta)
+		dyn, meta = e.ring.Dynamic(dyn), e.ring.Metadata(meta)
 	}
 	factories := newChildInformers(dyn, meta, e.set, e.opts.Name, e.opts.WatchNamespaces)
 	var controllers []*controller
@@ -52,12 +52,12 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 		controllers = append(controllers, c)
 	}
-	if e.shards != nil {
+	if e.ring != nil {
 		ms := make([]shardring.Member, len(controllers))
 		for i, c := range controllers {
 			ms[i] = ringMember{c}
 		}
-		e.shards.Start(ctx, shardring.Members{Controllers: ms, Recorder: e.recorder,
+		e.ring.Start(ctx, shardring.Members{Controllers: ms, Recorder: e.recorder,
 			SlotChildren: func(ctx context.Context, bs []int) map[string]string { return e.labelTaken(ctx, controllers, bs) },
 			ChildStores:  childStoresOf(controllers, factories.needFull)})
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	writes := childwrite.NewBook()
 	newController := func(kind string) *controller {
-		return &controller{e: &Engine{gate: allMine{}, writes: writes, opts: Options{Metrics: NewMetrics()}}, ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
+		return &controller{e: (&Engine{writes: writes, opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
 	}
 	other, owner := newController("Other"), newController("App")
 	defer other.queue.ShutDown()

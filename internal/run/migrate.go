@@ -20,9 +20,9 @@ import (
 // changed meanwhile is left to the apply too. A failure is logged, not fatal: the apply path
 // labels the rest.
 func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controller) {
-	if e.dry != nil || e.shards != nil {
+	if e.dry != nil || e.ring != nil {
 		// A sharded replica holds no bucket yet, so may write for no CR: each take labels
-		// its bucket's children (shardslots.go).
+		// its bucket's children (Engine.labelTaken, rename.go).
 		return
 	}
 	// owners are the Katalog's kinds, and whether each is namespaced (its key's form).

@@ -94,17 +94,15 @@ func (c *controller) patchOperationAnnotation(ctx context.Context, in input, s *
 		return fmt.Errorf("encode the operation annotation: %w", err)
 	}
 	out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()).Patch(ctx, in.cr.GetName(),
-		types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()})
+		types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.crw.options()})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // deleted meanwhile: its delete is queued
 	case err != nil:
 		return &passError{reason: reasonOperationWriteFailed, msg: fmt.Sprintf("write the operation annotation: %v", err)}
 	}
-	if c.e.dry == nil {
-		// The next read of the operation must see at least this write (statusBase).
-		c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
-	}
+	// The next read of the operation must see at least this write (heldOperation).
+	c.crw.wroteOperation(in, out)
 	return nil
 }
 

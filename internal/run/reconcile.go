@@ -339,12 +339,12 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 			err = c.writes.Prune(ctx, in.cr, &steps.applies)
 		}
 	}
-	if d.entries != nil && !errors.Is(err, errNotLeader) && c.e.dry == nil {
+	if d.entries != nil && !errors.Is(err, errNotLeader) {
 		failure := d.message
 		if err != nil {
 			failure = err.Error()
 		}
-		c.ledger.setLastApply(in.key, in.cr.GetUID(), childwrite.LastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
+		c.crw.applied(in.key, in.cr.GetUID(), childwrite.LastApplyOf(d.entries, steps.applies, failure, in.cr.GetNamespace()))
 	}
 	// The operation is the reconciler's, started whatever became of the applies: it is
 	// persisted even when they failed.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crdqueue"
@@ -32,7 +33,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m}, writes: childwrite.NewBook()}, ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}, writes: childwrite.NewBook()}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.Record("ns/a", "u1", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
 	c.ledger.note("ns/a", TriggerRelated)
@@ -48,7 +49,7 @@ func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 	m := NewMetrics()
 	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue)
 	t.Cleanup(q.ShutDown)
-	return &controller{e: &Engine{gate: allMine{}, opts: Options{Metrics: m, ChildMinInterval: time.Hour}}, ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
+	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
 }
 
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured

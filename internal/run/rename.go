@@ -34,7 +34,7 @@ const defaultNamedChildren = ManagedByLabel + "=" + ManagedByValue + "," + Opera
 // replica holds no bucket yet: labelTaken relabels at each take. A failure is logged, not
 // fatal.
 func (e *Engine) relabelDefaultNamed(ctx context.Context, controllers []*controller) {
-	if e.dry != nil || e.shards != nil {
+	if e.dry != nil || e.ring != nil {
 		return
 	}
 	e.relabelDefaultNamedIn(ctx, controllers, nil)
@@ -65,7 +65,7 @@ func (e *Engine) relabelDefaultNamedIn(ctx context.Context, controllers []*contr
 		owners[c.cfg.gvk.GroupKind()] = c.cfg.crd.IsNamespaced()
 	}
 	var want map[int]bool
-	if e.shards != nil {
+	if e.ring != nil {
 		want = map[int]bool{}
 		for _, b := range buckets {
 			want[b] = true
@@ -117,12 +117,12 @@ func (e *Engine) relabelDefaultNamedOf(ctx context.Context, col childCollection,
 			continue // another operator's: another ork named orkestra, for CRDs of its own
 		}
 		var rv string
-		if e.shards != nil {
-			if !want[shard.BucketOf(ref.UID, e.shards.Buckets())] {
+		if e.ring != nil {
+			if !want[shard.BucketOf(ref.UID, e.ring.Buckets())] {
 				continue
 			}
 			// As a pass of the owner's bucket, with the slot label (shardring.Ring.LabelSlot).
-			rv, err = e.shards.LabelSlot(ctx, res.Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, underDefaultName)
+			rv, err = e.ring.LabelSlot(ctx, res.Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, underDefaultName)
 		} else {
 			key := ref.Name // the owner's key: a namespaced owner is in its child's namespace
 			if namespaced {

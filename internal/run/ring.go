@@ -81,7 +81,7 @@ func handBackTimeout(set *katalog.Set, stop time.Duration) time.Duration {
 // pass gate, which must agree with it: the ring's when sharded, else the leader Lease's
 // fence and allMine.
 func (e *Engine) useRing(lead *leadership.Leadership, ring *shardring.Ring) *Engine {
-	e.shards = ring
+	e.ring = ring
 	if ring != nil {
 		e.fence, e.gate = ringFence{ring}, ringGate{ring}
 		return e

@@ -80,7 +80,7 @@ func (c *controller) takenBacklog(obj any, child bool) bool {
 // have run before, without the child. The slow lane (the take's backlog), no sooner than
 // ChildMinInterval after the owner's last pass, as for a child's change.
 func (c *controller) revealed(obj any) bool {
-	if c.e.shards == nil {
+	if c.e.ring == nil {
 		return false
 	}
 	u, ok := kobj.DeletedMeta(obj)
@@ -91,7 +91,7 @@ func (c *controller) revealed(obj any) bool {
 	if !ok {
 		return false
 	}
-	if !c.e.shards.Revealed(u.GetUID()) {
+	if !c.e.ring.Revealed(u.GetUID()) {
 		return false
 	}
 	c.countTrigger(TriggerChild)

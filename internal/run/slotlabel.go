@@ -66,7 +66,7 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 	for i := range list.Items {
 		obj := &list.Items[i]
 		ref := metav1.GetControllerOf(obj)
-		if ref == nil || !want[shard.BucketOf(ref.UID, e.shards.Buckets())] {
+		if ref == nil || !want[shard.BucketOf(ref.UID, e.ring.Buckets())] {
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -76,7 +76,7 @@ func (e *Engine) labelUnslottedOf(ctx context.Context, gvr schema.GroupVersionRe
 		if op, ok := obj.GetLabels()[OperatorLabel]; ok && op != e.opts.Name {
 			continue // another operator's
 		}
-		rv, err := e.shards.LabelSlot(ctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, unslotted)
+		rv, err := e.ring.LabelSlot(ctx, e.meta.Resource(gvr).Namespace(obj.GetNamespace()), obj, ref.UID, e.opts.Name, unslotted)
 		if err != nil {
 			return n, highest, err
 		}

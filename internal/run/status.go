@@ -21,7 +21,6 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
-	"github.com/orkspace/ork/internal/runplan"
 )
 
 // Condition and event vocabulary (docs/remote-reconciler.md#the-answer-remotereconcileresult).
@@ -160,16 +159,10 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		// warnings name the keys the CRD's schema pruned.
 		wctx, warned := apiwarnings.Collect(ctx)
 		out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(base.GetNamespace()).Patch(wctx, base.GetName(),
-			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.e.dry.options()}, "status")
+			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.crw.options()}, "status")
 		if err == nil {
 			res = c.notePruned(in, res, warned.UnknownFields("status"))
-		}
-		if err == nil && c.e.dry != nil {
-			c.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})
-			return res, nil // nothing written: not ork's own write
-		}
-		if err == nil {
-			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
+			c.crw.wroteStatus(in, patch, out)
 			return res, nil
 		}
 		if !precondition.Failed(err) {

@@ -253,7 +253,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 // dry run writes nothing, nor does a write onto an object (fresh after a conflict) whose
 // annotation no longer says what on does.
 func (c *controller) setSuspendedCondition(ctx context.Context, in input, on bool) (changed bool, err error) {
-	if !c.cfg.hasStatus || in.gone || c.e.dry != nil {
+	if !c.cfg.hasStatus || in.gone || !c.crw.writesSuspended() {
 		return false, nil
 	}
 	base, err := c.statusBase(ctx, in)
@@ -278,9 +278,9 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 			return false, fmt.Errorf("encode status: %w", err)
 		}
 		out, err := c.e.meta.Resource(c.cfg.gvr).Namespace(base.GetNamespace()).Patch(ctx, base.GetName(),
-			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+			types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, DryRun: c.crw.options()}, "status")
 		if err == nil {
-			c.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
+			c.crw.wroteStatus(in, patch, out)
 			return true, nil
 		}
 		if apierrors.IsNotFound(err) {

@@ -20,7 +20,6 @@ import (
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
-	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -87,9 +86,7 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 		rep.Objects = append(rep.Objects, trace.Apply{Ref: p.gvr.Resource + "/" + p.obj.GetName(),
 			Namespace: p.obj.GetNamespace(), Outcome: trace.Skipped})
 		rep.kept[p.ref] = true
-		if !w.DryRun {
-			w.Book.relisted(p.ref)
-		}
+		w.fx.listed(p.ref)
 	}
 	// A child the cache shows controlled by this CR takes no lock: its uid precondition
 	// decides. Any other is locked from its live read to its first write, so that no other
@@ -199,7 +196,7 @@ func (w *Writer) ownCached(cr *unstructured.Unstructured, p planned) metav1.Obje
 // the cache last heard of it) is decided against the live object, which it returns (nil:
 // absent). applyAll holds the child's lock meanwhile.
 func (w *Writer) checkOwner(ctx context.Context, cr *unstructured.Unstructured, p planned) (metav1.Object, error) {
-	if _, wrote := w.Book.get(p.ref); w.cachedChild(p) == nil && !wrote && !w.DryRun {
+	if _, wrote := w.Book.get(p.ref); w.cachedChild(p) == nil && !wrote && !w.fx.readsUnknown() {
 		return nil, nil
 	}
 	live, err := w.readChildMeta(ctx, p.gvr, p.ref, reasonApplyFailed)
@@ -213,32 +210,43 @@ func (w *Writer) checkOwner(ctx context.Context, cr *unstructured.Unstructured, 
 }
 
 // writeChild writes one child onto live, the object checkOwner decided on (nil: absent),
-// under its lock if checkOwner read it. A child ork controls is applied with a uid
-// precondition (never onto a replacement someone else created); an orphan or an earlier
-// incarnation's child is adopted with a resourceVersion precondition too; an absent one is
-// created, and read and judged when the create finds one after all. When a precondition
-// fails, the object is read again and the decision taken anew.
+// under its lock if checkOwner read it, as the run's mode writes it (effects.writeChild).
 func (w *Writer) writeChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	if p.createOnly {
 		return w.createOnce(ctx, cr, p, live)
 	}
+	return w.fx.writeChild(ctx, cr, p, live)
+}
+
+// mayApply refuses a write of p onto live that the fence, the owner or live's deletion
+// forbids.
+func (w *Writer) mayApply(cr *unstructured.Unstructured, p planned, live metav1.Object) error {
+	if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		return err
+	}
+	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
+		return refused(f)
+	}
+	if live != nil && live.GetDeletionTimestamp() != nil {
+		// Applied onto an object being deleted, the write would "succeed" and the child
+		// then vanish: wait until it is gone, and create it anew.
+		return failed(reasonApplyFailed, "%s/%s is being deleted: it is created again once it is gone",
+			p.gvr.Resource, p.obj.GetName())
+	}
+	return nil
+}
+
+// applyChild is writeChild in a real run. A child ork controls is applied with a uid
+// precondition (never onto a replacement someone else created); an orphan or an earlier
+// incarnation's child is adopted with a resourceVersion precondition too; an absent one is
+// created, and read and judged when the create finds one after all. When a precondition
+// fails, the object is read again and the decision taken anew.
+func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) (created, changed bool, err error) {
 	for range writeAttempts {
-		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
+		if err := w.mayApply(cr, p, live); err != nil {
 			return false, false, err
 		}
-		if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
-			return false, false, refused(f)
-		}
-		if live != nil && live.GetDeletionTimestamp() != nil {
-			// Applied onto an object being deleted, the write would "succeed" and the child
-			// then vanish: wait until it is gone, and create it anew.
-			return false, false, failed(reasonApplyFailed, "%s/%s is being deleted: it is created again once it is gone",
-				p.gvr.Resource, p.obj.GetName())
-		}
 		owned := live != nil && planner.ControlledBy(cr, live)
-		if w.DryRun {
-			return w.dryApply(ctx, cr, p, live, owned)
-		}
 		if live == nil {
 			out, err := w.create(ctx, p)
 			if err == nil {
@@ -291,14 +299,11 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.dryOptions()})
+		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
 		w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
-		case err == nil && w.DryRun:
-			w.Note(cr, runplan.Change{Action: runplan.Create, Ref: p.gvr.Resource + "/" + p.obj.GetName(), Namespace: p.obj.GetNamespace()})
-			return true, false, nil
 		case err == nil:
-			w.Book.Wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+			w.fx.created(cr, p, out)
 			return true, false, nil
 		case !apierrors.IsAlreadyExists(err):
 			return false, false, w.applyError(p, err)
@@ -319,7 +324,7 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 // changes and deletion would go unheard. Only the label is written (a merge patch with the
 // object's uid as precondition); the object is otherwise never written again.
 func (w *Writer) labelOperator(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object) error {
-	if live.GetLabels()[naming.OperatorLabel] == w.Operator || w.DryRun {
+	if live.GetLabels()[naming.OperatorLabel] == w.Operator || !w.fx.relabels() {
 		return nil
 	}
 	if live.GetLabels()[naming.ManagedByLabel] != naming.ManagedBy {

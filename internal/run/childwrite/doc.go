@@ -7,6 +7,8 @@
 //
 // It knows its controller only through Deps: clients, the shared Book and Locks, the fence,
 // the child caches and a few callbacks (the ledger's onDelete memo, the dry run's plan).
+// Deps.DryRun picks once what its writes send and what follows them (effects.go): the
+// write functions never ask which mode they run in.
 // A failed write is an *Error whose Reason the engine puts on its condition and Event
 // (docs/architecture.md).
 package childwrite

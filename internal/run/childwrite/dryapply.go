@@ -12,7 +12,7 @@ import (
 	"github.com/orkspace/ork/internal/runplan"
 )
 
-// dryApply is writeChild in a dry run: a server-side dry-run apply of p onto live (nil:
+// dryApply is writeChild in a dry run (dryEffects): a server-side dry-run apply of p onto live (nil:
 // absent), whose answer, compared with the live object in full, says what would change.
 func (w *Writer) dryApply(ctx context.Context, cr *unstructured.Unstructured, p planned, live metav1.Object, owned bool) (created, changed bool, err error) {
 	if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
@@ -30,7 +30,7 @@ func (w *Writer) dryApply(ctx context.Context, cr *unstructured.Unstructured, p 
 		obj = withPreconditions(p.obj, before, !owned)
 	}
 	out, err := w.client(p).Apply(ctx, p.obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: naming.FieldManager, Force: p.force, DryRun: w.dryOptions()})
+		metav1.ApplyOptions{FieldManager: naming.FieldManager, Force: p.force, DryRun: w.fx.options()})
 	w.countApply(p, err == nil)
 	if err != nil {
 		return false, false, w.applyError(p, err)

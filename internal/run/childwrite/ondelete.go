@@ -14,7 +14,6 @@ import (
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
-	"github.com/orkspace/ork/internal/runplan"
 )
 
 // removal is onDelete's judgement of one live object.
@@ -91,9 +90,7 @@ func (w *Writer) RemoveAll(ctx context.Context, cr *unstructured.Unstructured, o
 			return err
 		}
 	}
-	if !w.DryRun { // a dry run deleted nothing
-		w.MarkRemoved(key, cr.GetUID())
-	}
+	w.fx.removed(key, cr.GetUID())
 	return nil
 }
 
@@ -126,10 +123,10 @@ func (w *Writer) removeOne(ctx context.Context, cr *unstructured.Unstructured, g
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
 		err = w.Dyn.Resource(gvr).Namespace(ref.namespace).Delete(ctx, ref.name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: w.dryOptions()})
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: w.fx.options()})
 		switch {
 		case err == nil:
-			w.Note(cr, runplan.Change{Action: runplan.Delete, Ref: gvr.Resource + "/" + ref.name, Namespace: ref.namespace})
+			w.fx.deleted(cr, gvr, ref)
 			return nil
 		case apierrors.IsNotFound(err):
 			return nil

@@ -17,7 +17,6 @@ import (
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/kobj"
-	"github.com/orkspace/ork/internal/runplan"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -130,22 +129,17 @@ func (w *Writer) pruneOne(ctx context.Context, cr *unstructured.Unstructured, ca
 			return false, err
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
-		if !w.DryRun { // a dry run deletes nothing: no delete to come back
-			w.Book.Pruning(cand.ref, uid)
-		}
+		w.fx.pruning(cand.ref, uid)
 		err := w.Meta.Resource(cand.gvr).Namespace(cand.ref.namespace).Delete(ctx, cand.ref.name, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 			PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
-			DryRun:            w.dryOptions(),
+			DryRun:            w.fx.options(),
 		})
 		if err == nil {
-			if !w.DryRun {
-				w.Book.prunedDone(cand.ref)
-			}
-			w.Note(cr, runplan.Change{Action: runplan.Prune, Ref: cand.gvr.Resource + "/" + cand.ref.name, Namespace: cand.ref.namespace})
+			w.fx.pruned(cr, cand.gvr, cand.ref)
 			return true, nil
 		}
-		w.Book.unprune(cand.ref, uid)
+		w.fx.notPruned(cand.ref, uid)
 		switch {
 		case apierrors.IsNotFound(err):
 			return false, nil

@@ -63,7 +63,8 @@ type Deps struct {
 	ForceConflict   *bool
 	ShardSlots      bool
 	ChildrenPayload bool
-	// DryRun makes every write a server-side dry run; Note hears what it would change.
+	// DryRun makes every write a server-side dry run that is remembered nowhere (New picks
+	// the effects once); Note hears what it would change.
 	DryRun bool
 	Note   func(cr metav1.Object, ch runplan.Change)
 	// Removed and MarkRemoved are the ledger's memo of a CR whose onDelete block ran.
@@ -76,15 +77,15 @@ type Deps struct {
 }
 
 // Writer writes one CRD's children.
-type Writer struct{ Deps }
+type Writer struct {
+	Deps
+	// fx are the effects of its writes in the run's mode (DryRun), chosen once by New.
+	fx effects
+}
 
 // New is the child writer of d.
-func New(d Deps) *Writer { return &Writer{Deps: d} }
-
-// dryOptions are the DryRun values of a write: all stages, or none outside a dry run.
-func (w *Writer) dryOptions() []string {
-	if !w.DryRun {
-		return nil
-	}
-	return []string{metav1.DryRunAll}
+func New(d Deps) *Writer {
+	w := &Writer{Deps: d}
+	w.fx = newEffects(w)
+	return w
 }

@@ -81,7 +81,7 @@ type Watch struct {
 	// informers are the metadata-only watches: one per type, and one per constant-named Secret.
 	informers []watchInformer
 	digests   specDigests
-	// checks are the changes whose digest runChecks reads (relatedchecks.go); nil runs
+	// checks are the changes whose digest runChecks reads (checks.go); nil runs
 	// them in changed.
 	checks *statusChecks
 	// owners is the uid of the CR whose references the index holds, by key, so that a

@@ -2,7 +2,6 @@ package shardring
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
+	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/shard"
 )
 
@@ -99,7 +99,7 @@ func (s *Ring) Revealed(uid types.UID) bool {
 func patchSlotLabel(ctx context.Context, res metadata.ResourceInterface, obj *metav1.PartialObjectMetadata, owner types.UID,
 	labels map[string]string, still func(metav1.Object) bool) (string, error) {
 	for try := 1; ; try++ {
-		patch, err := labelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
+		patch, err := kobj.LabelPatch(obj.GetUID(), obj.GetResourceVersion(), labels)
 		if err != nil {
 			return "", err
 		}
@@ -186,18 +186,4 @@ func (s *Ring) waitStoresReach(ctx context.Context, written map[string]string) {
 			}
 		}
 	}
-}
-
-// labelPatch is the merge patch that sets labels on the object of uid, at resourceVersion
-// when given (the same patch as the engine's older-children labelling writes).
-func labelPatch(uid types.UID, resourceVersion string, labels map[string]string) ([]byte, error) {
-	md := map[string]any{"uid": string(uid), "labels": labels}
-	if resourceVersion != "" {
-		md["resourceVersion"] = resourceVersion
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": md})
-	if err != nil {
-		return nil, fmt.Errorf("encode label patch: %w", err)
-	}
-	return patch, nil
 }
