@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +45,8 @@ type simulateOptions struct {
 	candidate string
 	// strict fails a run that simulated no custom resource.
 	strict bool
+	// operationWait is --operation-wait.
+	operationWait time.Duration
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -58,12 +62,17 @@ objects the cluster would hold, ready for kubectl apply --dry-run=server -f - (n
 CRDs go to stderr, and with -o yaml also to stdout as # comments). -o plan prints the plan as
 JSON for CI assertions: {"steady", "crds": [{"name", "skipped", "crs": [{"file", "namespace",
 "name", "ref", "cycles": [{"n", "changes": [{"op": "create|update|delete", "ref"}]}],
-"steady", "steadyAt", "onDelete", "error"}]}]}; steady is true when every simulated CR reached
-steady state. Every format has the same exit codes.
+"steady", "steadyAt", "onDelete", "error", "operations": [{"id", "cycle", "polls", "waited",
+"end", "message"}]}]}]}; steady is true when every simulated CR reached steady state. Every format has the same exit codes.
 Remote CRDs print a note and are skipped, unless --remote is given: then each cycle calls the
 endpoint (--endpoint to override) with the request ork run would send, children and status
 of earlier cycles included, and applies the answer with ork run's checks; Secrets for
-auth.secretRef come from the CR file and --secrets. --record DIR writes every exchange as a
+auth.secretRef come from the CR file and --secrets. A "pending" answer is applied and its
+operation followed as ork run follows it: the next cycles poll (trigger requeue, with
+prepared.operation) after its pollAfter, waiting at most --operation-wait in all, until a
+final answer (done), another id (replaced) or the deadline (timedOut, then one more call with
+timedOut: true); the summary names each operation, its polls and how it ended. A CR whose
+operation is still pending is not steady. --record DIR writes every exchange as a
 JSON file (Secret data and --redact paths masked); --replay DIR answers from such a
 recording instead of the endpoint and names any request it has no recording for. With
 --replay, --candidate URL sends each recorded request to a candidate reconciler instead and
@@ -103,6 +112,7 @@ Exit code 0: simulated, 1: invalid Katalog, render or reconcile error or no stea
 	f.String("replay", "", "with --remote: answer from the exchanges recorded in this directory, not the endpoint")
 	f.StringArray("redact", nil, "with --record: dot-path to mask in requests, answers and objects (Secret data always is); repeatable")
 	f.String("candidate", "", "with --remote --replay: compare this candidate reconciler's answers with the recorded ones (as ork rollout diff)")
+	f.Duration("operation-wait", simulate.DefaultOperationWait, "with --remote: the longest the run waits, in all, for the operations of \"pending\" answers")
 	f.Bool("strict", false, "fail (exit 1) when no custom resource was simulated, for CI")
 	return cmd
 }
@@ -123,6 +133,10 @@ func completeSimulate(env *Env) (simulateOptions, error) {
 	opts.relatedFiles = cfg.StringSlice("related")
 	opts.record, opts.replay, opts.redact = cfg.String("record"), cfg.String("replay"), cfg.StringSlice("redact")
 	opts.candidate, opts.strict = cfg.String("candidate"), cfg.Bool("strict")
+	opts.operationWait = cfg.Duration("operation-wait")
+	if opts.operationWait <= 0 {
+		return simulateOptions{}, usageError("--operation-wait %s: want a positive duration such as 2m", opts.operationWait)
+	}
 	if !opts.remote {
 		for _, f := range []struct {
 			name string
@@ -250,7 +264,7 @@ func remoteOptions(opts *simulateOptions) (finish func() error, err error) {
 	if !opts.remote {
 		return finish, nil
 	}
-	ro := &simulate.RemoteOptions{Endpoint: opts.endpoint}
+	ro := &simulate.RemoteOptions{Endpoint: opts.endpoint, OperationWait: opts.operationWait}
 	for _, f := range opts.secretFiles {
 		objs, err := manifest.Read(f)
 		if err != nil {
@@ -272,6 +286,8 @@ func remoteOptions(opts *simulateOptions) (finish func() error, err error) {
 			return nil, usageError("--replay: %v", err)
 		}
 		ro.HTTPClient, ro.Placeholder = &http.Client{Transport: rp}, true
+		// The recording answers at once: waiting out pollAfter would only slow the replay.
+		ro.Sleep = func(context.Context, time.Duration) error { return nil }
 	case opts.record != "":
 		rec, err := exchange.NewRecorder(opts.record, exchange.RecorderOptions{Redact: opts.redact})
 		if err != nil {
@@ -376,6 +392,9 @@ func writeSimulateText(w io.Writer, st output.Style, rep simulate.Report) error 
 				if s.To > s.From {
 					label = fmt.Sprintf("cycles %d-%d", s.From, s.To)
 				}
+				if s.Operation != "" {
+					label += " " + st.Dim(fmt.Sprintf("(operation %q pending)", s.Operation))
+				}
 				if len(s.Changes) == 0 {
 					fmt.Fprintf(&b, "    %s: %s\n", label, st.Dim("no changes"))
 					continue
@@ -391,6 +410,9 @@ func writeSimulateText(w io.Writer, st output.Style, rep simulate.Report) error 
 			default:
 				fmt.Fprintf(&b, "    %s\n", st.Error(fmt.Sprintf("no steady state after %d cycles", len(cr.Cycles))))
 			}
+			for _, op := range cr.Operations {
+				fmt.Fprintf(&b, "    %s\n", operationLine(st, op))
+			}
 			if len(cr.OnDelete) > 0 {
 				fmt.Fprintf(&b, "    on delete:\n")
 				writeChanges(&b, st, cr.OnDelete)
@@ -399,6 +421,23 @@ func writeSimulateText(w io.Writer, st output.Style, rep simulate.Report) error 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// operationLine says how an operation the CR waited on went: its polls, the time waited,
+// and how it ended.
+func operationLine(st output.Style, op simulate.Operation) string {
+	s := fmt.Sprintf("operation %q (cycle %d): %s, waited %s, ", op.ID, op.Cycle, plural(op.Polls, "poll"), op.Waited)
+	switch op.End {
+	case simulate.OperationDone:
+		return s + st.OK("done")
+	case simulate.OperationReplaced:
+		return s + st.Dim("replaced by another id")
+	case simulate.OperationTimedOut:
+		return s + st.Error("timed out") + ": " + op.Message
+	case simulate.OperationFailed:
+		return s + st.Error("failed")
+	}
+	return s + st.Warning("still pending") + " (raise --operation-wait or --cycles to follow it further): " + op.Message
 }
 
 func writeChanges(b *strings.Builder, st output.Style, changes []simulate.Change) {

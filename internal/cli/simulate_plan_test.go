@@ -28,7 +28,7 @@ func TestSimulatePlan(t *testing.T) {
 				{N: 2, Changes: []simulate.PlanChange{}},
 				{N: 3, Changes: []simulate.PlanChange{}},
 			},
-			Steady: true, SteadyAt: 3, OnDelete: []simulate.PlanChange{},
+			Steady: true, SteadyAt: 3, OnDelete: []simulate.PlanChange{}, Operations: []simulate.Operation{},
 		}}}}}
 		if d := cmp.Diff(want, plan); d != "" {
 			t.Errorf("plan (-want +got):\n%s", d)

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +87,39 @@ func TestSimulateRemoteFlagsNeedRemote(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.want)
 		}
+	}
+}
+
+// A "pending" answer is followed cycle by cycle: the summary marks the cycles that left it
+// pending and says how the operation ended.
+func TestSimulateRemoteFollowsPending(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		calls++ // the run calls one at a time
+		w.Header().Set("Content-Type", "application/json")
+		if calls == 1 {
+			_, _ = io.WriteString(w, `{"result":"pending","operation":{"id":"db-1","pollAfter":"1s","progress":40,"message":"creating"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, goodAnswer)
+	}))
+	t.Cleanup(srv.Close)
+	code, out, errOut := runOrk(t, "simulate", "-f", exampleKatalog, "--remote", "--secrets", exampleSecret, "--endpoint", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, w := range []string{
+		`cycle 1 (operation "db-1" pending):`,
+		`operation "db-1" (cycle 1): 1 poll, waited 1s, done`,
+		"steady state at cycle 4",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	code, _, errOut = runOrk(t, "simulate", "-f", exampleKatalog, "--remote", "--operation-wait", "0s")
+	if code != 2 || !strings.Contains(errOut, "--operation-wait 0s: want a positive duration") {
+		t.Errorf("--operation-wait 0s: exit %d, %s", code, errOut)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orkspace/ork/internal/declarative"
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/resources"
 )
@@ -185,6 +186,21 @@ func (c *cluster) ownedBy(cr *unstructured.Unstructured) []Change {
 // removes a key), with observedGeneration and a Ready condition, and reports whether the
 // CR changed. lastTransitionTime is left out of the condition: a simulation has no clock.
 func (c *cluster) writeStatus(k key, status map[string]any) bool {
+	return c.writeStatusOf(k, status, conditions{})
+}
+
+// conditions are those of an answer about a long-running operation; the zero value is a
+// plain success.
+type conditions struct {
+	// pending is the Ready message while an operation is held: Ready False with reason
+	// OperationPending, Progressing True, and observedGeneration stays.
+	pending string
+	// ended is the Progressing message once an operation ended (Progressing False).
+	ended string
+}
+
+// writeStatusOf is writeStatus with the conditions of an operation, as ork run sets them.
+func (c *cluster) writeStatusOf(k key, status map[string]any, cs conditions) bool {
 	cur := c.get(k)
 	next := cur.DeepCopy()
 	st, _ := next.Object["status"].(map[string]any)
@@ -193,22 +209,37 @@ func (c *cluster) writeStatus(k key, status map[string]any) bool {
 	}
 	mergePatch(st, runtime.DeepCopyJSON(status))
 	gen := cur.GetGeneration()
-	st["observedGeneration"] = gen
 	ready := map[string]any{"type": "Ready", "status": "True", "reason": "ReconcileSucceeded", "message": "reconciled", "observedGeneration": gen}
 	conds, _ := st["conditions"].([]any)
-	i := slices.IndexFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" })
-	if i >= 0 {
-		conds[i] = ready
-	} else {
-		conds = append(conds, ready)
+	switch {
+	case cs.pending != "":
+		ready = map[string]any{"type": "Ready", "status": "False", "reason": operation.ReasonPending, "message": cs.pending, "observedGeneration": gen}
+		conds = setCondition(conds, map[string]any{"type": operation.ConditionProgressing, "status": "True", "reason": operation.ReasonPending,
+			"message": cs.pending, "observedGeneration": gen})
+	case cs.ended != "":
+		st["observedGeneration"] = gen
+		conds = setCondition(conds, map[string]any{"type": operation.ConditionProgressing, "status": "False", "reason": "OperationCompleted",
+			"message": cs.ended, "observedGeneration": gen})
+	default:
+		st["observedGeneration"] = gen
 	}
-	st["conditions"] = conds
+	st["conditions"] = setCondition(conds, ready)
 	next.Object["status"] = st
 	if reflect.DeepEqual(next.Object, cur.Object) {
 		return false
 	}
 	c.put(next)
 	return true
+}
+
+// setCondition replaces the condition of cond's type in conds, or appends it.
+func setCondition(conds []any, cond map[string]any) []any {
+	i := slices.IndexFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == cond["type"] })
+	if i >= 0 {
+		conds[i] = cond
+		return conds
+	}
+	return append(conds, cond)
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386) to dst.

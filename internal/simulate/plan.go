@@ -32,6 +32,8 @@ type PlanCR struct {
 	OnDelete []PlanChange `json:"onDelete"`
 	// Error is why the CR's reconcile failed; "" when it did not.
 	Error string `json:"error"`
+	// Operations are the long-running operations the CR waited on, as CR.Operations.
+	Operations []Operation `json:"operations"`
 }
 
 // PlanCycle is what one reconcile cycle created, changed or deleted.
@@ -55,7 +57,8 @@ func (r Report) Plan() Plan {
 		for _, cr := range c.CRs {
 			x := PlanCR{File: cr.File, Namespace: cr.Namespace, Name: cr.Name, Ref: cr.Ref,
 				Cycles: make([]PlanCycle, 0, len(cr.Cycles)), Steady: cr.SteadyAt > 0 && cr.Err == "",
-				SteadyAt: cr.SteadyAt, OnDelete: planChanges(cr.OnDelete), Error: cr.Err}
+				SteadyAt: cr.SteadyAt, OnDelete: planChanges(cr.OnDelete), Error: cr.Err,
+				Operations: append(make([]Operation, 0, len(cr.Operations)), cr.Operations...)}
 			for _, cy := range cr.Cycles {
 				x.Cycles = append(x.Cycles, PlanCycle{N: cy.N, Changes: planChanges(cy.Changes)})
 			}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -38,6 +39,13 @@ type RemoteOptions struct {
 	// Placeholder answers every Secret read with a placeholder instead of Secrets: for a
 	// replay, whose recording holds no token and matches none. Default false.
 	Placeholder bool
+	// OperationWait bounds the time the run waits, in all, for the operations of "pending"
+	// answers, each wait their pollAfter (as ork run bounds it) cut to what is left;
+	// default DefaultOperationWait. Polls are cycles, so Options.Cycles bounds them too.
+	OperationWait time.Duration
+	// Now and Sleep are the run's clock; default the real one.
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
 }
 
 // placeholder is a SecretSource whose every value is "replay".
@@ -61,9 +69,11 @@ type remoteCRD struct {
 	related []katalog.Related
 	crds    []*katalog.CRD
 	extra   []*unstructured.Unstructured
+	// wait follows operations; one per run, shared by every remote CRD.
+	wait *waiter
 }
 
-func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions, operator string) (*remoteCRD, error) {
+func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstructured, o *RemoteOptions, operator string, w *waiter) (*remoteCRD, error) {
 	crd := c.WithEndpoint(o.Endpoint)
 	var secrets remote.SecretSource = manifest.NewSecrets("the CR file or --secrets", slices.Concat(seed, o.Secrets)...)
 	if o.Placeholder {
@@ -77,23 +87,29 @@ func newRemoteCRD(c *katalog.CRD, set *katalog.Set, seed []*unstructured.Unstruc
 	types := planner.NewTypes(c, set.CRDs)
 	types.Operator = operator
 	return &remoteCRD{rec: rec, types: types, force: c.OperatorBox.Reconcile.ForceConflict,
-		children: rem.Payload.Children.Enabled, related: rem.Payload.Related, crds: set.CRDs, extra: o.Related}, nil
+		children: rem.Payload.Children.Enabled, related: rem.Payload.Related, crds: set.CRDs, extra: o.Related, wait: w}, nil
 }
 
 // reconcile runs cycle n for t: one request (trigger create first, then resync, or requeue
-// after a requeue answer), then the answer's resources applied and its status written. A
-// failed reconcile is an error with ork run's reason; a request the replay has no
-// recording for is that NoRecordingError.
+// after a requeue answer or to poll an operation, with prepared.operation), then the
+// answer's resources applied and its status written; a "pending" answer holds its
+// operation on t, as ork run holds it on the custom resource. A failed reconcile is an
+// error with ork run's reason; a request the replay has no recording for is that
+// NoRecordingError.
 func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int) ([]Change, error) {
 	cr := cl.get(t.key)
 	trigger := remote.TriggerResync
 	switch {
 	case n == 1:
 		trigger = remote.TriggerCreate
-	case t.requeue:
+	case t.requeue || t.op != nil:
 		trigger = remote.TriggerRequeue
 	}
+	gen := cr.GetGeneration()
 	req := remote.Request{Key: objectKey(cr), Object: cr.DeepCopy().Object, Trigger: trigger, Attempt: 1}
+	if t.op != nil {
+		req.Operation = t.op.state.Prepared(gen)
+	}
 	if r.children {
 		req.Children = r.types.Children(cl.owned(cr))
 	}
@@ -112,12 +128,14 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 		return nil, miss
 	}
 	o := remote.Decide(res, err)
-	if !o.Success {
+	if !o.Success && o.Action != remote.Pending {
+		t.endOperation(OperationFailed)
 		return nil, fmt.Errorf("%s: %s", o.Reason, o.Message)
 	}
 	t.requeue = o.Action == remote.RequeueAfter
 	children, errs := r.types.Build(res.Resources, cr, r.force)
 	if f := planner.Verdict(errs); f != nil {
+		t.endOperation(OperationFailed)
 		return nil, fmt.Errorf("%s: %s", f.Reason, f.Message)
 	}
 	objs := make([]resources.Object, len(children))
@@ -125,7 +143,16 @@ func (r *remoteCRD) reconcile(ctx context.Context, cl *cluster, t *target, n int
 		objs[i] = resources.Object{Obj: c.Obj}
 	}
 	changes := cl.reconcile(declarative.Plan{Apply: objs})
-	if cl.writeStatus(t.key, res.Status) {
+	var cs conditions
+	switch {
+	case o.Action == remote.Pending:
+		r.wait.pending(t, *res.Operation, string(cr.GetUID()), gen, n)
+		cs.pending = o.Message
+	case t.op != nil:
+		cs.ended = fmt.Sprintf("operation %q ended", t.op.state.ID)
+		t.endOperation(OperationDone)
+	}
+	if cl.writeStatusOf(t.key, res.Status, cs) {
 		changes = append(changes, Change{Update, cl.names.ref(cr) + "/status"})
 	}
 	return changes, nil

@@ -81,6 +81,9 @@ type CR struct {
 	// OnDelete is what deleting the CR would remove: its onDelete objects that exist (a
 	// remote CR: the children it owns, which the garbage collector removes).
 	OnDelete []Change `json:"onDelete,omitempty"`
+	// Operations are the long-running operations the CR waited on ("pending" answers
+	// followed with polls), in the order they started.
+	Operations []Operation `json:"operations,omitempty"`
 	// Err is why this CR's reconcile failed (a render or build error naming the Katalog's
 	// file and line); it is then left out of later cycles, and the other CRs go on.
 	Err string `json:"error,omitempty"`
@@ -90,6 +93,8 @@ type CR struct {
 type Cycle struct {
 	N       int      `json:"n"`
 	Changes []Change `json:"changes,omitempty"`
+	// Operation is the id of the operation the cycle's answer left pending.
+	Operation string `json:"operation,omitempty"`
 }
 
 // Op is the kind of a change, written as kubectl diff's sign.
@@ -119,6 +124,10 @@ type target struct {
 	// remote is set for a remote CRD's CR; requeue when its last answer asked for a re-run.
 	remote  *remoteCRD
 	requeue bool
+	// op is the operation of the last "pending" answer, while it is followed; waitedOut
+	// once the run stopped following it (RemoteOptions.OperationWait spent).
+	op        *held
+	waitedOut bool
 }
 
 // Run simulates the declarative CRDs of set, and the remote ones with opts.Remote. A
@@ -159,8 +168,12 @@ func Run(ctx context.Context, set *katalog.Set, opts Options) (Report, error) {
 		}
 	}
 	names := newNamer(set.CRDs)
+	var w *waiter
+	if opts.Remote != nil {
+		w = newWaiter(opts.Remote)
+	}
 	for _, f := range files {
-		targets, objs, err := simulateFile(ctx, f, byFile[f], names, set, opts)
+		targets, objs, err := simulateFile(ctx, f, byFile[f], names, set, opts, w)
 		if err != nil {
 			return Report{}, err
 		}
@@ -191,7 +204,7 @@ func crFiles(c *katalog.CRD, override string) []string {
 
 // simulateFile runs the reconcile cycles on one CR file's cluster: every CR of crds in it
 // is reconciled each cycle, until two cycles in a row change nothing or the limit.
-func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names namer, set *katalog.Set, opts Options) ([]*target, []*unstructured.Unstructured, error) {
+func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names namer, set *katalog.Set, opts Options, w *waiter) ([]*target, []*unstructured.Unstructured, error) {
 	seed, err := manifest.Read(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read CR file: %w", err)
@@ -210,7 +223,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 		}}
 		if c.IsRemote() {
 			if remotes[c] == nil {
-				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote, opts.Operator); err != nil {
+				if remotes[c], err = newRemoteCRD(c, set, seed, opts.Remote, opts.Operator, w); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -232,7 +245,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 	for n := 1; n <= opts.Cycles && quiet < 2; n++ {
 		changed := false
 		for _, t := range targets {
-			if t.result.Err != "" {
+			if t.result.Err != "" || t.waitedOut {
 				continue
 			}
 			cr := cl.get(t.key)
@@ -241,6 +254,14 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 				continue
 			}
 			if t.remote != nil {
+				due, err := w.awaitPoll(ctx, t)
+				if err != nil {
+					return nil, nil, err
+				}
+				if !due {
+					t.waitedOut = true
+					continue
+				}
 				changes, err := t.remote.reconcile(ctx, cl, t, n)
 				if ctx.Err() != nil {
 					return nil, nil, ctx.Err()
@@ -249,8 +270,13 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 					t.result.Err = err.Error()
 					continue
 				}
+				c := Cycle{N: n, Changes: changes}
+				if t.op != nil {
+					// An operation held is no steady state, whatever the cycle changed.
+					c.Operation, changed = t.op.state.ID, true
+				}
 				changed = changed || len(changes) > 0
-				t.result.Cycles = append(t.result.Cycles, Cycle{N: n, Changes: changes})
+				t.result.Cycles = append(t.result.Cycles, c)
 				continue
 			}
 			if recs[t.crd] == nil {
@@ -272,7 +298,7 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 		}
 		if quiet == 2 {
 			for _, t := range targets {
-				if t.result.Err == "" {
+				if t.result.Err == "" && t.op == nil {
 					t.result.SteadyAt = n
 				}
 			}
@@ -288,21 +314,23 @@ func simulateFile(ctx context.Context, file string, crds []*katalog.CRD, names n
 	return targets, cl.objects(), nil
 }
 
-// Span is a run of consecutive cycles that made the same changes.
+// Span is a run of consecutive cycles that made the same changes, and left the same
+// operation pending.
 type Span struct {
-	From, To int
-	Changes  []Change
+	From, To  int
+	Changes   []Change
+	Operation string
 }
 
 // Spans collapses identical consecutive cycles: "cycles 2-3: no changes".
 func (r CR) Spans() []Span {
 	var out []Span
 	for _, c := range r.Cycles {
-		if n := len(out); n > 0 && slices.Equal(out[n-1].Changes, c.Changes) {
+		if n := len(out); n > 0 && slices.Equal(out[n-1].Changes, c.Changes) && out[n-1].Operation == c.Operation {
 			out[n-1].To = c.N
 			continue
 		}
-		out = append(out, Span{From: c.N, To: c.N, Changes: c.Changes})
+		out = append(out, Span{From: c.N, To: c.N, Changes: c.Changes, Operation: c.Operation})
 	}
 	return out
 }
