@@ -20,7 +20,10 @@ log = logging.getLogger("webapp")
 
 
 def reconcile(req: ork.PreparedRequest) -> ork.Result:
-    """The whole business logic: one Deployment and one Service per WebApp."""
+    """The whole business logic: one Deployment and one Service per WebApp. It answers at
+    once; work that would outlast the timeout answers ork.pending(id, poll_after) instead, its
+    job keyed on ork.operation_key(req), and ork polls until a final answer
+    (docs/remote-reconciler.md#operations)."""
     if req["prepared"]["deleting"]:
         return ork.ok()  # children carry ownerReferences: the garbage collector removes them
     spec: dict[str, Any] = req["object"].get("spec") or {}

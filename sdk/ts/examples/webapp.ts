@@ -17,7 +17,12 @@ export interface WebAppSpec {
   logLevel?: string;
 }
 
-/** The whole business logic: one Deployment and one Service per WebApp. */
+/**
+ * The whole business logic: one Deployment and one Service per WebApp. It answers at once;
+ * work that would outlast the timeout answers ork.pending(id, pollAfterSeconds) instead, its
+ * job keyed on ork.operationKey(req), and ork polls until a final answer
+ * (docs/remote-reconciler.md#operations).
+ */
 export function reconcile(req: ork.PreparedRequest): ork.Result {
   if (req.prepared.deleting) {
     return ork.ok(); // children carry ownerReferences: the garbage collector removes them

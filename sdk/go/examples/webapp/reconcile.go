@@ -14,6 +14,9 @@ type Spec struct {
 }
 
 // Reconcile is the whole business logic: one Deployment and one Service per WebApp.
+// It answers at once; work that would outlast the timeout answers
+// reconciler.Pending(id, pollAfter) instead, its job keyed on req.OperationKey(), and ork
+// polls until a final answer (docs/remote-reconciler.md#operations).
 func Reconcile(_ context.Context, req *reconciler.PreparedRequest) (reconciler.Result, error) {
 	if req.Prepared.Deleting {
 		return reconciler.OK(), nil // children carry ownerReferences: the garbage collector removes them
