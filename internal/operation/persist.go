@@ -43,8 +43,9 @@ func Encode(s State) string {
 // marshalled) and checks it: a hand-edited value must not make ork poll nonsense.
 func Decode(data []byte) (State, error) {
 	var s State
+	// Unknown fields are ignored: during a rolling upgrade an older replica reads what a
+	// newer one wrote, and must go on polling the same operation rather than drop it.
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return State{}, fmt.Errorf("decode operation: %w", err)
 	}

@@ -34,7 +34,6 @@ func TestEncodeIsCompactJSONThatDecodesBack(t *testing.T) {
 func TestDecodeRejectsWhatOrkNeverWrites(t *testing.T) {
 	tests := []struct{ name, json, want string }{
 		{"not JSON", `{`, "unexpected EOF"},
-		{"unknown field", `{"id":"x","key":"k","startedAt":"2026-05-01T12:00:00Z","pollAfter":"1s","owner":"me"}`, "unknown field"},
 		{"no id", `{"key":"k","startedAt":"2026-05-01T12:00:00Z","pollAfter":"1s"}`, "no id"},
 		{"id too long", `{"id":"` + strings.Repeat("x", MaxIDLength+1) + `","key":"k","startedAt":"2026-05-01T12:00:00Z"}`, "longer than 256 characters"},
 		{"no key", `{"id":"x","startedAt":"2026-05-01T12:00:00Z"}`, "no key"},

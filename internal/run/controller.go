@@ -93,10 +93,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		},
 		ledger:    newLedger(),
 		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
-		ops: newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
+	}
+	if e.dry == nil {
+		// A dry run persists no operation: nothing is held, nothing is counted.
+		c.ops = newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
 			func(result string, d time.Duration) {
 				e.opts.Metrics.OperationDuration.WithLabelValues(crd.Name, result).Observe(d.Seconds())
-			}),
+			})
 	}
 	if crd.IsRemote() {
 		c.cfg.operationInStatus, _ = operation.StatusKeeps(crd.Schema())

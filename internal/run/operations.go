@@ -47,21 +47,30 @@ func (c *controller) operationPlace() operation.Where {
 	return operation.InAnnotation
 }
 
-// heldOperation reads the operation persisted on in's CR, from a state at least as new as
-// ork's own last write to it: a poll must never miss the operation it wrote. The pass's
-// object is that state unless the ledger knows a newer write of ork's; then it is read.
-func (c *controller) heldOperation(ctx context.Context, in input) (*operation.State, operation.Where, error) {
+// heldOperation reads the operation persisted on in's CR. The pass's object is read, unless
+// this replica holds an operation for the key and knows a newer write of its own to the CR
+// (a poll must never miss the operation it wrote): then the CR is read from the apiserver.
+// The place ork writes to is read first. An error is an I/O error; a value that does not
+// decode is bad, at where.
+func (c *controller) heldOperation(ctx context.Context, in input) (held *operation.State, where operation.Where, bad, err error) {
 	obj := in.cr
-	if uid, rv := c.ledger.statusWrite(in.key); !in.gone && uid == in.cr.GetUID() && rv != "" && kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
+	if uid, rv := c.ledger.statusWrite(in.key); !in.gone && c.ops.has(in.key) && uid == in.cr.GetUID() && rv != "" &&
+		kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
 		fresh, err := c.freshCR(ctx, in)
 		if err != nil {
-			return nil, operation.InStatus, err
+			return nil, operation.InStatus, nil, &passError{reason: reasonOperationReadFailed, msg: fmt.Sprintf("read the held operation: %v", err)}
 		}
 		if fresh != nil {
 			obj = fresh
 		}
 	}
-	return operation.Read(obj.Object)
+	from := obj.Object
+	if c.operationPlace() == operation.InAnnotation {
+		// The annotation alone: a status.operation ork does not write is not its.
+		from = map[string]any{"metadata": obj.Object["metadata"]}
+	}
+	held, where, bad = operation.Read(from)
+	return held, where, bad, nil
 }
 
 // persistOperation writes the annotation form of d's operation step; the status form goes
@@ -75,8 +84,8 @@ func (c *controller) persistOperation(ctx context.Context, in input, s *opStep) 
 	switch {
 	case place == operation.InAnnotation:
 		return c.patchOperationAnnotation(ctx, in, s.next)
-	case s.held != nil && s.heldAt == operation.InAnnotation:
-		return c.patchOperationAnnotation(ctx, in, nil) // moved to status.operation
+	case s.heldAt == operation.InAnnotation && (s.held != nil || s.clear):
+		return c.patchOperationAnnotation(ctx, in, nil) // moved to status.operation, or unreadable
 	}
 	return nil
 }
@@ -160,11 +169,14 @@ func newHeldOps(inFlight func(int), ended func(string, time.Duration)) *heldOps 
 
 // note records what a pass persisted or read of key's operation.
 func (h *heldOps) note(key string, uid types.UID, s *opStep, now time.Time) {
-	if h == nil || s == nil || s.held == nil && !s.writes() {
-		return // nothing held, nothing started: the common pass
+	if h == nil || s == nil {
+		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if _, counted := h.byKey[key]; s.held == nil && !s.writes() && !counted {
+		return // nothing held, nothing started, nothing counted: the common pass
+	}
 	if s.ended != "" && s.held != nil {
 		h.ended(s.ended, now.Sub(s.held.StartedAt))
 	}
@@ -178,6 +190,17 @@ func (h *heldOps) note(key string, uid types.UID, s *opStep, now time.Time) {
 		delete(h.byKey, key)
 	}
 	h.inFlight(len(h.byKey))
+}
+
+// has reports whether an operation is counted held for key.
+func (h *heldOps) has(key string) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.byKey[key]
+	return ok
 }
 
 // forget drops the keys gone says so of (a bucket moved, a CR deleted): they are no longer
@@ -196,16 +219,19 @@ func (h *heldOps) forget(gone func(key string, uid types.UID) bool) {
 	h.inFlight(len(h.byKey))
 }
 
-// readOperation is the operation held for in's CR; one that does not decode is reported and
-// treated as none (the reconciler's stable key finds its work again).
-func readOperation(ctx context.Context, env passEnv, in input) (*operation.State, operation.Where) {
-	held, at, err := env.operation(ctx, in)
+// readOperation is the operation held for in's CR. One that does not decode is reported and
+// treated as none (the reconciler's stable key finds its work again); a bad annotation is
+// replaced or removed by the pass's write. err is a failed read: the pass backs off.
+func readOperation(ctx context.Context, env passEnv, in input) (held *operation.State, at operation.Where, unreadable bool, err error) {
+	held, at, bad, err := env.operation(ctx, in)
 	if err != nil {
-		env.event(in.cr, corev1.EventTypeWarning, reasonOperationUnreadable,
-			fmt.Sprintf("the long-running operation persisted on this object is not readable, so ork holds none: %v", err))
-		return nil, at
+		return nil, at, false, err
 	}
-	return held, at
+	if bad != nil {
+		env.event(in.cr, corev1.EventTypeWarning, reasonOperationUnreadable,
+			fmt.Sprintf("the long-running operation persisted on this object is not readable, so ork holds none: %v", bad))
+	}
+	return held, at, bad != nil, nil
 }
 
 // timedOut is the decision of a pass that finds its held operation past its deadline: no

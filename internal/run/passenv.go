@@ -30,7 +30,7 @@ type passEnv struct {
 	event func(cr *unstructured.Unstructured, typ, reason, msg string)
 	// operation reads the long-running operation held for the CR (operations.go), and
 	// generation is the CR's generation in the cache now (ok false: not there).
-	operation  func(ctx context.Context, in input) (*operation.State, operation.Where, error)
+	operation  func(ctx context.Context, in input) (held *operation.State, at operation.Where, bad, err error)
 	generation func(key string) (int64, bool)
 	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
 	// redact applied first.

@@ -348,8 +348,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	}
 	// The operation is the reconciler's, started whatever became of the applies: it is
 	// persisted even when they failed.
-	if perr := c.persistOperation(ctx, in, d.op); err == nil {
-		err = perr
+	opErr := c.persistOperation(ctx, in, d.op)
+	if err == nil {
+		err = opErr
 	}
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
@@ -374,7 +375,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 			return d, steps, false
 		}
 	}
-	c.ops.note(in.key, in.cr.GetUID(), d.op, time.Now())
+	if opErr == nil && c.e.gate.owns(in.cr.GetUID()) {
+		// Counted only once persisted, and only while its bucket is still this replica's
+		// (a release's forget must not be undone by a pass that ends after it).
+		c.ops.note(in.key, in.cr.GetUID(), d.op, time.Now())
+	}
 	return d, steps, true
 }
 

@@ -170,9 +170,13 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		// were goes.
 		defer func() { d.relatedRead = true }()
 	}
-	held, heldAt := readOperation(ctx, env, in)
+	held, heldAt, unreadable, err := readOperation(ctx, env, in)
+	if err != nil {
+		return failureFrom(err) // not read: neither held nor not held, so no call
+	}
 	now := time.Now()
-	if held.Expired(now) {
+	if held.Expired(now) && !in.deleting {
+		// A delete is never timed out: its tombstone keeps no mark, and its call must come.
 		return timedOut(held, heldAt, now)
 	}
 	req.Operation = held.Prepared(in.cr.GetGeneration())
@@ -229,6 +233,8 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		pending(&d, held, heldAt, res, in, now)
 	case out.Success && held != nil && !in.deleting:
 		finished(&d, env, held, heldAt, in)
+	case out.Success && unreadable && !in.deleting:
+		d.op.clear = true // a final answer: what could not be read goes
 	}
 	if !d.success || in.deleting {
 		return d
@@ -248,6 +254,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if v := planner.Verdict(errs); v != nil {
 		f := failure(v.Reason, "%s", v.Message)
 		f.entries = entries
+		f.op, f.progress = d.op, d.progress // the reconciler's operation is real all the same
 		return f
 	}
 	if len(built) > 0 {

@@ -38,9 +38,10 @@ func (e *Engine) rollouts(controllers []*controller) *candidate.Rollouts {
 
 // sampleCandidate counts a pass the candidate reconciled for real in its rollout's gate, by
 // the reason the whole pass ended with (its writes included); a pass that attempted nothing
-// (the candidate's Retry-After) is no sample.
+// (the candidate's Retry-After) is no sample, nor is a pass whose work goes on (pending) or
+// that only ended an older generation's operation: neither says how the candidate does.
 func (c *controller) sampleCandidate(d decision) {
-	if c.cand == nil || !d.candidate || d.quiet {
+	if c.cand == nil || !d.candidate || d.quiet || d.pending || d.holdGeneration {
 		return
 	}
 	c.cand.Served(d.reason)

@@ -42,6 +42,8 @@ const (
 	reasonOperationWriteFailed = "OperationWriteFailed"
 	// reasonOperationUnreadable: the operation persisted on a CR does not decode.
 	reasonOperationUnreadable = "OperationUnreadable"
+	// reasonOperationReadFailed: the CR could not be read for its held operation.
+	reasonOperationReadFailed = "OperationReadFailed"
 	// reasonOperationCompleted: the Progressing condition once a held operation ended.
 	reasonOperationCompleted = "OperationCompleted"
 	// statusWriteAttempts bounds the re-read and retry of a status write on 409.
@@ -143,8 +145,9 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 	if err != nil || base == nil {
 		return statusResult{}, err
 	}
+	o := d.outcome(c.operationPlace())
 	for range statusWriteAttempts {
-		patch, res := crstatus.Patch(base, d.outcome(c.operationPlace()), in.cr.GetGeneration(), time.Now(), c.pruned.Has)
+		patch, res := crstatus.Patch(base, o, in.cr.GetGeneration(), time.Now(), c.pruned.Has)
 		if patch == nil {
 			return res, nil
 		}
@@ -177,8 +180,12 @@ func (c *controller) writeStatus(ctx context.Context, in input, d decision) (sta
 		if base.GetGeneration() != in.cr.GetGeneration() {
 			// The spec moved on while this pass ran: its update is queued, and the pass for
 			// it writes the status (and its Event). Fighting an update storm for an older one
-			// helps no one.
-			return statusResult{}, nil
+			// helps no one. The operation is the exception: the reconciler started it, and
+			// the next call must carry it (superseded) rather than have a second one started.
+			if !o.SetOperation {
+				return statusResult{}, nil
+			}
+			o = crstatus.Outcome{SetOperation: true, Operation: o.Operation, Unreported: true}
 		}
 	}
 	return statusResult{}, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)

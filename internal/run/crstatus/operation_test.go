@@ -62,3 +62,20 @@ func TestAPendingPassMergesItsKeysButIsNotReadyAndKeepsTheGeneration(t *testing.
 		t.Errorf("HoldGeneration moved observedGeneration: %v", patch)
 	}
 }
+
+// status.operation is ork's: an answer's own key of that name is not written, and a pass
+// whose generation moved on under it writes the operation alone.
+func TestTheOperationKeyIsOrks(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	base := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": "u1", "resourceVersion": "7"}}}
+	patch, _ := Patch(base, Outcome{Success: true, Status: map[string]any{"operation": "provisioning", "phase": "x"}}, 1, now, keepAll)
+	if _, has := patch["status"].(map[string]any)["operation"]; has {
+		t.Errorf("the answer's own status.operation was written: %v", patch)
+	}
+	op := map[string]any{"id": "op-1"}
+	patch, _ = Patch(base, Outcome{SetOperation: true, Operation: op, Unreported: true}, 2, now, keepAll)
+	want := map[string]any{"operation": op}
+	if st := patch["status"].(map[string]any); len(st) != 1 || st["operation"] == nil {
+		t.Errorf("an unreported pass patches %v, want only %v", st, want)
+	}
+}

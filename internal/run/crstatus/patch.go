@@ -41,6 +41,9 @@ type Outcome struct {
 	// once it ended); nil leaves it as it is, so that a reconciler that never holds one
 	// never sees it.
 	Progressing *Progress
+	// Unreported writes nothing but the operation: no Ready, no other condition, no key
+	// (the generation moved on under the pass; the next pass reports).
+	Unreported bool
 	// SetOperation writes Operation at status.operation (nil removes it).
 	SetOperation bool
 	Operation    map[string]any
@@ -70,7 +73,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 	patch := map[string]any{}
 	if o.Success {
 		for k, v := range o.Status {
-			if k == "conditions" || k == "observedGeneration" || pruned(k) {
+			if k == "conditions" || k == "observedGeneration" || k == OperationField || pruned(k) {
 				continue // ork's own keys (set below), or keys the schema drops
 			}
 			if kobj.MergeChanges(current, map[string]any{k: v}) {
@@ -91,7 +94,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 			patch[OperationField] = v
 		}
 	}
-	if pruned("conditions") {
+	if pruned("conditions") || o.Unreported {
 		// Nowhere to write a condition to: no Ready either.
 		return finish(base, patch, res)
 	}
