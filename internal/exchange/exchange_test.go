@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -92,6 +93,29 @@ func TestDigestIgnoresVolatileFieldsOnly(t *testing.T) {
 		{"another trigger", bytes.Replace(request(1, "u1"), []byte(`"resync"`), []byte(`"create"`), 1), false},
 		{"another spec", bytes.Replace(request(1, "u1"), []byte(`"replicas":2`), []byte(`"replicas":3`), 1), false},
 		{"another secret value: masked, so the same question", bytes.Replace(request(1, "u1"), []byte(`"pw":"hunter2"`), []byte(`"pw":"other"`), 1), true},
+	}
+	// A poll of a held operation, recorded at one time and replayed at another: its start,
+	// deadline and uid-derived key differ, its id and polls do not.
+	poll := func(started, id string, polls int) []byte {
+		op := fmt.Sprintf(`"operation":{"id":%q,"key":"u1/1/%s","startedAt":%q,"deadline":%q,"polls":%d},"trigger"`, id, id, started, started, polls)
+		return bytes.Replace(request(1, "u1"), []byte(`"trigger"`), []byte(op), 1)
+	}
+	opBase, err := Digest(poll("2026-01-01T00:00:00Z", "op-1", 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		req  []byte
+		same bool
+	}{
+		{"an operation polled at another time", poll("2026-06-01T10:00:00Z", "op-1", 2), true},
+		{"another operation", poll("2026-01-01T00:00:00Z", "op-2", 2), false},
+		{"another poll", poll("2026-01-01T00:00:00Z", "op-1", 3), false},
+	} {
+		if got, err := Digest(tt.req, nil); err != nil || (got == opBase) != tt.same {
+			t.Errorf("%s: digest same=%v (err %v), want same=%v", tt.name, got == opBase, err, tt.same)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

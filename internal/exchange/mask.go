@@ -171,6 +171,7 @@ func dropVolatile(root map[string]any) {
 	if prepared, ok := root["prepared"].(map[string]any); ok {
 		delete(prepared, "attempt")
 		delete(prepared, "dryRun")
+		dropOperationClock(prepared["operation"])
 	}
 	forEachObject(root, func(obj map[string]any) {
 		if meta, ok := obj["metadata"].(map[string]any); ok {
@@ -185,6 +186,7 @@ func dropVolatile(root map[string]any) {
 			}
 		}
 		status, _ := obj["status"].(map[string]any)
+		dropOperationClock(status["operation"])
 		conds, _ := status["conditions"].([]any)
 		for _, c := range conds {
 			if cond, ok := c.(map[string]any); ok {
@@ -192,6 +194,17 @@ func dropVolatile(root map[string]any) {
 			}
 		}
 	})
+}
+
+// dropOperationClock removes what a held operation owes to the clock and to the object's
+// uid (its start, its deadline, its key), in prepared.operation and in the object's
+// status.operation: a replay polls the same operation at another time.
+func dropOperationClock(v any) {
+	if op, ok := v.(map[string]any); ok {
+		for _, k := range []string{"startedAt", "deadline", "key"} {
+			delete(op, k)
+		}
+	}
 }
 
 // Digest identifies a PreparedRequest for replay: the SHA-256 of its canonical JSON (keys
