@@ -38,7 +38,7 @@ func managed(entries ...metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 func entry(manager string, op metav1.ManagedFieldsOperationType, minute int, fields string) metav1.ManagedFieldsEntry {
 	tm := metav1.NewTime(t0.Add(time.Duration(minute) * time.Minute))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", Time: &tm,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 func deployment(decisionID string, mf []metav1.ManagedFieldsEntry) *unstructured.Unstructured {

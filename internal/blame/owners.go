@@ -1,7 +1,6 @@
 package blame
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 
@@ -28,7 +27,7 @@ func owners(managed []metav1.ManagedFieldsEntry, obj map[string]any, p decision.
 			continue
 		}
 		var s fieldpath.Set
-		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
 		}
 		if owns(&s, obj, p) {

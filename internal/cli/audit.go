@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -78,7 +77,7 @@ func completeAuditVerify(env *Env, args []string) (auditVerifyOptions, error) {
 }
 
 func runAuditVerify(env *Env, opts auditVerifyOptions) error {
-	var r io.Reader = env.Streams.In
+	r := env.Streams.In
 	if opts.file != "-" {
 		f, err := os.Open(opts.file)
 		if err != nil {
