@@ -23,6 +23,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/informers":    nil,
+	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,
 	"internal/run/ownedfields":  nil,

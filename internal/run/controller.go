@@ -24,6 +24,7 @@ import (
 	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/informers"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
@@ -44,7 +45,7 @@ type controller struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	// lanes is queue itself, with its lanes: see enqueue.go for what decides a lane.
 	lanes  *crdqueue.Queue
-	ledger *ledger
+	ledger *keyledger.Ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
@@ -91,7 +92,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			hasStatus: hasStatus,
 			log:       e.log.With("crd", crd.Name),
 		},
-		ledger:    newLedger(),
+		ledger:    keyledger.New(),
 		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 		ops: newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
 			func(result string, d time.Duration) {
@@ -322,7 +323,7 @@ func (c *controller) onDelete(obj any) {
 	if err != nil {
 		return
 	}
-	c.ledger.noteDelete(key, u.DeepCopy())
+	c.ledger.NoteDelete(key, u.DeepCopy())
 	c.related.Forget(key) // its references die with it; a new object of the name records its own
 	if c.cand != nil {
 		c.cand.Forget(key, u.GetUID())
@@ -373,7 +374,7 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	// During the owner's pass, ork's write and its echo race: decide once the pass has
 	// recorded what it wrote.
-	if c.ledger.deferIfProcessing(key, ev) {
+	if c.ledger.DeferIfProcessing(key, ev) {
 		return
 	}
 	c.childChanged(key)

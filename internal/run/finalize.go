@@ -34,7 +34,7 @@ const (
 // goes with a Warning Event.
 func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decision, err error) {
 	if in.gone {
-		if c.cfg.finalize && c.ledger.finalized(in.key, in.cr.GetUID()) {
+		if c.cfg.finalize && c.ledger.Finalized(in.key, in.cr.GetUID()) {
 			return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 		}
 		return nil, nil
@@ -49,7 +49,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 		return c.setFinalizer(ctx, in, true)
 	case !in.deleting:
 		return nil, nil
-	case !has && c.ledger.finalized(in.key, in.cr.GetUID()):
+	case !has && c.ledger.Finalized(in.key, in.cr.GetUID()):
 		// Answered ok and lifted; another controller's finalizer keeps it for now.
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 	case has && c.finalizeDeadline(*in).Before(time.Now()):
@@ -155,7 +155,7 @@ func (c *controller) armFinalizeDeadline(in input, d decision) {
 		// later): lift the finalizer now. A failure comes back with its backoff anyway.
 		c.add(in.key, addOpts{trigger: TriggerRequeue})
 	} else {
-		c.ledger.note(in.key, TriggerRequeue) // its backoff's add comes with the schedule
+		c.ledger.Note(in.key, TriggerRequeue) // its backoff's add comes with the schedule
 	}
 }
 

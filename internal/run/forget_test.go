@@ -16,6 +16,7 @@ import (
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
 	ctx := t.Context()
@@ -34,7 +35,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		key string
 		uid types.UID
 	}{{"ns/gone", "u-gone"}, {"ns/kept", "u-kept"}} {
-		c.ledger.markFinalized(cr.key, cr.uid)
+		c.ledger.MarkFinalized(cr.key, cr.uid)
 		c.suspended.set(ctx, cr.key, cr.uid, true)
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
@@ -50,7 +51,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		what       string
 		gone, kept bool
 	}{
-		{"ledger finalized mark", c.ledger.finalized("ns/gone", "u-gone"), c.ledger.finalized("ns/kept", "u-kept")},
+		{"ledger finalized mark", c.ledger.Finalized("ns/gone", "u-gone"), c.ledger.Finalized("ns/kept", "u-kept")},
 		{"suspension", c.suspended.suspended["ns/gone"] != "", c.suspended.suspended["ns/kept"] != ""},
 		{"resume mark", !c.suspended.resumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.resumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},

@@ -52,7 +52,7 @@ func (c *controller) operationPlace() operation.Where {
 // object is that state unless the ledger knows a newer write of ork's; then it is read.
 func (c *controller) heldOperation(ctx context.Context, in input) (*operation.State, operation.Where, error) {
 	obj := in.cr
-	if uid, rv := c.ledger.statusWrite(in.key); !in.gone && uid == in.cr.GetUID() && rv != "" && kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
+	if uid, rv := c.ledger.StatusWrite(in.key); !in.gone && uid == in.cr.GetUID() && rv != "" && kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
 		fresh, err := c.freshCR(ctx, in)
 		if err != nil {
 			return nil, operation.InStatus, err
