@@ -151,7 +151,7 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	c.handle(ctx, key)
-	c.e.dry.passed(c.cfg.crd.Name, key)
+	c.e.dry.Passed(c.cfg.crd.Name, key)
 	return true
 }
 
@@ -249,7 +249,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
-	if c.e.dry.oneShot() {
+	if c.e.dry.OneShot() {
 		c.queue.Forget(key) // one pass each, whatever its outcome
 	} else {
 		c.schedule(key, in.trigger, d)
