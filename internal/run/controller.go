@@ -29,6 +29,7 @@ import (
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // controller reconciles one CRD.
@@ -47,7 +48,7 @@ type controller struct {
 	lanes  *crdqueue.Queue
 	ledger *keyledger.Ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
-	suspended *suspensions
+	suspended *suspensions.Memory
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
 	pruned   crstatus.PrunedKeys
 	stopping atomic.Bool
@@ -93,7 +94,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			log:       e.log.With("crd", crd.Name),
 		},
 		ledger:    keyledger.New(),
-		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
+		suspended: suspensions.New(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 		ops: newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
 			func(result string, d time.Duration) {
 				e.opts.Metrics.OperationDuration.WithLabelValues(crd.Name, result).Observe(d.Seconds())

@@ -125,7 +125,7 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 		return time.Time{}
 	}
 	start := ts.Time
-	if r := c.suspended.resumedAt(in.key, in.cr.GetUID()); r.After(start) {
+	if r := c.suspended.ResumedAt(in.key, in.cr.GetUID()); r.After(start) {
 		start = r
 	}
 	if r := resumedAtOf(in.cr); r.After(start) {
