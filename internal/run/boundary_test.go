@@ -31,7 +31,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
-	"internal/run/suspensions":  nil,
+	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},
 }
 
 // harnesses start the engine for the tests: they may import it, and nothing imports them

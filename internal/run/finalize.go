@@ -8,12 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
-	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/suspensions"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -128,7 +127,7 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 	if r := c.suspended.ResumedAt(in.key, in.cr.GetUID()); r.After(start) {
 		start = r
 	}
-	if r := resumedAtOf(in.cr); r.After(start) {
+	if r := suspensions.ResumedAtOf(in.cr); r.After(start) {
 		start = r
 	}
 	return start.Add(c.cfg.finalizeTimeout)
@@ -177,21 +176,4 @@ func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) boo
 	}
 	fa, fb := a.GetFinalizers(), b.GetFinalizers()
 	return finalizer.Has(a) != finalizer.Has(b) && slices.Equal(without(fa), without(fb))
-}
-
-// resumedAtOf is the lastTransitionTime of cr's Suspended=False condition of reason
-// Resumed: when its delete was resumed. Zero without one.
-func resumedAtOf(cr *unstructured.Unstructured) time.Time {
-	status, _ := cr.Object["status"].(map[string]any)
-	conds, _ := status["conditions"].([]any)
-	cond := crstatus.Find(conds, ConditionSuspended)
-	if cond == nil || cond["status"] != string(metav1.ConditionFalse) || cond["reason"] != ReasonResumed {
-		return time.Time{}
-	}
-	s, _ := cond["lastTransitionTime"].(string)
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }

@@ -10,13 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/finalizer"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/crstatus"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // Suspend: a CR annotated SuspendAnnotation: SuspendValue is left alone.
@@ -24,24 +24,17 @@ const (
 	SuspendAnnotation = naming.SuspendAnnotation
 	SuspendValue      = naming.SuspendValue
 	// ConditionSuspended is True on a suspended CR, and absent otherwise.
-	ConditionSuspended = "Suspended"
+	ConditionSuspended = suspensions.Condition
 	// ReasonSuspended is the Suspended condition's reason, and a suspended pass's in the
 	// dry-run plan.
-	ReasonSuspended = "Suspended"
+	ReasonSuspended = suspensions.Reason
 	// ReasonResumed is the reason of Suspended=False on a custom resource being deleted
-	// that was resumed: its lastTransitionTime is the resume, from which finalizeTimeout
-	// counts, on the object itself so that a restart or another replica knows it.
-	ReasonResumed = "Resumed"
+	// that was resumed (suspensions.ResumedAtOf).
+	ReasonResumed = suspensions.ReasonResumed
 	// EventDeleteSuspended is the Warning Event of a delete held while the CR is suspended.
 	EventDeleteSuspended = "DeleteWaitsSuspended"
 	// EventInvalidSuspend is the Warning Event of SuspendAnnotation with another value.
 	EventInvalidSuspend = "InvalidSuspendAnnotation"
-)
-
-// suspendMessage is the Suspended condition's message; resumedMessage Suspended=False's.
-const (
-	suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
-	resumedMessage = "resumed while being deleted: finalizeTimeout counts from this condition's lastTransitionTime"
 )
 
 // setSuspended records whether in's CR is suspended at this pass, in memory and in the
@@ -82,7 +75,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	}
 	if in.gone && annotated && value == SuspendValue {
 		// Deleted while suspended, with no finalizer of ork's to hold it: no call either.
-		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
+		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspensions.Message}, true, true
 	}
 	if !suspended {
 		// The first pass since the CR was resumed: a delete that waited gets a whole
@@ -120,7 +113,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 				"and finalizeTimeout does not act; remove the annotation to let the delete go on, or run ork finalizers release",
 			SuspendAnnotation, SuspendValue, finalizer.Name))
 	}
-	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}
+	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspensions.Message}
 	if _, err := c.setSuspendedCondition(ctx, *in, true); err != nil {
 		if errors.Is(err, errNotLeader) {
 			return d, true, false
@@ -149,7 +142,7 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 			// resourceVersion, maybe): the pass of that update, queued, writes what it says.
 			return false, nil
 		}
-		patch := suspendedPatch(base, on, time.Now())
+		patch := suspensions.Patch(base, on, time.Now())
 		if patch == nil {
 			return false, nil
 		}
@@ -177,43 +170,4 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 		}
 	}
 	return false, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
-}
-
-// suspendedPatch is the merge patch that adds or removes the Suspended condition of base
-// (on a CR being deleted, sets it False with reason Resumed and the resume's time), nil
-// when the status says so already. Other conditions, Ready's among them, stay as they are.
-func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map[string]any {
-	status, _ := base.Object["status"].(map[string]any)
-	oldConds, _ := status["conditions"].([]any)
-	prev := crstatus.Find(oldConds, ConditionSuspended)
-	var conds []any
-	switch {
-	case on && prev != nil && prev["status"] == string(metav1.ConditionTrue):
-		return nil
-	case on:
-		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
-			"type": ConditionSuspended, "status": string(metav1.ConditionTrue), "reason": ReasonSuspended,
-			"message": suspendMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-		})
-	case prev == nil:
-		return nil
-	case base.GetDeletionTimestamp() != nil && prev["status"] == string(metav1.ConditionFalse):
-		return nil
-	case base.GetDeletionTimestamp() != nil:
-		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
-			"type": ConditionSuspended, "status": string(metav1.ConditionFalse), "reason": ReasonResumed,
-			"message": resumedMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-		})
-	default:
-		conds = []any{}
-		for _, c := range oldConds {
-			if m, ok := c.(map[string]any); !ok || m["type"] != ConditionSuspended {
-				conds = append(conds, c)
-			}
-		}
-	}
-	return map[string]any{
-		"metadata": map[string]any{"uid": string(base.GetUID()), "resourceVersion": base.GetResourceVersion()},
-		"status":   map[string]any{"conditions": conds},
-	}
 }

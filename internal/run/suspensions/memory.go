@@ -1,6 +1,7 @@
-// Package suspensions is what ork remembers, in memory only, of the custom resources
-// suspended by the suspend annotation: which were suspended at their last pass, when a
-// delete that waited was resumed, and which invalid annotation values were warned about.
+// Package suspensions is the part of the suspend annotation that needs no controller: what
+// ork remembers, in memory only, of the suspended custom resources (which were suspended at
+// their last pass, when a delete that waited was resumed, which invalid annotation values
+// were warned about), and the Suspended condition (its patch, the resume it records).
 package suspensions
 
 import (

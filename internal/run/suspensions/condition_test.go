@@ -1,4 +1,4 @@
-package run
+package suspensions
 
 import (
 	"testing"
@@ -13,9 +13,9 @@ import (
 func TestSuspendedPatch(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ready := map[string]any{"type": "Ready", "status": "True", "reason": "ReconcileSucceeded"}
-	suspended := map[string]any{"type": "Suspended", "status": "True", "reason": "Suspended", "message": suspendMessage,
+	suspended := map[string]any{"type": "Suspended", "status": "True", "reason": "Suspended", "message": Message,
 		"lastTransitionTime": "2026-01-02T03:04:05Z"}
-	resumed := map[string]any{"type": "Suspended", "status": "False", "reason": "Resumed", "message": resumedMessage,
+	resumed := map[string]any{"type": "Suspended", "status": "False", "reason": "Resumed", "message": ResumedMessage,
 		"lastTransitionTime": "2026-01-02T03:04:05Z"}
 	deleting := func(u *unstructured.Unstructured) *unstructured.Unstructured {
 		ts := metav1.NewTime(now.Add(-time.Hour))
@@ -44,7 +44,7 @@ func TestSuspendedPatch(t *testing.T) {
 		{name: "never suspended: no write", base: cr(ready), on: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := suspendedPatch(tc.base, tc.on, now)
+			p := Patch(tc.base, tc.on, now)
 			if tc.want == nil {
 				if p != nil {
 					t.Fatalf("patch = %v, want none", p)
