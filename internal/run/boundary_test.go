@@ -22,13 +22,16 @@ var subpackageImports = map[string][]string{
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
+	"internal/run/dryplan":      {"internal/runplan"},
 	"internal/run/informers":    nil,
+	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
+	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},
 }
 
 // harnesses start the engine for the tests: they may import it, and nothing imports them

@@ -24,10 +24,12 @@ import (
 	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/informers"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // controller reconciles one CRD.
@@ -44,9 +46,9 @@ type controller struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	// lanes is queue itself, with its lanes: see enqueue.go for what decides a lane.
 	lanes  *crdqueue.Queue
-	ledger *ledger
+	ledger *keyledger.Ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
-	suspended *suspensions
+	suspended *suspensions.Memory
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
 	pruned   crstatus.PrunedKeys
 	stopping atomic.Bool
@@ -91,8 +93,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			hasStatus: hasStatus,
 			log:       e.log.With("crd", crd.Name),
 		},
-		ledger:    newLedger(),
-		suspended: newSuspensions(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
+		ledger:    keyledger.New(),
+		suspended: suspensions.New(func(n int) { e.opts.Metrics.SuspendedCRs.WithLabelValues(crd.Name).Set(float64(n)) }),
 	}
 	if e.dry == nil {
 		// A dry run persists no operation: nothing is held, nothing is counted.
@@ -325,7 +327,7 @@ func (c *controller) onDelete(obj any) {
 	if err != nil {
 		return
 	}
-	c.ledger.noteDelete(key, u.DeepCopy())
+	c.ledger.NoteDelete(key, u.DeepCopy())
 	c.related.Forget(key) // its references die with it; a new object of the name records its own
 	if c.cand != nil {
 		c.cand.Forget(key, u.GetUID())
@@ -376,7 +378,7 @@ func (c *controller) onChild(gr schema.GroupResource, oldObj, obj any, deleted b
 	}
 	// During the owner's pass, ork's write and its echo race: decide once the pass has
 	// recorded what it wrote.
-	if c.ledger.deferIfProcessing(key, ev) {
+	if c.ledger.DeferIfProcessing(key, ev) {
 		return
 	}
 	c.childChanged(key)

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -42,23 +43,23 @@ func newCRWrites(c *controller) crWrites {
 }
 
 // realCRWrites write for real and remember it in the ledger.
-type realCRWrites struct{ ledger *ledger }
+type realCRWrites struct{ ledger *keyledger.Ledger }
 
 func (realCRWrites) options() []string     { return nil }
 func (realCRWrites) writesSuspended() bool { return true }
 
 func (r realCRWrites) wroteStatus(in input, _ map[string]any, out metav1.Object) {
-	r.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
+	r.ledger.WroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
 }
 
 func (r realCRWrites) wroteOperation(in input, out metav1.Object) {
-	r.ledger.wroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
+	r.ledger.WroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
 }
 
-func (r realCRWrites) finalized(key string, uid types.UID) { r.ledger.markFinalized(key, uid) }
+func (r realCRWrites) finalized(key string, uid types.UID) { r.ledger.MarkFinalized(key, uid) }
 
 func (r realCRWrites) applied(key string, uid types.UID, report []remote.AppliedResource) {
-	r.ledger.setLastApply(key, uid, report)
+	r.ledger.SetLastApply(key, uid, report)
 }
 
 // dryCRWrites send every write as a server-side dry run, note the status it would write and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/run/keyledger"
 )
 
 func incarnation(uid, rv string) *unstructured.Unstructured {
@@ -21,37 +22,14 @@ func incarnation(uid, rv string) *unstructured.Unstructured {
 	return u
 }
 
-// Two incarnations of one name deleted before ork's pass: each gets its delete, oldest
-// first; the second never overwrites the first.
-func TestEachDeletedIncarnationKeepsItsPendingDelete(t *testing.T) {
-	l := newLedger()
-	now := time.Now()
-	first, second := incarnation("u1", "1"), incarnation("u2", "3")
-	l.noteDelete("ns/a", first)
-	l.noteObject("ns/a", TriggerCreate, "u2")
-	l.noteDelete("ns/a", second)
-	got, tomb, _ := l.begin("ns/a", now)
-	if got != TriggerDelete || tomb == nil || tomb.GetUID() != "u1" {
-		t.Fatalf("first pass: %s of %v, want the delete of u1", got, tomb)
-	}
-	if more := l.dropTombstone("ns/a", tomb); !more {
-		t.Error("dropTombstone says no delete is left, want u2's")
-	}
-	l.end("ns/a", now, true)
-	l.note("ns/a", TriggerDelete) // what handle queues when a delete is left
-	if _, tomb, _ := l.begin("ns/a", now); tomb == nil || tomb.GetUID() != "u2" {
-		t.Fatalf("second pass: tombstone %v, want the delete of u2", tomb)
-	}
-}
-
 // A delete and a re-create that ork's watch missed (an outage, then a relist) arrive as one
 // update whose uid changed: the old object's delete is still delivered, before the new one.
 func TestAnUpdateThatChangesTheUIDDeliversTheOldDelete(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &controller{e: (&Engine{opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	c.onUpdate(incarnation("u1", "1"), incarnation("u2", "5"))
-	got, tomb, ok := c.ledger.begin("ns/a", time.Now())
+	got, tomb, ok := c.ledger.Begin("ns/a", time.Now())
 	if !ok || got != TriggerDelete || tomb == nil || tomb.GetUID() != "u1" {
 		t.Fatalf("after an update from u1 to u2: %s of %v, want the delete of u1", got, tomb)
 	}

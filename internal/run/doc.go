@@ -9,7 +9,7 @@
 //     internal/run/relatedwatch);
 //   - the queue: a typed rate-limited work queue with a fast and a slow lane, and a ledger of
 //     each key's triggers, tombstones and resyncs, every add through one call (enqueue.go,
-//     internal/run/crdqueue, ledger.go);
+//     internal/run/crdqueue, internal/run/keyledger);
 //   - a pass: one key's reconcile, from the lookup through the call to the decision
 //     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
 //   - writers: the children (childWrites, built in childwrites.go: internal/run/childwrite,

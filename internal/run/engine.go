@@ -29,6 +29,7 @@ import (
 	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/dryplan"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
@@ -77,7 +78,7 @@ type Engine struct {
 	// live watches the workers for /healthz (run/liveness).
 	live *liveness.Checker
 	// dry is the dry run (DryRun); nil when ork writes for real.
-	dry *dryRunner
+	dry *dryplan.Collector
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
 	trace  *trace.Store
 	redact []dotpath.Path

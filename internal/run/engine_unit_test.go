@@ -16,52 +16,9 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/runplan"
 )
-
-func TestLedgerKeepsTheStrongestTrigger(t *testing.T) {
-	l := newLedger()
-	now := time.Now()
-	l.note("ns/a", TriggerResync)
-	l.note("ns/a", TriggerUpdate)
-	l.note("ns/a", TriggerChild)
-	if got, _, _ := l.begin("ns/a", now); got != TriggerUpdate {
-		t.Errorf("begin = %s, want update (stronger than child and resync)", got)
-	}
-	l.end("ns/a", now, false)
-	if _, _, ok := l.begin("ns/a", now); ok {
-		t.Error("begin with nothing pending started a pass: a delayed add already covered must cost nothing")
-	}
-	l.end("ns/a", now, false)
-	last := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
-	l.noteDelete("ns/a", last)
-	l.note("ns/a", TriggerResync)
-	got, tomb, _ := l.begin("ns/a", now)
-	if got != TriggerDelete || tomb != last {
-		t.Errorf("begin after delete+resync = %s, %v, want delete with its tombstone", got, tomb)
-	}
-	// A newer delete arrives during the pass: finishing the old one must not drop it.
-	newer := last.DeepCopy()
-	l.noteDelete("ns/a", newer)
-	l.dropTombstone("ns/a", tomb)
-	l.end("ns/a", now, true)
-	if _, tomb, _ := l.begin("ns/a", now); tomb != newer {
-		t.Errorf("tombstone after the old delete finished = %v, want the newer one kept", tomb)
-	}
-	l.end("ns/a", now, false)
-	// A new object under the same name does not retire the old one's tombstone: its delete
-	// is delivered first. The old object coming back (same uid) does.
-	newer.SetUID("old")
-	l.noteObject("ns/a", TriggerCreate, "new")
-	if _, tomb, _ := l.begin("ns/a", now); tomb != newer {
-		t.Error("a new object under the same name dropped the old one's undelivered delete")
-	}
-	l.end("ns/a", now, false)
-	l.noteObject("ns/a", TriggerUpdate, "old")
-	if _, tomb, _ := l.begin("ns/a", now); tomb != nil {
-		t.Error("tombstone kept after the object itself came back")
-	}
-}
 
 type panickingReconciler struct{}
 
@@ -91,17 +48,17 @@ func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
 	q := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]()), added: func(d time.Duration) { delays = append(delays, d) }}
 	defer q.ShutDown()
-	c := &controller{e: (&Engine{opts: Options{BackoffMax: 5 * time.Second}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: q}
+	c := &controller{e: (&Engine{opts: Options{BackoffMax: 5 * time.Second}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: q}
 	pause := 2 * time.Minute
 	for range 20 {
-		c.ledger.note("ns/a", TriggerCreate)
-		trigger, _, _ := c.ledger.begin("ns/a", time.Now())
+		c.ledger.Note("ns/a", TriggerCreate)
+		trigger, _, _ := c.ledger.Begin("ns/a", time.Now())
 		c.schedule("ns/a", trigger, decision{action: actionRetryAfter, after: pause, quiet: true})
-		c.ledger.end("ns/a", time.Now(), false)
-		if got, _, _ := c.ledger.begin("ns/a", time.Now()); got != TriggerCreate {
+		c.ledger.End("ns/a", time.Now(), false)
+		if got, _, _ := c.ledger.Begin("ns/a", time.Now()); got != TriggerCreate {
 			t.Fatalf("after a held pass the trigger is %q, want create: the endpoint never saw it", got)
 		}
-		c.ledger.end("ns/a", time.Now(), false)
+		c.ledger.End("ns/a", time.Now(), false)
 	}
 	distinct := map[time.Duration]bool{}
 	for _, d := range delays {
@@ -117,14 +74,14 @@ func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
 	// The key that got the 429 itself: a failure, retried after the pause but never later
 	// than --backoff-max, as a requeue.
 	delays = nil
-	c.ledger.note("ns/b", TriggerCreate)
-	trigger, _, _ := c.ledger.begin("ns/b", time.Now())
+	c.ledger.Note("ns/b", TriggerCreate)
+	trigger, _, _ := c.ledger.Begin("ns/b", time.Now())
 	c.schedule("ns/b", trigger, decision{action: actionRetryAfter, after: pause})
-	c.ledger.end("ns/b", time.Now(), false)
+	c.ledger.End("ns/b", time.Now(), false)
 	if len(delays) != 1 || delays[0] != 5*time.Second {
 		t.Errorf("the throttled key requeued after %v, want --backoff-max (5s)", delays)
 	}
-	if got, _, _ := c.ledger.begin("ns/b", time.Now()); got != TriggerRequeue {
+	if got, _, _ := c.ledger.Begin("ns/b", time.Now()); got != TriggerRequeue {
 		t.Errorf("the throttled key's next trigger is %q, want requeue", got)
 	}
 }
@@ -162,7 +119,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 // created again. Only ork's own prune is its own delete.
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
-	c := &controller{e: (&Engine{writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
+	c := &controller{e: (&Engine{writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
 	defer c.queue.ShutDown()
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	child := &unstructured.Unstructured{}

@@ -24,7 +24,7 @@ type addOpts struct {
 	// it runs; empty notes nothing (a pass already owed covers the add).
 	trigger Trigger
 	// uid is the object whose own event this is: its return retires its tombstone
-	// (ledger.noteObject).
+	// (keyledger.Ledger.NoteObject).
 	uid types.UID
 	// lane is the lane the key goes into.
 	lane laneChoice
@@ -46,7 +46,7 @@ type addOpts struct {
 func (c *controller) add(key string, o addOpts) {
 	var last time.Time
 	if o.trigger != "" {
-		last = c.ledger.noteObject(key, o.trigger, o.uid)
+		last = c.ledger.NoteObject(key, o.trigger, o.uid)
 	}
 	switch o.lane {
 	case laneAsIs:

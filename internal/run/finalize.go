@@ -8,12 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/finalizer"
-	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/suspensions"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -34,7 +33,7 @@ const (
 // goes with a Warning Event.
 func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decision, err error) {
 	if in.gone {
-		if c.cfg.finalize && c.ledger.finalized(in.key, in.cr.GetUID()) {
+		if c.cfg.finalize && c.ledger.Finalized(in.key, in.cr.GetUID()) {
 			return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 		}
 		return nil, nil
@@ -49,7 +48,7 @@ func (c *controller) finalizeBefore(ctx context.Context, in *input) (skip *decis
 		return c.setFinalizer(ctx, in, true)
 	case !in.deleting:
 		return nil, nil
-	case !has && c.ledger.finalized(in.key, in.cr.GetUID()):
+	case !has && c.ledger.Finalized(in.key, in.cr.GetUID()):
 		// Answered ok and lifted; another controller's finalizer keeps it for now.
 		return &decision{success: true, action: actionDone, reason: ReasonSucceeded, message: "delete already answered ok"}, nil
 	case has && c.finalizeDeadline(*in).Before(time.Now()):
@@ -125,10 +124,10 @@ func (c *controller) finalizeDeadline(in input) time.Time {
 		return time.Time{}
 	}
 	start := ts.Time
-	if r := c.suspended.resumedAt(in.key, in.cr.GetUID()); r.After(start) {
+	if r := c.suspended.ResumedAt(in.key, in.cr.GetUID()); r.After(start) {
 		start = r
 	}
-	if r := resumedAtOf(in.cr); r.After(start) {
+	if r := suspensions.ResumedAtOf(in.cr); r.After(start) {
 		start = r
 	}
 	return start.Add(c.cfg.finalizeTimeout)
@@ -155,7 +154,7 @@ func (c *controller) armFinalizeDeadline(in input, d decision) {
 		// later): lift the finalizer now. A failure comes back with its backoff anyway.
 		c.add(in.key, addOpts{trigger: TriggerRequeue})
 	} else {
-		c.ledger.note(in.key, TriggerRequeue) // its backoff's add comes with the schedule
+		c.ledger.Note(in.key, TriggerRequeue) // its backoff's add comes with the schedule
 	}
 }
 
@@ -177,21 +176,4 @@ func onlyOrkFinalizerChanged(a, b *unstructured.Unstructured, finalize bool) boo
 	}
 	fa, fb := a.GetFinalizers(), b.GetFinalizers()
 	return finalizer.Has(a) != finalizer.Has(b) && slices.Equal(without(fa), without(fb))
-}
-
-// resumedAtOf is the lastTransitionTime of cr's Suspended=False condition of reason
-// Resumed: when its delete was resumed. Zero without one.
-func resumedAtOf(cr *unstructured.Unstructured) time.Time {
-	status, _ := cr.Object["status"].(map[string]any)
-	conds, _ := status["conditions"].([]any)
-	cond := crstatus.Find(conds, ConditionSuspended)
-	if cond == nil || cond["status"] != string(metav1.ConditionFalse) || cond["reason"] != ReasonResumed {
-		return time.Time{}
-	}
-	s, _ := cond["lastTransitionTime"].(string)
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }

@@ -20,7 +20,7 @@ import "k8s.io/apimachinery/pkg/types"
 // shard pass notes go with the CR cache (forgetPass); the rollout state is per CRD, not
 // per CR.
 func (c *controller) forgetObjects(gone func(types.UID) bool) {
-	c.ledger.forgetObjects(gone)
+	c.ledger.ForgetObjects(gone)
 	c.forgetSuspensions(gone)
 	c.related.ForgetObjects(gone)
 	c.ops.forget(func(_ string, uid types.UID) bool { return gone(uid) })

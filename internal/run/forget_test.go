@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"testing"
@@ -16,7 +17,9 @@ import (
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
@@ -26,7 +29,7 @@ import (
 func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	m := NewMetrics()
 	cms := schema.GroupResource{Resource: "configmaps"}
-	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: suspensions.New(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
 	ctx := t.Context()
@@ -34,9 +37,9 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		key string
 		uid types.UID
 	}{{"ns/gone", "u-gone"}, {"ns/kept", "u-kept"}} {
-		c.ledger.markFinalized(cr.key, cr.uid)
-		c.suspended.set(ctx, cr.key, cr.uid, true)
-		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
+		c.ledger.MarkFinalized(cr.key, cr.uid)
+		c.suspended.Set(ctx, cr.key, cr.uid, true)
+		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
@@ -50,9 +53,9 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		what       string
 		gone, kept bool
 	}{
-		{"ledger finalized mark", c.ledger.finalized("ns/gone", "u-gone"), c.ledger.finalized("ns/kept", "u-kept")},
-		{"suspension", c.suspended.suspended["ns/gone"] != "", c.suspended.suspended["ns/kept"] != ""},
-		{"resume mark", !c.suspended.resumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.resumedAt("ns/kept", "u-kept").IsZero()},
+		{"ledger finalized mark", c.ledger.Finalized("ns/gone", "u-gone"), c.ledger.Finalized("ns/kept", "u-kept")},
+		{"suspension", suspendedAt(c, "ns/gone", "u-gone"), suspendedAt(c, "ns/kept", "u-kept")},
+		{"resume mark", !c.suspended.ResumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.ResumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
 		{"operation in flight", opHeld(c.ops, "ns/gone"), opHeld(c.ops, "ns/kept")},
@@ -64,6 +67,15 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	if inFlight != 1 {
 		t.Errorf("ork_operations_in_flight = %d after the forget, want 1", inFlight)
 	}
+}
+
+// suspendedAt reports whether c remembers key's CR uid suspended at its last pass: a pass
+// whose context has ended reads that and changes nothing.
+func suspendedAt(c *controller, key string, uid types.UID) bool {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	was, _ := c.suspended.Set(ended, key, uid, true)
+	return was
 }
 
 func opHeld(h *heldOps, key string) bool {

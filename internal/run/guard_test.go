@@ -14,6 +14,8 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/remote"
+	"github.com/orkspace/ork/internal/run/keyledger"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // countingReconciler counts its calls: each stands for the POST to the remote reconciler.
@@ -43,7 +45,7 @@ func TestNoCallWhileTheLeaseMayHavePassed(t *testing.T) {
 			lead := leadership.New(leadership.Options{Enabled: true, RenewDeadline: 10 * time.Second})
 			tt.stale(lead)
 			var calls int
-			c := &controller{e: (&Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}).useRing(lead, nil), ledger: newLedger(), suspended: newSuspensions(nil), rec: countingReconciler{&calls}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
+			c := &controller{e: (&Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}).useRing(lead, nil), ledger: keyledger.New(), suspended: suspensions.New(nil), rec: countingReconciler{&calls}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 			c.env = newPassEnv(c)
 			cr := &unstructured.Unstructured{}
 			cr.SetNamespace("ns")
@@ -93,7 +95,7 @@ func TestNoCallWhenTheLeasePassesBeforeTheSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Close)
-	c := &controller{e: (&Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}).useRing(lead, nil), ledger: newLedger(), suspended: newSuspensions(nil), rec: &remoteReconciler{r: r}, cfg: crdConfig{crd: crd, log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: (&Engine{lead: lead, opts: Options{Metrics: NewMetrics()}}).useRing(lead, nil), ledger: keyledger.New(), suspended: suspensions.New(nil), rec: &remoteReconciler{r: r}, cfg: crdConfig{crd: crd, log: slog.New(slog.DiscardHandler)}}
 	c.env = newPassEnv(c)
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "myorg.io/v1", "kind": "App"}}
 	cr.SetNamespace("ns")

@@ -92,7 +92,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case runErr = <-syncFailed:
-	case <-e.dry.allDone(): // one pass over every custom resource (ork run --dry-run)
+	case <-e.dry.AllDone(): // one pass over every custom resource (ork run --dry-run)
 	}
 	e.ready.Store(false)
 	w.close()
@@ -132,7 +132,7 @@ func (e *Engine) startWorkers(ctx, workCtx context.Context, controllers []*contr
 				}
 				return
 			}
-			e.dry.expect(c.cfg.crd.Name, c.informer.GetIndexer().ListKeys())
+			e.dry.Expect(c.cfg.crd.Name, c.informer.GetIndexer().ListKeys())
 			if !w.start(c.cfg.workers, func() {
 				for c.processNext(workCtx) {
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/leadership"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/keyledger"
 )
 
 // Two CRDs' controllers handle the events of one shared child informer, in either order:
@@ -19,7 +20,7 @@ import (
 func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	writes := childwrite.NewBook()
 	newController := func(kind string) *controller {
-		return &controller{e: (&Engine{writes: writes, opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
+		return &controller{e: (&Engine{writes: writes, opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
 	}
 	other, owner := newController("Other"), newController("App")
 	defer other.queue.ShutDown()

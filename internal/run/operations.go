@@ -54,7 +54,7 @@ func (c *controller) operationPlace() operation.Where {
 // decode is bad, at where.
 func (c *controller) heldOperation(ctx context.Context, in input) (held *operation.State, where operation.Where, bad, err error) {
 	obj := in.cr
-	if uid, rv := c.ledger.statusWrite(in.key); !in.gone && c.ops.has(in.key) && uid == in.cr.GetUID() && rv != "" &&
+	if uid, rv := c.ledger.StatusWrite(in.key); !in.gone && c.ops.has(in.key) && uid == in.cr.GetUID() && rv != "" &&
 		kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
 		fresh, err := c.freshCR(ctx, in)
 		if err != nil {

@@ -46,7 +46,7 @@ type passEnv struct {
 // both build it here, so that no reconciler runs with half of it.
 func newPassEnv(c *controller) passEnv {
 	return passEnv{
-		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.lastApply, related: c.related,
+		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.LastApply, related: c.related,
 		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
 		operation: c.heldOperation, generation: c.cachedGeneration,
 		built: true,

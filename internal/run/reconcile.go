@@ -151,21 +151,21 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	c.handle(ctx, key)
-	c.e.dry.passed(c.cfg.crd.Name, key)
+	c.e.dry.Passed(c.cfg.crd.Name, key)
 	return true
 }
 
 func (c *controller) handle(ctx context.Context, key string) {
 	start := time.Now()
-	if wait := c.ledger.tooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
+	if wait := c.ledger.TooSoon(key, start, c.e.opts.ChildMinInterval); wait > 0 {
 		c.add(key, addOpts{lane: laneKeep, after: wait})
 		return
 	}
-	trigger, tomb, ok := c.ledger.begin(key, start)
+	trigger, tomb, ok := c.ledger.Begin(key, start)
 	if !ok {
 		// A delayed add a later pass already covered. The queue keeps only the earliest of
 		// two delayed adds of one key, so a resync a later pass moved on is queued again here.
-		if at := c.ledger.resyncDue(key); !at.IsZero() {
+		if at := c.ledger.ResyncDue(key); !at.IsZero() {
 			c.add(key, addOpts{after: time.Until(at)})
 		}
 		return
@@ -189,7 +189,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		if exists {
 			// Not deleted: a relist whose holding left its bucket out dropped it from the
 			// cache while the bucket was taken back. Its take pass comes with the next list.
-			more := c.ledger.dropTombstone(key, tomb)
+			more := c.ledger.DropTombstone(key, tomb)
 			c.endPass(key, false)
 			if more {
 				c.add(key, addOpts{})
@@ -202,7 +202,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		// Taken here, its children not in the child caches yet: a pass now would send
 		// none. The key waits, its trigger kept, and is queued when the bucket is ready.
 		c.endPass(key, false)
-		c.ledger.note(key, trigger)
+		c.ledger.Note(key, trigger)
 		c.lanes.KeepLane(key)
 		if !c.e.gate.waitReady(in.cr.GetUID(), c, key) {
 			c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
@@ -244,12 +244,12 @@ func (c *controller) handle(ctx context.Context, key string) {
 	// A delete is done when its call succeeded and asked for nothing more; only then does
 	// its tombstone go, and only that one (a newer delete keeps its own).
 	deleteDone := in.gone && d.success && d.action == actionDone
-	moreDeletes := deleteDone && c.ledger.dropTombstone(key, tomb)
+	moreDeletes := deleteDone && c.ledger.DropTombstone(key, tomb)
 	c.observe(in, d, start)
 	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
-	if c.e.dry.oneShot() {
+	if c.e.dry.OneShot() {
 		c.queue.Forget(key) // one pass each, whatever its outcome
 	} else {
 		c.schedule(key, in.trigger, d)
@@ -389,7 +389,7 @@ func (c *controller) endPass(key string, forget bool) {
 	if forget {
 		c.ops.forget(func(k string, _ types.UID) bool { return k == key })
 	}
-	for _, ev := range c.ledger.end(key, time.Now(), forget) {
+	for _, ev := range c.ledger.End(key, time.Now(), forget) {
 		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
 			c.childChanged(key)
 			return
@@ -463,7 +463,7 @@ func (c *controller) scheduleResync(key string) {
 		return
 	}
 	d := c.cfg.resync*3/4 + rand.N(c.cfg.resync/2+1)
-	c.ledger.resyncAfter(key, time.Now(), d)
+	c.ledger.ResyncAfter(key, time.Now(), d)
 	c.add(key, addOpts{after: d})
 }
 

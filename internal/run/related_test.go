@@ -15,6 +15,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/informers"
+	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 )
 
@@ -33,10 +34,10 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &controller{e: (&Engine{opts: Options{Metrics: m}, writes: childwrite.NewBook()}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}, writes: childwrite.NewBook()}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.Record("ns/a", "u1", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
-	c.ledger.note("ns/a", TriggerRelated)
+	c.ledger.Note("ns/a", TriggerRelated)
 	c.handle(context.Background(), "ns/a")
 	if got := w.Readers(related.Change{Resource: cms, Namespace: "ns", Name: "a-config"}); len(got) != 0 {
 		t.Errorf("after a pass that found no object the index holds %v for it, want nothing", got)
@@ -49,7 +50,7 @@ func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 	m := NewMetrics()
 	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue)
 	t.Cleanup(q.ShutDown)
-	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
+	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
 }
 
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured
@@ -57,13 +58,13 @@ func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 // interval when the change raced a pass the previous change had delayed).
 func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
 	c, q := hourIntervalController(t)
-	c.ledger.note("ns/a", TriggerCreate)
-	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
+	c.ledger.Note("ns/a", TriggerCreate)
+	if _, _, ok := c.ledger.Begin("ns/a", time.Now()); !ok {
 		t.Fatal("begin found nothing pending")
 	}
-	c.ledger.end("ns/a", time.Now().Add(-2*time.Hour), false) // a pass long ago
-	c.ledger.note("ns/a", TriggerRelated)
-	if _, _, ok := c.ledger.begin("ns/a", time.Now()); !ok {
+	c.ledger.End("ns/a", time.Now().Add(-2*time.Hour), false) // a pass long ago
+	c.ledger.Note("ns/a", TriggerRelated)
+	if _, _, ok := c.ledger.Begin("ns/a", time.Now()); !ok {
 		t.Fatal("begin found nothing pending")
 	}
 	c.relatedChanged("ns/a", true) // during the pass
@@ -78,29 +79,29 @@ func TestARelatedChangeDuringAPassWaitsTheInterval(t *testing.T) {
 // change of the CR itself is never held.
 func TestAKeyTooSoonAfterItsPassWaits(t *testing.T) {
 	c, q := hourIntervalController(t)
-	c.ledger.note("ns/a", TriggerCreate)
-	c.ledger.begin("ns/a", time.Now())
-	c.ledger.end("ns/a", time.Now(), false)
-	c.ledger.note("ns/a", TriggerRelated)
+	c.ledger.Note("ns/a", TriggerCreate)
+	c.ledger.Begin("ns/a", time.Now())
+	c.ledger.End("ns/a", time.Now(), false)
+	c.ledger.Note("ns/a", TriggerRelated)
 	c.handle(context.Background(), "ns/a")
 	if q.Len() != 0 {
 		t.Errorf("%d keys ready, want the key delayed", q.Len())
 	}
-	if tr, _, ok := c.ledger.begin("ns/a", time.Now()); !ok || tr != TriggerRelated {
+	if tr, _, ok := c.ledger.Begin("ns/a", time.Now()); !ok || tr != TriggerRelated {
 		t.Errorf("pending after the held hand-out = %q, %v; want related still pending", tr, ok)
 	}
-	c.ledger.end("ns/a", time.Now(), false)
-	c.ledger.note("ns/a", TriggerUpdate)
-	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+	c.ledger.End("ns/a", time.Now(), false)
+	c.ledger.Note("ns/a", TriggerUpdate)
+	if wait := c.ledger.TooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
 		t.Errorf("an update of the CR waits %s, want no wait", wait)
 	}
 	// A requeue the reconciler asked for keeps its time when a child changes beside it
 	// (the child's trigger outranks it, but the pass is owed anyway).
-	c.ledger.begin("ns/a", time.Now())
-	c.ledger.end("ns/a", time.Now(), false)
-	c.ledger.note("ns/a", TriggerRequeue)
-	c.ledger.note("ns/a", TriggerChild)
-	if wait := c.ledger.tooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
+	c.ledger.Begin("ns/a", time.Now())
+	c.ledger.End("ns/a", time.Now(), false)
+	c.ledger.Note("ns/a", TriggerRequeue)
+	c.ledger.Note("ns/a", TriggerChild)
+	if wait := c.ledger.TooSoon("ns/a", time.Now(), time.Hour); wait != 0 {
 		t.Errorf("a requeue with a child change beside it waits %s, want no wait", wait)
 	}
 }

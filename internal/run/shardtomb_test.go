@@ -42,7 +42,7 @@ func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
 	if n := calls; n != 0 {
 		t.Fatalf("the tombstone of a live object reached the reconciler %d times, want none", n)
 	}
-	if _, tomb, ok := c.ledger.begin("ns/w", time.Now()); ok || tomb != nil {
+	if _, tomb, ok := c.ledger.Begin("ns/w", time.Now()); ok || tomb != nil {
 		t.Errorf("the tombstone of a live object is still pending (%v)", tomb)
 	}
 
@@ -51,7 +51,7 @@ func TestATombstoneOfALiveObjectIsNoDelete(t *testing.T) {
 	}
 	c.onDelete(cache.DeletedFinalStateUnknown{Key: "ns/w", Obj: cr})
 	k, _ := q.Get()
-	trigger, tomb, ok := c.ledger.begin(k, time.Now())
+	trigger, tomb, ok := c.ledger.Begin(k, time.Now())
 	q.Done(k)
 	if !ok || tomb == nil || trigger != TriggerDelete {
 		t.Fatalf("the tombstone of a deleted object: trigger %q, tombstone %v; want its delete pending", trigger, tomb)

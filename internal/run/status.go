@@ -75,7 +75,7 @@ func (c *controller) report(ctx context.Context, in input, d decision, changes c
 		default:
 			d = failure(reasonStatusWriteFailed, "write status: %v", err)
 		}
-	} else if c.ledger.warnNoStatus(in.key, in.cr.GetUID()) {
+	} else if c.ledger.WarnNoStatus(in.key, in.cr.GetUID()) {
 		c.event(in.cr, corev1.EventTypeWarning, EventNoStatus, fmt.Sprintf(
 			"%s has no status subresource: ork writes no status (add subresources: {status: {}} to the CRD)", c.cfg.gvr.GroupResource()))
 	}
@@ -209,7 +209,7 @@ func (c *controller) statusBase(ctx context.Context, in input) (*unstructured.Un
 	}
 	// Not known to be at least as new as ork's own last write (older, or not comparable):
 	// read it.
-	if uid, rv := c.ledger.statusWrite(in.key); uid == cached.GetUID() && rv != "" &&
+	if uid, rv := c.ledger.StatusWrite(in.key); uid == cached.GetUID() && rv != "" &&
 		kobj.CompareRV(rv, cached.GetResourceVersion()) > 0 {
 		return c.freshCR(ctx, in)
 	}

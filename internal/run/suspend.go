@@ -5,20 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/finalizer"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/crstatus"
+	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
 // Suspend: a CR annotated SuspendAnnotation: SuspendValue is left alone.
@@ -26,152 +24,30 @@ const (
 	SuspendAnnotation = naming.SuspendAnnotation
 	SuspendValue      = naming.SuspendValue
 	// ConditionSuspended is True on a suspended CR, and absent otherwise.
-	ConditionSuspended = "Suspended"
+	ConditionSuspended = suspensions.Condition
 	// ReasonSuspended is the Suspended condition's reason, and a suspended pass's in the
 	// dry-run plan.
-	ReasonSuspended = "Suspended"
+	ReasonSuspended = suspensions.Reason
 	// ReasonResumed is the reason of Suspended=False on a custom resource being deleted
-	// that was resumed: its lastTransitionTime is the resume, from which finalizeTimeout
-	// counts, on the object itself so that a restart or another replica knows it.
-	ReasonResumed = "Resumed"
+	// that was resumed (suspensions.ResumedAtOf).
+	ReasonResumed = suspensions.ReasonResumed
 	// EventDeleteSuspended is the Warning Event of a delete held while the CR is suspended.
 	EventDeleteSuspended = "DeleteWaitsSuspended"
 	// EventInvalidSuspend is the Warning Event of SuspendAnnotation with another value.
 	EventInvalidSuspend = "InvalidSuspendAnnotation"
 )
 
-// suspendMessage is the Suspended condition's message; resumedMessage Suspended=False's.
-const (
-	suspendMessage = "reconciling is suspended by the annotation " + SuspendAnnotation + ": " + SuspendValue + "; remove it to resume"
-	resumedMessage = "resumed while being deleted: finalizeTimeout counts from this condition's lastTransitionTime"
-)
-
-// suspensions is what a controller remembers of suspended CRs, in memory only: which were
-// suspended at their last pass (the metric, and the resume's first pass), when a delete that
-// waited was resumed, and which annotation values it has already warned about. A restart, or
-// a bucket handed over (forget), starts with none of it.
-type suspensions struct {
-	mu sync.Mutex
-	// suspended is the uid of each CR suspended at its last pass, by key.
-	suspended map[string]types.UID
-	// resumed is when each deleting CR that waited while suspended was resumed, by key:
-	// finalizeTimeout counts from then (finalizeDeadline), whatever its calls answer.
-	resumed map[string]resume
-	// warned is the uid and value of the last invalid annotation reported, by key.
-	warned map[string]warning
-	// count reports how many are suspended (ork_suspended_crs), under mu: reported after
-	// it, two passes could leave the older count last.
-	count func(n int)
-}
-
-type resume struct {
-	uid types.UID
-	at  time.Time
-}
-
-type warning struct {
-	uid   types.UID
-	value string
-}
-
-// newSuspensions remembers suspended CRs and reports their count to count (nil: nowhere).
-func newSuspensions(count func(n int)) *suspensions {
-	if count == nil {
-		count = func(int) {}
-	}
-	return &suspensions{suspended: map[string]types.UID{}, resumed: map[string]resume{}, warned: map[string]warning{}, count: count}
-}
-
-// set records whether key's CR uid is suspended at this pass; was says whether it was at its
-// last pass, n how many are now. A pass whose context has ended (its bucket released
-// meanwhile: forget ran, or runs, after the cancel) changes nothing, so that it cannot bring
-// back what forget dropped.
-func (s *suspensions) set(ctx context.Context, key string, uid types.UID, on bool) (was bool, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	was = s.suspended[key] == uid
-	switch {
-	case ctx.Err() != nil:
-	case on:
-		s.suspended[key] = uid
-		delete(s.resumed, key) // suspended again: a later resume starts its own clock
-	default:
-		delete(s.suspended, key)
-	}
-	s.count(len(s.suspended))
-	return was, len(s.suspended)
-}
-
-// forget drops what is remembered of the CRs for which gone is true and returns how many
-// CRs are still suspended.
-func (s *suspensions) forget(gone func(types.UID) bool) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	maps.DeleteFunc(s.suspended, func(_ string, uid types.UID) bool { return gone(uid) })
-	maps.DeleteFunc(s.resumed, func(_ string, r resume) bool { return gone(r.uid) })
-	maps.DeleteFunc(s.warned, func(_ string, w warning) bool { return gone(w.uid) })
-	s.count(len(s.suspended))
-	return len(s.suspended)
-}
-
-// markResumed records that key's deleting CR uid was resumed at, unless ctx has ended (as
-// set). An earlier mark of the same uid stays: the clock starts at the first resume.
-func (s *suspensions) markResumed(ctx context.Context, key string, uid types.UID, at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ctx.Err() != nil || s.resumed[key].uid == uid {
-		return
-	}
-	s.resumed[key] = resume{uid: uid, at: at}
-}
-
-// resumedAt is when key's CR uid was resumed while deleting, zero if it was not.
-func (s *suspensions) resumedAt(key string, uid types.UID) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.resumed[key]; r.uid == uid {
-		return r.at
-	}
-	return time.Time{}
-}
-
-// forgetResumed drops key's resume mark: its CR is gone.
-func (s *suspensions) forgetResumed(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.resumed, key)
-}
-
-// warnOnce reports whether the invalid value of uid's annotation is still to be reported,
-// and marks it reported.
-func (s *suspensions) warnOnce(key string, uid types.UID, value string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := warning{uid: uid, value: value}
-	if s.warned[key] == w {
-		return false
-	}
-	s.warned[key] = w
-	return true
-}
-
-func (s *suspensions) forgetWarning(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.warned, key)
-}
-
 // setSuspended records whether in's CR is suspended at this pass, in memory and in the
 // metric, and returns whether it was at its last pass.
 func (c *controller) setSuspended(ctx context.Context, in *input, on bool) (was bool) {
-	was, _ = c.suspended.set(ctx, in.key, in.cr.GetUID(), on)
+	was, _ = c.suspended.Set(ctx, in.key, in.cr.GetUID(), on)
 	return was
 }
 
 // forgetSuspensions drops what c remembers of the suspended CRs for which gone is true (a
 // released bucket's: they are the next holder's to count and to pass).
 func (c *controller) forgetSuspensions(gone func(types.UID) bool) {
-	c.suspended.forget(gone)
+	c.suspended.Forget(gone)
 }
 
 // suspension decides a pass over a suspended CR: held is true when the CR is suspended,
@@ -186,20 +62,20 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 	// A gone CR is forgotten here (its last pass), as is one resumed.
 	was := c.setSuspended(ctx, in, suspended)
 	if in.gone {
-		c.suspended.forgetResumed(in.key)
+		c.suspended.ForgetResumed(in.key)
 	}
 	switch {
 	case in.gone || !annotated:
-		c.suspended.forgetWarning(in.key)
+		c.suspended.ForgetWarning(in.key)
 	case value != SuspendValue:
-		if c.suspended.warnOnce(in.key, in.cr.GetUID(), value) {
+		if c.suspended.WarnOnce(in.key, in.cr.GetUID(), value) {
 			c.event(in.cr, corev1.EventTypeWarning, EventInvalidSuspend, fmt.Sprintf(
 				"annotation %s has the value %q: only %q means anything (suspend); ignored", SuspendAnnotation, value, SuspendValue))
 		}
 	}
 	if in.gone && annotated && value == SuspendValue {
 		// Deleted while suspended, with no finalizer of ork's to hold it: no call either.
-		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}, true, true
+		return decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspensions.Message}, true, true
 	}
 	if !suspended {
 		// The first pass since the CR was resumed: a delete that waited gets a whole
@@ -209,7 +85,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 		// deleted, which a restart or another replica reads (finalizeDeadline).
 		resumed := func() {
 			if in.deleting {
-				c.suspended.markResumed(ctx, in.key, in.cr.GetUID(), time.Now())
+				c.suspended.MarkResumed(ctx, in.key, in.cr.GetUID(), time.Now())
 			}
 		}
 		// Read in place (NestedSlice would deep-copy the conditions on every pass).
@@ -237,7 +113,7 @@ func (c *controller) suspension(ctx context.Context, in *input) (d decision, hel
 				"and finalizeTimeout does not act; remove the annotation to let the delete go on, or run ork finalizers release",
 			SuspendAnnotation, SuspendValue, finalizer.Name))
 	}
-	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspendMessage}
+	d = decision{success: true, action: actionDone, quiet: true, reason: ReasonSuspended, message: suspensions.Message}
 	if _, err := c.setSuspendedCondition(ctx, *in, true); err != nil {
 		if errors.Is(err, errNotLeader) {
 			return d, true, false
@@ -266,7 +142,7 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 			// resourceVersion, maybe): the pass of that update, queued, writes what it says.
 			return false, nil
 		}
-		patch := suspendedPatch(base, on, time.Now())
+		patch := suspensions.Patch(base, on, time.Now())
 		if patch == nil {
 			return false, nil
 		}
@@ -294,43 +170,4 @@ func (c *controller) setSuspendedCondition(ctx context.Context, in input, on boo
 		}
 	}
 	return false, fmt.Errorf("the custom resource changed under %d status writes in a row", statusWriteAttempts)
-}
-
-// suspendedPatch is the merge patch that adds or removes the Suspended condition of base
-// (on a CR being deleted, sets it False with reason Resumed and the resume's time), nil
-// when the status says so already. Other conditions, Ready's among them, stay as they are.
-func suspendedPatch(base *unstructured.Unstructured, on bool, now time.Time) map[string]any {
-	status, _ := base.Object["status"].(map[string]any)
-	oldConds, _ := status["conditions"].([]any)
-	prev := crstatus.Find(oldConds, ConditionSuspended)
-	var conds []any
-	switch {
-	case on && prev != nil && prev["status"] == string(metav1.ConditionTrue):
-		return nil
-	case on:
-		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
-			"type": ConditionSuspended, "status": string(metav1.ConditionTrue), "reason": ReasonSuspended,
-			"message": suspendMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-		})
-	case prev == nil:
-		return nil
-	case base.GetDeletionTimestamp() != nil && prev["status"] == string(metav1.ConditionFalse):
-		return nil
-	case base.GetDeletionTimestamp() != nil:
-		conds = crstatus.Set(append([]any(nil), oldConds...), map[string]any{
-			"type": ConditionSuspended, "status": string(metav1.ConditionFalse), "reason": ReasonResumed,
-			"message": resumedMessage, "lastTransitionTime": now.UTC().Format(time.RFC3339),
-		})
-	default:
-		conds = []any{}
-		for _, c := range oldConds {
-			if m, ok := c.(map[string]any); !ok || m["type"] != ConditionSuspended {
-				conds = append(conds, c)
-			}
-		}
-	}
-	return map[string]any{
-		"metadata": map[string]any{"uid": string(base.GetUID()), "resourceVersion": base.GetResourceVersion()},
-		"status":   map[string]any{"conditions": conds},
-	}
 }

@@ -1,4 +1,8 @@
-package run
+// Package keyledger is a controller's memory of its keys between passes: the trigger each
+// key owes, the tombstones of deleted objects, the next resync, and the per-object memos
+// ork keeps (what applying the last answer did, the finalized and removed marks, ork's last
+// status write).
+package keyledger
 
 import (
 	"slices"
@@ -26,12 +30,31 @@ const (
 	TriggerRequeue Trigger = "requeue"
 )
 
-var triggerRank = map[Trigger]int{TriggerDelete: 6, TriggerCreate: 5, TriggerUpdate: 4, TriggerChild: 3, TriggerRelated: 3, TriggerResync: 2, TriggerRequeue: 1}
+// rank orders the triggers as the list above does; a child's and a related object's change
+// weigh the same, and nothing pending ranks below every trigger.
+func (t Trigger) rank() int {
+	switch t {
+	case TriggerDelete:
+		return 6
+	case TriggerCreate:
+		return 5
+	case TriggerUpdate:
+		return 4
+	case TriggerChild, TriggerRelated:
+		return 3
+	case TriggerResync:
+		return 2
+	case TriggerRequeue:
+		return 1
+	}
+	return 0
+}
 
-// ledger is a controller's memory of its keys between passes. Every queue add is preceded by
+// Ledger is a controller's memory of its keys between passes. Every queue add is preceded by
 // a note of its trigger here, so a key that comes out of the queue with nothing pending (a
-// delayed add overtaken by a pass that already ran) costs no call.
-type ledger struct {
+// delayed add overtaken by a pass that already ran) costs no call. It is safe for
+// concurrent use.
+type Ledger struct {
 	mu   sync.Mutex
 	keys map[string]*keyRecord
 }
@@ -77,9 +100,10 @@ type keyRecord struct {
 	resyncAt time.Time
 }
 
-func newLedger() *ledger { return &ledger{keys: map[string]*keyRecord{}} }
+// New returns an empty ledger.
+func New() *Ledger { return &Ledger{keys: map[string]*keyRecord{}} }
 
-func (l *ledger) record(key string) *keyRecord {
+func (l *Ledger) record(key string) *keyRecord {
 	r := l.keys[key]
 	if r == nil {
 		r = &keyRecord{}
@@ -88,24 +112,24 @@ func (l *ledger) record(key string) *keyRecord {
 	return r
 }
 
-// note records trigger t for key and returns the time the key's last pass ended, or now
+// Note records trigger t for key and returns the time the key's last pass ended, or now
 // while a pass runs: that pass counts as the last, so a change seen during it waits a whole
 // ChildMinInterval instead of running the next pass the moment this one ends.
-func (l *ledger) note(key string, t Trigger) time.Time {
-	return l.noteObject(key, t, "")
+func (l *Ledger) Note(key string, t Trigger) time.Time {
+	return l.NoteObject(key, t, "")
 }
 
-// noteObject is note for an event of the object with uid. Only that object's own return
+// NoteObject is note for an event of the object with uid. Only that object's own return
 // (create/update of the same uid: it was not gone after all) retires its tombstone: a child
 // event or resync arriving after the delete must not lose the deleting: true call, and
 // neither may a new object created under the same name, which is reconciled after it.
-func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
+func (l *Ledger) NoteObject(key string, t Trigger, uid types.UID) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
 	isChange := t == TriggerChild || t == TriggerRelated
 	r.changesOnly = isChange && (r.pending == "" || r.changesOnly)
-	if triggerRank[t] > triggerRank[r.pending] {
+	if t.rank() > r.pending.rank() {
 		r.pending = t
 	}
 	if uid != "" {
@@ -117,9 +141,9 @@ func (l *ledger) noteObject(key string, t Trigger, uid types.UID) time.Time {
 	return r.lastPass
 }
 
-// noteDelete records the delete of last: a later state of an object already pending
+// NoteDelete records the delete of last: a later state of an object already pending
 // replaces it, another object's is kept beside it.
-func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
+func (l *Ledger) NoteDelete(key string, last *unstructured.Unstructured) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
@@ -133,11 +157,11 @@ func (l *ledger) noteDelete(key string, last *unstructured.Unstructured) {
 	r.tombstones = append(r.tombstones, last)
 }
 
-// tooSoon is how long key must still wait when all that is pending is a child's or a
+// TooSoon is how long key must still wait when all that is pending is a child's or a
 // related object's change and its last pass ended less than minInterval before now; zero
 // otherwise. Adds made for such changes are delayed already, but a change seen between the
 // queue handing the key out and the pass beginning marks it to run again at once.
-func (l *ledger) tooSoon(key string, now time.Time, minInterval time.Duration) time.Duration {
+func (l *Ledger) TooSoon(key string, now time.Time, minInterval time.Duration) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -147,10 +171,10 @@ func (l *ledger) tooSoon(key string, now time.Time, minInterval time.Duration) t
 	return max(0, minInterval-now.Sub(r.lastPass))
 }
 
-// begin takes the pending trigger of a key coming out of the queue and marks it processing.
+// Begin takes the pending trigger of a key coming out of the queue and marks it processing.
 // With nothing pending it is the key's resync when that is due; else ok is false: the add
 // was overtaken by a pass that already ran.
-func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured.Unstructured, ok bool) {
+func (l *Ledger) Begin(key string, now time.Time) (t Trigger, tomb *unstructured.Unstructured, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -172,10 +196,10 @@ func (l *ledger) begin(key string, now time.Time) (t Trigger, tomb *unstructured
 	return t, tomb, true
 }
 
-// end marks a pass over at now and returns the child changes deferred during it. With
+// End marks a pass over at now and returns the child changes deferred during it. With
 // forget (the object is gone and its delete done), the record goes unless something new
 // arrived.
-func (l *ledger) end(key string, now time.Time, forget bool) []childwrite.Event {
+func (l *Ledger) End(key string, now time.Time, forget bool) []childwrite.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -193,9 +217,9 @@ func (l *ledger) end(key string, now time.Time, forget bool) []childwrite.Event 
 	return deferred
 }
 
-// deferIfProcessing keeps a child change for the end of the running pass; false when the
+// DeferIfProcessing keeps a child change for the end of the running pass; false when the
 // key is not processing.
-func (l *ledger) deferIfProcessing(key string, ev childwrite.Event) bool {
+func (l *Ledger) DeferIfProcessing(key string, ev childwrite.Event) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -209,9 +233,9 @@ func (l *ledger) deferIfProcessing(key string, ev childwrite.Event) bool {
 	return true
 }
 
-// dropTombstone forgets the tombstone a finished delete used, and only that one: a newer
+// DropTombstone forgets the tombstone a finished delete used, and only that one: a newer
 // delete that arrived during the pass keeps its own. It reports whether deletes remain.
-func (l *ledger) dropTombstone(key string, used *unstructured.Unstructured) bool {
+func (l *Ledger) DropTombstone(key string, used *unstructured.Unstructured) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
@@ -222,8 +246,8 @@ func (l *ledger) dropTombstone(key string, used *unstructured.Unstructured) bool
 	return len(r.tombstones) > 0
 }
 
-// statusWrite returns ork's last status write to key.
-func (l *ledger) statusWrite(key string) (types.UID, string) {
+// StatusWrite returns ork's last status write to key.
+func (l *Ledger) StatusWrite(key string) (types.UID, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := l.keys[key]; r != nil {
@@ -232,16 +256,18 @@ func (l *ledger) statusWrite(key string) (types.UID, string) {
 	return "", ""
 }
 
-func (l *ledger) wroteStatus(key string, uid types.UID, rv string) {
+// WroteStatus records ork's status write to key: the object uid, answered with
+// resourceVersion rv.
+func (l *Ledger) WroteStatus(key string, uid types.UID, rv string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
 	r.statusUID, r.statusRV = uid, rv
 }
 
-// warnNoStatus reports whether the missing status subresource is still to be reported for
+// WarnNoStatus reports whether the missing status subresource is still to be reported for
 // this incarnation, and marks it reported.
-func (l *ledger) warnNoStatus(key string, uid types.UID) bool {
+func (l *Ledger) WarnNoStatus(key string, uid types.UID) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
@@ -252,8 +278,8 @@ func (l *ledger) warnNoStatus(key string, uid types.UID) bool {
 	return true
 }
 
-// resyncDue is when the key's resync is due, zero when none is scheduled.
-func (l *ledger) resyncDue(key string) time.Time {
+// ResyncDue is when the key's resync is due, zero when none is scheduled.
+func (l *Ledger) ResyncDue(key string) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := l.keys[key]; r != nil {
@@ -262,39 +288,39 @@ func (l *ledger) resyncDue(key string) time.Time {
 	return time.Time{}
 }
 
-// resyncAfter schedules the key's next periodic resync at now+d (the caller queues it).
-func (l *ledger) resyncAfter(key string, now time.Time, d time.Duration) {
+// ResyncAfter schedules the key's next periodic resync at now+d (the caller queues it).
+func (l *Ledger) ResyncAfter(key string, now time.Time, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.record(key).resyncAt = now.Add(d)
 }
 
-// markFinalized notes that the reconciler answered ok to uid's delete.
-func (l *ledger) markFinalized(key string, uid types.UID) {
+// MarkFinalized notes that the reconciler answered ok to uid's delete.
+func (l *Ledger) MarkFinalized(key string, uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.record(key).finalizedUID = uid
 }
 
-// finalized reports whether the reconciler answered ok to uid's delete.
-func (l *ledger) finalized(key string, uid types.UID) bool {
+// Finalized reports whether the reconciler answered ok to uid's delete.
+func (l *Ledger) Finalized(key string, uid types.UID) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
 	return r != nil && uid != "" && r.finalizedUID == uid
 }
 
-// setLastApply keeps what applying uid's last answer did.
-func (l *ledger) setLastApply(key string, uid types.UID, report []remote.AppliedResource) {
+// SetLastApply keeps what applying uid's last answer did.
+func (l *Ledger) SetLastApply(key string, uid types.UID, report []remote.AppliedResource) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.record(key)
 	r.lastApplyUID, r.lastApply = uid, report
 }
 
-// lastApply is what applying uid's last answer did; nil when nothing was applied to this
+// LastApply is what applying uid's last answer did; nil when nothing was applied to this
 // object since ork started.
-func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
+func (l *Ledger) LastApply(key string, uid types.UID) []remote.AppliedResource {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := l.keys[key]; r != nil && r.lastApplyUID == uid {
@@ -303,26 +329,26 @@ func (l *ledger) lastApply(key string, uid types.UID) []remote.AppliedResource {
 	return nil
 }
 
-// markRemoved notes that uid's onDelete objects were deleted.
-func (l *ledger) markRemoved(key string, uid types.UID) {
+// MarkRemoved notes that uid's onDelete objects were deleted.
+func (l *Ledger) MarkRemoved(key string, uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.record(key).removedUID = uid
 }
 
-// removed reports whether uid's onDelete objects were deleted already.
-func (l *ledger) removed(key string, uid types.UID) bool {
+// Removed reports whether uid's onDelete objects were deleted already.
+func (l *Ledger) Removed(key string, uid types.UID) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.keys[key]
 	return r != nil && uid != "" && r.removedUID == uid
 }
 
-// forgetObjects drops what the ledger remembers of the objects for which gone is true (their
+// ForgetObjects drops what the ledger remembers of the objects for which gone is true (their
 // bucket moves between replicas, and another may write them meanwhile): what applying their
 // last answer did, the finalized and removed marks, ork's last status write. A record left
 // with nothing owed (no pending trigger, delete or pass) goes with them.
-func (l *ledger) forgetObjects(gone func(types.UID) bool) {
+func (l *Ledger) ForgetObjects(gone func(types.UID) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for key, r := range l.keys {
