@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,7 +27,6 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
-	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/run/suspensions"
 )
 
@@ -38,8 +36,6 @@ type controller struct {
 	// cfg is what the CRD's Katalog entry and the cluster fixed at the start.
 	cfg      crdConfig
 	informer informers.Scoped
-	// crCaches are the sharded CR caches behind informer (shardring.CRCache); nil unsharded.
-	crCaches []*shardring.CRCache
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
@@ -50,9 +46,8 @@ type controller struct {
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions.Memory
 	// pruned are the status keys the CRD's schema drops (statusprune.go).
-	pruned   crstatus.PrunedKeys
-	stopping atomic.Bool
-	rec      reconciler
+	pruned crstatus.PrunedKeys
+	rec    reconciler
 	// cand is the remote reconciler's rollout candidate (run/candidate), nil without one.
 	cand *candidate.Candidate
 	// env is what the reconciler may use of the controller (passEnv), built once.
@@ -145,9 +140,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	// No informer resync: every key schedules its own, with jitter (scheduleResync).
 	crInformer := func(namespace string) cache.SharedIndexInformer {
 		if e.ring != nil {
-			cc := e.ring.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly)
-			c.crCaches = append(c.crCaches, cc)
-			return cc.Informer()
+			return e.ring.NewCRCache(e.dyn, gvr, namespace, crd.Name, !e.opts.ShardClientFilterOnly).Informer()
 		}
 		return dynamicinformer.NewFilteredDynamicInformer(e.dyn, gvr, namespace, 0,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()

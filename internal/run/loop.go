@@ -97,7 +97,6 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	e.ready.Store(false)
 	w.close()
 	for _, c := range controllers {
-		c.stopping.Store(true)
 		c.queue.ShutDown()
 	}
 	if runErr != nil || leaseLost(ctx) {

@@ -147,7 +147,8 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	if c.stopping.Load() {
+	if c.queue.ShuttingDown() {
+		// Stopping: what is still queued is the next run's (or the next holder's) to pass.
 		return false
 	}
 	c.handle(ctx, key)

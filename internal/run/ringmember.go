@@ -20,15 +20,6 @@ type ringMember struct{ c *controller }
 
 func (m ringMember) ForgetObjects(gone func(types.UID) bool) { m.c.forgetObjects(gone) }
 
-func (m ringMember) CachesUpToDate() bool {
-	for _, cc := range m.c.crCaches {
-		if !cc.UpToDate() {
-			return false
-		}
-	}
-	return true
-}
-
 func (m ringMember) Requeue(key string) { m.c.add(key, addOpts{}) }
 
 // onAdd queues a CR the cache added: the initial list's, and a taken bucket's backlog, in

@@ -62,7 +62,11 @@ func (s *Ring) NewCRCache(dyn dynamic.Interface, gvr schema.GroupVersionResource
 	// Both counters show from the start: a zero is the news that the server filtered.
 	s.metrics.CRsReceived.WithLabelValues(crd)
 	s.metrics.CRsDropped.WithLabelValues(crd)
-	return &CRCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector, told: newTold()}
+	cc := &CRCache{s: s, res: dyn.Resource(gvr).Namespace(namespace), crd: crd, sendSelector: sendSelector, told: newTold()}
+	s.mu.Lock()
+	s.crCaches = append(s.crCaches, cc) // UpToDate asks every one
+	s.mu.Unlock()
+	return cc
 }
 
 func blankUnstructured() runtime.Object { return &unstructured.Unstructured{} }

@@ -48,6 +48,8 @@ type Ring struct {
 	// controllers are the engine's, once built, as the ring knows them (Member);
 	// recorder records the takes and hand-backs.
 	controllers []Member
+	// crCaches are the CR caches built on the ring (NewCRCache): /readyz waits for all.
+	crCaches []*CRCache
 	recorder    record.EventRecorder
 	// started is closed once the controllers are built: the Manager takes no bucket before.
 	started   chan struct{}
@@ -273,13 +275,13 @@ func (s *Ring) Backlog(uid types.UID, created time.Time) bool {
 // UpToDate reports whether every CR cache has listed with the current holding: /readyz.
 func (s *Ring) UpToDate() bool {
 	s.mu.Lock()
-	cs := s.controllers
+	started, caches := s.controllers != nil, s.crCaches
 	s.mu.Unlock()
-	if cs == nil {
-		return false
+	if !started {
+		return false // no controller yet: nothing is up to date
 	}
-	for _, c := range cs {
-		if !c.CachesUpToDate() {
+	for _, cc := range caches {
+		if !cc.UpToDate() {
 			return false
 		}
 	}
@@ -292,8 +294,6 @@ type Member interface {
 	// ForgetObjects drops what the controller remembers of the CRs for which gone is true
 	// (their bucket moved): what a hand-back forgets (docs/architecture.md).
 	ForgetObjects(gone func(types.UID) bool)
-	// CachesUpToDate reports whether its CR caches have listed with the current holding.
-	CachesUpToDate() bool
 	// Requeue queues key now: a key that waited for its bucket to be ready.
 	Requeue(key string)
 }

@@ -20,7 +20,6 @@ type fakeMember struct {
 }
 
 func (*fakeMember) ForgetObjects(func(types.UID) bool) {}
-func (*fakeMember) CachesUpToDate() bool               { return true }
 func (m *fakeMember) Requeue(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
