@@ -45,6 +45,33 @@ type planned struct {
 	digest [32]byte
 	// createOnly objects (onCreate) are created when missing and never written again.
 	createOnly bool
+	// decision is the id of the pass writing it, sent in naming.DecisionAnnotation ("": none).
+	decision string
+}
+
+// sent is p's object as a write sends it: with the pass's decision annotation. obj itself,
+// what the digest and the drift test judge, never carries it, so a new id alone is never a
+// reason to write, and a child whose write is skipped keeps the id of the pass that last
+// wrote it.
+func (p planned) sent() *unstructured.Unstructured {
+	if p.decision == "" {
+		return p.obj
+	}
+	obj := &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
+	md, _ := p.obj.Object["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[naming.DecisionAnnotation] = p.decision
+	md["annotations"] = ann
+	obj.Object["metadata"] = md
+	return obj
 }
 
 // Report counts what a pass's writes changed, for the Event, and says what each object's
@@ -75,11 +102,14 @@ func failed(reason, format string, a ...any) *Error {
 
 // ApplyAll checks every object first and applies none if one is wrong (all or nothing):
 // an undeclared type, an invalid object, or a child another owner controls. Then it writes
-// them one by one.
-func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) (Report, error) {
+// them one by one, each with the id of the pass's decision ("": none).
+func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object, id string) (Report, error) {
 	plans, err := w.planAll(cr, apply, createIfMissing)
 	if err != nil {
 		return Report{}, err
+	}
+	for i := range plans {
+		plans[i].decision = id
 	}
 	rep := Report{kept: make(map[Ref]bool, len(plans))}
 	for _, p := range plans {
@@ -299,7 +329,7 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
+		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
 		w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
 		case err == nil:
@@ -363,10 +393,10 @@ func (w *Writer) labelOperator(ctx context.Context, cr *unstructured.Unstructure
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
 func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
-	obj := p.obj
+	obj := p.sent()
 	if live != nil {
-		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
-		md := maps.Clone(p.obj.Object["metadata"].(map[string]any))
+		obj = &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+		md := maps.Clone(obj.Object["metadata"].(map[string]any))
 		obj.Object["metadata"] = md
 		md["uid"] = string(live.GetUID())
 		// Adopting, the version decided on must be the one written to. With the children
@@ -394,7 +424,7 @@ func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
 func (w *Writer) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), metav1.CreateOptions{FieldManager: naming.FieldManager})
 	w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
