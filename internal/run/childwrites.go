@@ -63,6 +63,7 @@ func (c *controller) childWriter() *childwrite.Writer {
 		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name, Watched: c.e.opts.WatchNamespaces,
 		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.ring != nil,
 		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,
+		Record: c.e.opts.DecisionLog != nil, KindFor: c.e.api.KindFor,
 		Removed: c.ledger.removed, MarkRemoved: c.ledger.markRemoved,
 		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait, Log: c.cfg.log,
 	})

@@ -110,3 +110,34 @@ func relatedOf(objs map[string][]map[string]any) []prov.Related {
 
 // wroteChildren reports whether a pass's child writes changed the cluster.
 func wroteChildren(rep childwrite.Report) bool { return rep.Created+rep.Changed+rep.Pruned > 0 }
+
+// logDecision appends the pass's entry to the decision log, when there is one and a
+// reconciler answered. A failed append is logged: the log records passes, it never decides
+// one.
+func (c *controller) logDecision(in input, d decision, steps passSteps) {
+	l := c.e.opts.DecisionLog
+	if l == nil || !d.rec.called || d.rec.id == "" {
+		return
+	}
+	e := prov.Entry{
+		Decision: d.rec.id, Time: d.rec.at, Trigger: string(d.rec.trigger), Inputs: d.rec.inputs(in.cr),
+		Object: prov.Object{Ref: prov.Ref{APIVersion: in.cr.GetAPIVersion(), Kind: in.cr.GetKind(), Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()},
+			Generation: in.cr.GetGeneration(), ResourceVersion: in.cr.GetResourceVersion()},
+		Related:    d.rec.related,
+		Children:   steps.applies.Children,
+		Reconciler: prov.Reconciler{Side: d.rec.side, Version: d.rec.version},
+	}
+	switch {
+	case !d.success:
+		e.Outcome, e.Reason = "error", d.reason
+	case d.pending:
+		e.Outcome = "pending"
+	case d.action == actionRequeueAfter:
+		e.Outcome = "requeue"
+	default:
+		e.Outcome = "ok"
+	}
+	if _, err := l.Append(e); err != nil {
+		c.cfg.log.Error("decision log: the pass's entry was not written", "key", in.key, "decision", d.rec.id, "err", err)
+	}
+}

@@ -255,6 +255,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
+	c.logDecision(in, d, steps)
 	if c.e.dry.oneShot() {
 		c.queue.Forget(key) // one pass each, whatever its outcome
 	} else {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
@@ -47,6 +48,8 @@ type planned struct {
 	createOnly bool
 	// decision is the id of the pass writing it, sent in naming.DecisionAnnotation ("": none).
 	decision string
+	// seen collects what the write saw, for the decision log; nil when it is off.
+	seen *seen
 }
 
 // sent is p's object as a write sends it: with the pass's decision annotation. obj itself,
@@ -79,6 +82,9 @@ func (p planned) sent() *unstructured.Unstructured {
 type Report struct {
 	Created, Changed, Pruned int
 	Objects                  []trace.Apply
+	// Children is each child's account for the decision log, in the order written; nil
+	// unless Deps.Record.
+	Children []decision.Child
 	// kept are the children the result lists: what prune leaves alone.
 	kept map[Ref]bool
 	// conflicts are the conflicting field managers of the object at each index that failed
@@ -110,6 +116,9 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 	}
 	for i := range plans {
 		plans[i].decision = id
+		if w.Record {
+			plans[i].seen = &seen{}
+		}
 	}
 	rep := Report{kept: make(map[Ref]bool, len(plans))}
 	for _, p := range plans {
@@ -145,6 +154,9 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 	for i, p := range plans {
 		created, changed, err := w.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
+		if w.Record {
+			rep.Children = append(rep.Children, p.recorded(created, changed, lives[i], err))
+		}
 		o := &rep.Objects[i]
 		switch {
 		case err != nil:
@@ -281,6 +293,7 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 			out, err := w.create(ctx, p)
 			if err == nil {
 				w.Book.Wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				p.wrote(out)
 				return true, false, nil
 			}
 			if !apierrors.IsAlreadyExists(err) {
@@ -301,11 +314,13 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 		target, err := w.handOver(ctx, cr, p, live)
 		var out metav1.Object
 		if err == nil {
+			w.readFull(ctx, p, target)
 			out, err = w.apply(ctx, p, target, owned)
 		}
 		if err == nil {
 			last, _ := w.Book.get(p.ref)
 			w.Book.Wrote(p.ref, p.digest, cr.GetUID(), live, out)
+			p.wrote(out)
 			if live == nil {
 				return true, false, nil
 			}
@@ -329,11 +344,12 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
+		out, err := w.createObject(ctx, p, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
 		w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
 		case err == nil:
 			w.fx.created(cr, p, out)
+			p.wrote(out)
 			return true, false, nil
 		case !apierrors.IsAlreadyExists(err):
 			return false, false, w.applyError(p, err)
@@ -411,8 +427,14 @@ func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned
 	if err != nil {
 		return nil, fmt.Errorf("encode %s/%s: %w", p.gvr.Resource, p.obj.GetName(), err)
 	}
-	out, err := w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: naming.FieldManager, Force: &p.force})
+	opts := metav1.PatchOptions{FieldManager: naming.FieldManager, Force: &p.force}
+	var out metav1.Object
+	if p.seen != nil {
+		// The decision log's changed fields need the whole object the apply made.
+		out, err = w.client(p).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body, opts)
+	} else {
+		out, err = w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body, opts)
+	}
 	w.countApply(p, err == nil)
 	if err != nil {
 		return nil, err
@@ -420,11 +442,20 @@ func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned
 	return out, nil
 }
 
+// createObject creates p as a write sends it, answered with its metadata (Creator), or with
+// the whole object when the decision log needs its fields.
+func (w *Writer) createObject(ctx context.Context, p planned, opts metav1.CreateOptions) (metav1.Object, error) {
+	if p.seen != nil {
+		return w.client(p).Create(ctx, p.sent(), opts)
+	}
+	return w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), opts)
+}
+
 // create creates p, which ork believes absent: the create fails with AlreadyExists when any
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
 func (w *Writer) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), metav1.CreateOptions{FieldManager: naming.FieldManager})
+	out, err := w.createObject(ctx, p, metav1.CreateOptions{FieldManager: naming.FieldManager})
 	w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err
