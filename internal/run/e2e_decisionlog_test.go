@@ -172,6 +172,27 @@ func TestDecisionLogAndBlame(t *testing.T) {
 		t.Errorf("status.lastDecision %s, want the spec's decision %s", last.ID, bySpec.Decision)
 	}
 
+	// A restart over the converged CR writes nothing: the log goes on (its chain continued)
+	// with an entry that changed no field, and the answers stay.
+	if dlog, err = decisionlog.Open(logPath, nil, decisionlog.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	calls := len(ep.CallsFor("web"))
+	_, stop = f.StartStoppable(set, nil, func(o *run.Options) { o.DecisionLog = dlog })
+	f.Eventually("the pass after the restart", func() (bool, error) { return len(ep.CallsFor("web")) > calls, nil })
+	stop() // drains the pass
+	if err := dlog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if last := lastDecisionOf(t, f.GetCR("web")); last.ID != bySpec.Decision {
+		t.Errorf("after the restart, status.lastDecision %s, want still %s: a pass that wrote nothing recorded a decision", last.ID, bySpec.Decision)
+	}
+	for field, want := range map[string]string{"spec.replicas": byConfig.Decision, "spec.template.spec.containers[0].image": bySpec.Decision} {
+		if got := blameJSON(t, f.NS, field, logPath); got.Decision != want {
+			t.Errorf("after the restart, blame %s names %s, want %s", field, got.Decision, want)
+		}
+	}
+
 	// Another manager changes replicas while ork is stopped: it is named as the last writer.
 	f.patchChild(runtest.Deployments, "web", types.MergePatchType, `{"spec":{"replicas":5}}`, "kubectl-edit")
 	byHand := blameJSON(t, f.NS, "spec.replicas", logPath)
