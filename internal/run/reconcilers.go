@@ -204,6 +204,8 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		rr.shadow(env, in, req, x, res, err)
 	}
 	if !x.Time.IsZero() {
+		// Deferred after the related objects' note above, so run before it: that one adds
+		// what was read to the record this one makes.
 		defer func() { d.rec = rr.answeredBy(in, x, side) }()
 	}
 	out := remote.Decide(res, err)
