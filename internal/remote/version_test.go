@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 )
 
@@ -24,7 +25,9 @@ func TestReconcilerVersionFromTheResponseHeader(t *testing.T) {
 				headers = []string{ReconcilerVersionHeader, tt.header}
 			}
 			srv, _ := newEndpoint(t, answer(http.StatusOK, `{"result":"ok"}`, headers...))
-			r := mustNew(t, crd(srv.URL, func(rem *katalog.Remote) { rem.Args = map[string]any{"tier": "{{ .spec.tier }}"} }), Options{})
+			var recorded []exchange.Exchange
+			r := mustNew(t, crd(srv.URL, func(rem *katalog.Remote) { rem.Args = map[string]any{"tier": "{{ .spec.tier }}"} }),
+				Options{Record: func(x exchange.Exchange) { recorded = append(recorded, x) }})
 			obj := webapp()
 			_, x, err := r.Call(context.Background(), Request{Key: "default/web", Object: obj, Trigger: TriggerCreate, Attempt: 1})
 			if err != nil {
@@ -32,6 +35,9 @@ func TestReconcilerVersionFromTheResponseHeader(t *testing.T) {
 			}
 			if got := ReconcilerVersion(x); got != tt.want {
 				t.Errorf("ReconcilerVersion = %q, want %q", got, tt.want)
+			}
+			if len(recorded) != 1 || recorded[0].ResponseHeader.Get(ReconcilerVersionHeader) != tt.header {
+				t.Errorf("the recorded exchange's response header %v, want %s %q kept", recorded, ReconcilerVersionHeader, tt.header)
 			}
 			args, err := r.RenderArgs(obj)
 			if err != nil {
