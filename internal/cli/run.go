@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
+	"github.com/orkspace/ork/internal/decisionlog"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/output"
@@ -32,6 +33,8 @@ type runOptions struct {
 	engine                run.Options
 	// format is -o for --dry-run's plan.
 	format output.Format
+	// decisionLog is --decision-log's DEST: "" none, "-" stdout, else a file.
+	decisionLog string
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -84,6 +87,7 @@ shown, not called, unless --include-deletes.`,
 	f.String("metrics-addr", ":8080", "address of /metrics (empty disables)")
 	f.String("record", "", "write every exchange with a remote reconciler to this directory, one JSON file per call (auth header removed, Secret data masked)")
 	f.StringArray("redact", nil, "dot-path to mask in recorded exchanges and leave out of decision digests (repeatable), e.g. spec.password")
+	f.String("decision-log", "", "append one hash-chained JSON line per reconcile to this file (- for stdout): what each pass read and wrote, the changed field paths, never values (ork audit verify checks it; ork blame --decision-log reads it)")
 	f.Bool("debug-decisions", false, "keep each object's last 20 decisions and serve them on --metrics-addr at /debug/decisions/ for ork trace (unauthenticated)")
 	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
@@ -180,6 +184,9 @@ func completeRun(env *Env) (runOptions, error) {
 	if err := completeDryRun(cfg, &opts); err != nil {
 		return opts, err
 	}
+	if opts.decisionLog = cfg.String("decision-log"); opts.decisionLog != "" && opts.engine.DryRun {
+		return opts, usageError("--decision-log records what ork wrote: not with --dry-run, which writes nothing")
+	}
 	opts.qps, opts.burst = float32(cfg.Float("kube-api-qps")), cfg.Int("kube-api-burst")
 	if opts.qps < 0 || opts.burst < 0 {
 		return opts, usageError("--kube-api-qps and --kube-api-burst must not be negative (0: no client-side limit)")
@@ -214,6 +221,22 @@ func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
 	}
 	if set, err = overrideRemotes(set, opts, opts.engine.Logger); err != nil {
 		return err
+	}
+	// Before the cluster, as the Katalog: a log ork cannot continue is reported without one.
+	if opts.decisionLog != "" {
+		l, err := decisionlog.Open(opts.decisionLog, env.Streams.Out, decisionlog.Options{})
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--decision-log: %w", err)}
+		}
+		if n := l.Dropped(); n > 0 {
+			opts.engine.Logger.Warn("decision log: its last line was cut short by a crash and is dropped", "file", opts.decisionLog, "bytes", n)
+		}
+		defer func() {
+			if err := l.Close(); err != nil {
+				opts.engine.Logger.Error("decision log: close failed", "file", opts.decisionLog, "err", err)
+			}
+		}()
+		opts.engine.DecisionLog = l
 	}
 	// The cluster comes second: a broken Katalog is reported even without one.
 	rc, err := opts.cluster.restConfig()

@@ -32,7 +32,7 @@ type Reconciler struct {
 type LastDecision struct {
 	ID   string    `json:"id"`
 	Time time.Time `json:"time"`
-	// Trigger is what queued the pass: create, update, child, related, resync, requeue.
+	// Trigger is what queued the pass: create, update, delete, child, related, resync, requeue.
 	Trigger string `json:"trigger"`
 	// Inputs is InputsDigest of what the answer depended on.
 	Inputs     string     `json:"inputs"`

@@ -27,7 +27,7 @@ type Exchange struct {
 	Request []byte
 	// StatusCode is the HTTP status; 0 when no response arrived (timeout, network).
 	StatusCode int
-	// ResponseHeader holds the response's Content-Type and Retry-After only.
+	// ResponseHeader holds the response's Content-Type, Retry-After and Ork-Reconciler-Version only.
 	ResponseHeader http.Header
 	// Response is the body as read (a non-200 body only in part), the token scrubbed.
 	Response []byte

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
@@ -90,6 +91,24 @@ func (r *Reconciler) Call(ctx context.Context, req Request) (*Result, exchange.E
 	return res, x, err
 }
 
+// ReconcilerVersion is the version the reconciler named in x's response header
+// ReconcilerVersionHeader, cut to maxVersion bytes: "" when it named none. A status field
+// and a log line carry it, so an endpoint cannot make either large.
+func ReconcilerVersion(x exchange.Exchange) string {
+	v := strings.TrimSpace(x.ResponseHeader.Get(ReconcilerVersionHeader))
+	if len(v) > maxVersion {
+		v = v[:maxVersion]
+	}
+	return v
+}
+
+// maxVersion bounds a reconciler's version as ork records it.
+const maxVersion = 64
+
+// RenderArgs renders the CRD's args against obj, as the request sends them: what the
+// decision's inputs digest covers of them.
+func (r *Reconciler) RenderArgs(obj map[string]any) (any, error) { return r.args(obj) }
+
 // contextErr classifies a secret read cut short by the deadline or by cancellation as a
 // timeout or cancellation, keeping its message (no request was sent).
 func contextErr(parent, ctx context.Context, err error) error {
@@ -138,7 +157,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	defer resp.Body.Close()
 	x.StatusCode = resp.StatusCode
 	x.ResponseHeader = http.Header{}
-	for _, k := range []string{"Content-Type", "Retry-After"} {
+	for _, k := range []string{"Content-Type", "Retry-After", ReconcilerVersionHeader} {
 		if v := resp.Header.Values(k); len(v) > 0 {
 			x.ResponseHeader[k] = slices.Clone(v)
 		}

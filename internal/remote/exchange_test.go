@@ -80,7 +80,7 @@ func TestRecordGetsEachExchangeWithoutTheToken(t *testing.T) {
 				t.Errorf("request header %v: want User-Agent and no Authorization", x.RequestHeader)
 			}
 			if x.ResponseHeader.Get("X-Other") != "" {
-				t.Errorf("response header %v: only Content-Type and Retry-After are kept", x.ResponseHeader)
+				t.Errorf("response header %v: only Content-Type, Retry-After and Ork-Reconciler-Version are kept", x.ResponseHeader)
 			}
 			if strings.Contains(x.URL, "x=1") || !strings.HasSuffix(x.URL, "/reconcile?…") {
 				t.Errorf("URL %q keeps its query", x.URL)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
@@ -23,6 +24,9 @@ import (
 const (
 	ContractVersion       = "1.1"
 	ContractVersionHeader = "Ork-Contract-Version"
+	// ReconcilerVersionHeader is the response header in which a reconciler names its own
+	// version (a semver, a commit), recorded with each decision (docs/provenance.md).
+	ReconcilerVersionHeader = decision.ReconcilerVersionHeader
 )
 
 // Defaults applied by New.

@@ -15,7 +15,7 @@ const module = "github.com/orkspace/ork/"
 // packages, its tests included (docs/architecture.md): a feature gets narrow dependencies
 // and a callback, never the engine; a new import is a decision, made here.
 var subpackageImports = map[string][]string{
-	"internal/run/childwrite": {"internal/naming", "internal/planner", "internal/precondition", "internal/remote",
+	"internal/run/childwrite": {"internal/decision", "internal/naming", "internal/planner", "internal/precondition", "internal/remote",
 		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
 	"internal/run/apitypes":     {"internal/katalog"},
 	"internal/run/apiwarnings":  nil,

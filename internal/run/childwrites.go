@@ -37,8 +37,9 @@ type childWrites interface {
 	// ApplyAll plans apply and createIfMissing for cr (all or nothing) and writes them in the
 	// answer's order: a conditional create for a child the cache does not know, a
 	// server-side apply with a uid (and, adopting, resourceVersion) precondition otherwise,
-	// skipped when the write book or the child's applied digest shows it unchanged.
-	ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) (childwrite.Report, error)
+	// skipped when the write book or the child's applied digest shows it unchanged. Each
+	// child written carries the decision id in naming.DecisionAnnotation.
+	ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object, decision string) (childwrite.Report, error)
 	// Prune deletes the children of cr that the answer no longer lists.
 	Prune(ctx context.Context, cr *unstructured.Unstructured, rep *childwrite.Report) error
 	// RemoveAll deletes the objects of a declarative onDelete block that cr controls or
@@ -62,6 +63,7 @@ func (c *controller) childWriter() *childwrite.Writer {
 		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name, Watched: c.e.opts.WatchNamespaces,
 		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.ring != nil,
 		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,
+		Record: c.e.opts.DecisionLog != nil, KindFor: c.e.api.KindFor,
 		Removed: c.ledger.Removed, MarkRemoved: c.ledger.MarkRemoved,
 		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait, Log: c.cfg.log,
 	})

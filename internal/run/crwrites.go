@@ -23,6 +23,10 @@ type crWrites interface {
 	// sends nothing for it: the plan shows the CR as suspended, and the condition is ork's
 	// bookkeeping, not a change the reconciler asked for.
 	writesSuspended() bool
+	// records says whether a pass is recorded as a decision (its id on the children it
+	// writes, status.lastDecision). A dry run decides nothing that stays: its plan shows
+	// what the reconciler asked for, not ork's bookkeeping.
+	records() bool
 	// wroteStatus follows a status patch that answered out.
 	wroteStatus(in input, patch map[string]any, out metav1.Object)
 	// wroteOperation follows a write of the operation annotation that answered out. A dry
@@ -47,6 +51,7 @@ type realCRWrites struct{ ledger *keyledger.Ledger }
 
 func (realCRWrites) options() []string     { return nil }
 func (realCRWrites) writesSuspended() bool { return true }
+func (realCRWrites) records() bool         { return true }
 
 func (r realCRWrites) wroteStatus(in input, _ map[string]any, out metav1.Object) {
 	r.ledger.WroteStatus(in.key, out.GetUID(), out.GetResourceVersion())
@@ -70,6 +75,7 @@ type dryCRWrites struct {
 
 func (dryCRWrites) options() []string     { return []string{metav1.DryRunAll} }
 func (dryCRWrites) writesSuspended() bool { return false }
+func (dryCRWrites) records() bool         { return false }
 
 func (d dryCRWrites) wroteStatus(in input, patch map[string]any, _ metav1.Object) {
 	d.note(in.cr, runplan.Change{Action: runplan.Status, Ref: "status", Fields: statusFields(patch)})

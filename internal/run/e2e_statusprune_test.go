@@ -43,7 +43,7 @@ func TestStatusKeysTheSchemaPrunesAreDroppedAndReportedOnce(t *testing.T) {
 		t.Errorf("%d Reconciled Events over 4 passes that changed nothing, want at most 1", reconciled)
 	}
 	warned := f.WaitEvent("web", corev1.EventTypeWarning, "StatusFieldPruned")
-	for _, k := range []string{"conditions", "observedGeneration", "extra"} {
+	for _, k := range []string{"conditions", "observedGeneration", "extra", "lastDecision"} {
 		if !strings.Contains(warned.Message, k) {
 			t.Errorf("StatusFieldPruned Event %q does not name %s", warned.Message, k)
 		}
@@ -60,7 +60,7 @@ func TestStatusKeysTheSchemaPrunesAreDroppedAndReportedOnce(t *testing.T) {
 	if pruned != 1 {
 		t.Errorf("%d StatusFieldPruned Events, want 1", pruned)
 	}
-	if n := strings.Count(f.Logs.String(), `msg="status field pruned by the CRD schema"`); n != 3 {
-		t.Errorf("%d log lines for pruned status fields, want 3 (one per field)", n)
+	if n := strings.Count(f.Logs.String(), `msg="status field pruned by the CRD schema"`); n != 4 {
+		t.Errorf("%d log lines for pruned status fields, want 4 (one per field)", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	prov "github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/runplan"
@@ -109,12 +110,22 @@ type Options struct {
 	// OnPlan, with DryRun, receives what each pass would change, from the workers
 	// (concurrently). Default nil.
 	OnPlan func(runplan.CR)
+	// DecisionLog receives one entry per pass that called a reconciler (ork run
+	// --decision-log: decisionlog.Open); an Append that fails is logged, never fails the
+	// pass. With it, each child write reads the child's whole object before and after, for
+	// the changed field paths. Default nil: no log, and children read as metadata only.
+	DecisionLog DecisionLog
 	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
 	Progress Progress
 	// Logger receives structured logs; default discards.
 	Logger *slog.Logger
 	// Metrics receives metrics; default a fresh registry.
 	Metrics *Metrics
+}
+
+// DecisionLog appends decision log entries (decisionlog.Log).
+type DecisionLog interface {
+	Append(e prov.Entry) (prov.Entry, error)
 }
 
 // NoClientRateLimit is the QPS that turns client-go's client-side rate limiter off: ork's

@@ -103,6 +103,12 @@ type decision struct {
 	// Progressing condition it sets; nil for none.
 	op       *opStep
 	progress *crstatus.Progress
+	// rec is the pass's provenance (provenance.go): a reconciler fills in what it said of
+	// itself and read, the pass the rest. lastDecision is its status.lastDecision and wrote
+	// says the pass wrote a child: only then, or with another status change, is it written.
+	rec          passRecord
+	lastDecision map[string]any
+	wrote        bool
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -250,6 +256,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 	c.sampleCandidate(d)
 	c.emitPlan(in, d)
 	c.traceDecision(in, d, steps, start)
+	c.logDecision(in, d, steps)
 	if c.e.dry.OneShot() {
 		c.queue.Forget(key) // one pass each, whatever its outcome
 	} else {
@@ -293,6 +300,8 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if d, skip := c.skipDelete(in); skip {
 		return d, steps, true
 	}
+	rec := c.newRecord(in)
+	defer func() { d.rec = rec }()
 	skip, ferr := c.finalizeBefore(ctx, &in)
 	switch {
 	case errors.Is(ferr, errNotLeader):
@@ -311,6 +320,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 			return d, steps, false
 		}
 		candidate = d.candidate
+		rec = rec.answered(d)
 	}
 	if d.quiet {
 		return d, steps, true // nothing was attempted: nothing to write or report
@@ -335,7 +345,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	case in.deleting && len(d.remove) > 0:
 		err = c.writes.RemoveAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing)
+		steps.applies, err = c.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing, rec.id)
 		if err == nil && d.prune {
 			err = c.writes.Prune(ctx, in.cr, &steps.applies)
 		}
@@ -369,6 +379,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
 	if !in.gone && (!in.deleting || !d.success) {
+		d.lastDecision, d.wrote = rec.lastDecision(in.cr), wroteChildren(steps.applies)
 		t = time.Now()
 		d, err = c.report(ctx, in, d, steps.applies)
 		steps.status = time.Since(t)

@@ -164,7 +164,12 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 			return held
 		}
 		req.Related = rel.Objects
-		defer func() { d.related, d.relatedCut, d.relatedRead = rel.Names, rel.Cut, true }()
+		defer func() {
+			d.related, d.relatedCut, d.relatedRead = rel.Names, rel.Cut, true
+			if d.rec.called {
+				d.rec.related = relatedOf(rel.Objects)
+			}
+		}()
 	} else {
 		// No entries (any more): nothing is cut, and a condition left from when there
 		// were goes.
@@ -201,6 +206,11 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	}
 	if side == rollout.Stable {
 		rr.shadow(env, in, req, x, res, err)
+	}
+	if !x.Time.IsZero() {
+		// Deferred after the related objects' note above, so run before it: that one adds
+		// what was read to the record this one makes.
+		defer func() { d.rec = rr.answeredBy(in, x, side) }()
 	}
 	out := remote.Decide(res, err)
 	d = decision{success: out.Success, after: out.After, reason: out.Reason, message: out.Message, remoteTime: x.Duration, quiet: out.Quiet}
@@ -263,6 +273,20 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	return d
 }
 
+// answeredBy is what a pass whose request was sent records of its reconciler: the version
+// it named, the rollout side (during a rollout only) and the args it was sent. Related
+// objects are added by the caller, which read them.
+func (rr *remoteReconciler) answeredBy(in input, x exchange.Exchange, side rollout.Side) passRecord {
+	rec := passRecord{called: true, version: remote.ReconcilerVersion(x)}
+	if rr.cand != nil {
+		rec.side = string(side)
+	}
+	// Rendered again rather than kept from the request: the same templates on the same
+	// object, and only the digest needs them.
+	rec.args, _ = rr.r.RenderArgs(in.cr.Object)
+	return rec
+}
+
 // shadow hands a stable pass's request to the candidate (shadow mode, or the stable slice of
 // a canary with shadowRest), once the stable call was sent: the same request, related
 // objects included, as a dry run. A dry run of ork itself shadows nothing (it passes each CR
@@ -307,8 +331,8 @@ func (dr declarativeReconciler) reconcile(ctx context.Context, _ passEnv, in inp
 		return failure(reasonRenderFailed, "%v", err)
 	}
 	if in.deleting {
-		return decision{success: true, action: actionDone, reason: ReasonSucceeded, remove: plan.Delete}
+		return decision{success: true, action: actionDone, reason: ReasonSucceeded, remove: plan.Delete, rec: passRecord{called: true}}
 	}
 	return decision{success: true, action: actionDone, reason: ReasonSucceeded,
-		apply: plan.Apply, createIfMissing: plan.CreateIfMissing}
+		apply: plan.Apply, createIfMissing: plan.CreateIfMissing, rec: passRecord{called: true}}
 }

@@ -111,7 +111,8 @@ func (d decision) outcome(place operation.Where) crstatus.Outcome {
 		OwnReason:   d.reason == ReasonRelatedObjectMissing || d.reason == operation.ReasonTimedOut,
 		RelatedRead: d.relatedRead, RelatedCut: d.relatedCut,
 		Pending: d.pending, HoldGeneration: d.holdGeneration, Progressing: d.progress,
-		PlainMessage: d.pending || d.reason == operation.ReasonTimedOut}
+		PlainMessage: d.pending || d.reason == operation.ReasonTimedOut,
+		Decision:     d.lastDecision, Wrote: d.wrote}
 	switch s := d.op; {
 	case !s.writes():
 	case place == operation.InStatus:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/operation"
 )
@@ -50,6 +51,27 @@ func (k *checker) statusSchema() {
 	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s declares no %s and does not preserve unknown fields: the apiserver prunes what ork run writes there, so ork run stops writing it (no conditions: no Ready condition)",
 		c.APITypes.Version, c.Manifest.Name, what),
 		"declare conditions (a list of objects) and observedGeneration (an integer) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+// lastDecisionStatus warns when the status schema would prune status.lastDecision, ork
+// run's record of the last pass that wrote something (docs/provenance.md): ork run then
+// writes it in vain, and ork blame finds no decision on the custom resource.
+func (k *checker) lastDecisionStatus() {
+	c := k.crd
+	if c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
+		return
+	}
+	keeps, missing := decision.StatusKeeps(k.schema)
+	if keeps {
+		return
+	}
+	what := "declares no status.lastDecision and does not preserve unknown fields in status"
+	if len(missing) > 0 {
+		what = fmt.Sprintf("declares status.lastDecision without %s and does not preserve unknown fields in it", strings.Join(missing, ", "))
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: the apiserver prunes the record of the last decision ork run writes there, so ork blame finds none on the custom resource",
+		c.APITypes.Version, c.Manifest.Name, what),
+		"declare lastDecision (type: object, x-kubernetes-preserve-unknown-fields: true) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
 }
 
 // hasStatusSubresource reports whether the crdFile's version of the CRD has the status

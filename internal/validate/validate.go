@@ -35,6 +35,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.sampleTemplates()
 		k.statusSubresource()
 		k.statusSchema()
+		k.lastDecisionStatus()
 		k.operationStatus()
 		out = append(out, k.out...)
 	}

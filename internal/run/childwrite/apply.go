@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
@@ -45,6 +46,35 @@ type planned struct {
 	digest [32]byte
 	// createOnly objects (onCreate) are created when missing and never written again.
 	createOnly bool
+	// decision is the id of the pass writing it, sent in naming.DecisionAnnotation ("": none).
+	decision string
+	// seen collects what the write saw, for the decision log; nil when it is off.
+	seen *seen
+}
+
+// sent is p's object as a write sends it: with the pass's decision annotation. obj itself,
+// what the digest and the drift test judge, never carries it, so a new id alone is never a
+// reason to write, and a child whose write is skipped keeps the id of the pass that last
+// wrote it.
+func (p planned) sent() *unstructured.Unstructured {
+	if p.decision == "" {
+		return p.obj
+	}
+	obj := &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
+	md, _ := p.obj.Object["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[naming.DecisionAnnotation] = p.decision
+	md["annotations"] = ann
+	obj.Object["metadata"] = md
+	return obj
 }
 
 // Report counts what a pass's writes changed, for the Event, and says what each object's
@@ -52,6 +82,9 @@ type planned struct {
 type Report struct {
 	Created, Changed, Pruned int
 	Objects                  []trace.Apply
+	// Children is each child's account for the decision log, in the order written; nil
+	// unless Deps.Record.
+	Children []decision.Child
 	// kept are the children the result lists: what prune leaves alone.
 	kept map[Ref]bool
 	// conflicts are the conflicting field managers of the object at each index that failed
@@ -75,11 +108,17 @@ func failed(reason, format string, a ...any) *Error {
 
 // ApplyAll checks every object first and applies none if one is wrong (all or nothing):
 // an undeclared type, an invalid object, or a child another owner controls. Then it writes
-// them one by one.
-func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object) (Report, error) {
+// them one by one, each with the id of the pass's decision ("": none).
+func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, apply, createIfMissing []resources.Object, id string) (Report, error) {
 	plans, err := w.planAll(cr, apply, createIfMissing)
 	if err != nil {
 		return Report{}, err
+	}
+	for i := range plans {
+		plans[i].decision = id
+		if w.Record {
+			plans[i].seen = &seen{}
+		}
 	}
 	rep := Report{kept: make(map[Ref]bool, len(plans))}
 	for _, p := range plans {
@@ -115,6 +154,9 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 	for i, p := range plans {
 		created, changed, err := w.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
+		if w.Record {
+			rep.Children = append(rep.Children, p.recorded(created, changed, lives[i], err))
+		}
 		o := &rep.Objects[i]
 		switch {
 		case err != nil:
@@ -251,6 +293,7 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 			out, err := w.create(ctx, p)
 			if err == nil {
 				w.Book.Wrote(p.ref, p.digest, cr.GetUID(), nil, out)
+				p.wrote(out)
 				return true, false, nil
 			}
 			if !apierrors.IsAlreadyExists(err) {
@@ -271,11 +314,13 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 		target, err := w.handOver(ctx, cr, p, live)
 		var out metav1.Object
 		if err == nil {
+			w.readFull(ctx, p, target)
 			out, err = w.apply(ctx, p, target, owned)
 		}
 		if err == nil {
 			last, _ := w.Book.get(p.ref)
 			w.Book.Wrote(p.ref, p.digest, cr.GetUID(), live, out)
+			p.wrote(out)
 			if live == nil {
 				return true, false, nil
 			}
@@ -299,11 +344,12 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 			return false, false, err
 		}
-		out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
+		out, err := w.createObject(ctx, p, metav1.CreateOptions{FieldManager: naming.FieldManager, DryRun: w.fx.options()})
 		w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 		switch {
 		case err == nil:
 			w.fx.created(cr, p, out)
+			p.wrote(out)
 			return true, false, nil
 		case !apierrors.IsAlreadyExists(err):
 			return false, false, w.applyError(p, err)
@@ -363,10 +409,10 @@ func (w *Writer) labelOperator(ctx context.Context, cr *unstructured.Unstructure
 // apiserver answers with the object's metadata only: ork needs no more of it, and decoding
 // whole objects was the largest part of ork's CPU under load.
 func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned bool) (metav1.Object, error) {
-	obj := p.obj
+	obj := p.sent()
 	if live != nil {
-		obj = &unstructured.Unstructured{Object: maps.Clone(p.obj.Object)}
-		md := maps.Clone(p.obj.Object["metadata"].(map[string]any))
+		obj = &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+		md := maps.Clone(obj.Object["metadata"].(map[string]any))
 		obj.Object["metadata"] = md
 		md["uid"] = string(live.GetUID())
 		// Adopting, the version decided on must be the one written to. With the children
@@ -381,8 +427,14 @@ func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned
 	if err != nil {
 		return nil, fmt.Errorf("encode %s/%s: %w", p.gvr.Resource, p.obj.GetName(), err)
 	}
-	out, err := w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: naming.FieldManager, Force: &p.force})
+	opts := metav1.PatchOptions{FieldManager: naming.FieldManager, Force: &p.force}
+	var out metav1.Object
+	if p.seen != nil {
+		// The decision log's changed fields need the whole object the apply made.
+		out, err = w.client(p).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body, opts)
+	} else {
+		out, err = w.Meta.Resource(p.gvr).Namespace(p.obj.GetNamespace()).Patch(ctx, p.obj.GetName(), types.ApplyPatchType, body, opts)
+	}
 	w.countApply(p, err == nil)
 	if err != nil {
 		return nil, err
@@ -390,11 +442,20 @@ func (w *Writer) apply(ctx context.Context, p planned, live metav1.Object, owned
 	return out, nil
 }
 
+// createObject creates p as a write sends it, answered with its metadata (Creator), or with
+// the whole object when the decision log needs its fields.
+func (w *Writer) createObject(ctx context.Context, p planned, opts metav1.CreateOptions) (metav1.Object, error) {
+	if p.seen != nil {
+		return w.client(p).Create(ctx, p.sent(), opts)
+	}
+	return w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.sent(), opts)
+}
+
 // create creates p, which ork believes absent: the create fails with AlreadyExists when any
 // object of that name exists, so it never writes over one that was not judged. Its fields
 // are the field manager's Update entry; the next apply takes them over (handOver).
 func (w *Writer) create(ctx context.Context, p planned) (metav1.Object, error) {
-	out, err := w.Creator.Create(ctx, p.gvr, p.obj.GetNamespace(), p.obj, metav1.CreateOptions{FieldManager: naming.FieldManager})
+	out, err := w.createObject(ctx, p, metav1.CreateOptions{FieldManager: naming.FieldManager})
 	w.countApply(p, err == nil || apierrors.IsAlreadyExists(err))
 	if err != nil {
 		return nil, err

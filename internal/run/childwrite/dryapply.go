@@ -25,9 +25,9 @@ func (w *Writer) dryApply(ctx context.Context, cr *unstructured.Unstructured, p 
 			return false, false, failed(reasonApplyFailed, "read %s/%s: %v", p.gvr.Resource, p.obj.GetName(), err)
 		}
 	}
-	obj := p.obj
+	obj := p.sent()
 	if before != nil {
-		obj = withPreconditions(p.obj, before, !owned)
+		obj = withPreconditions(obj, before, !owned)
 	}
 	out, err := w.client(p).Apply(ctx, p.obj.GetName(), obj,
 		metav1.ApplyOptions{FieldManager: naming.FieldManager, Force: p.force, DryRun: w.fx.options()})

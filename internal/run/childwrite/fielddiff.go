@@ -17,23 +17,25 @@ var serverMetadata = []string{"resourceVersion", "managedFields", "generation", 
 // ("spec.template.spec.containers[0].image"), leaving out status and the metadata every
 // write moves. A list of another length is one change at its own path.
 // ork's applied annotation moves with every change: it is listed only when nothing else
-// changes (the first write of an older ork's child, which adds it).
+// changes (the first write of an older ork's child, which adds it). The decision annotation
+// is never listed: every write carries a new one, and it says who wrote, not what.
 func changedFields(before, after map[string]any) []string {
-	if out := fieldChanges(withoutApplied(before), withoutApplied(after)); len(out) > 0 {
+	before, after = without(before, naming.DecisionAnnotation), without(after, naming.DecisionAnnotation)
+	if out := fieldChanges(without(before, naming.AppliedAnnotation), without(after, naming.AppliedAnnotation)); len(out) > 0 {
 		return out
 	}
 	return fieldChanges(before, after)
 }
 
-// withoutApplied is obj without ork's applied annotation, shallow-copied where it differs.
-func withoutApplied(obj map[string]any) map[string]any {
+// without is obj without ork's annotation key, shallow-copied where it differs.
+func without(obj map[string]any, key string) map[string]any {
 	md, _ := obj["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
-	if _, ok := ann[naming.AppliedAnnotation]; !ok {
+	if _, ok := ann[key]; !ok {
 		return obj
 	}
 	ann = maps.Clone(ann)
-	delete(ann, naming.AppliedAnnotation)
+	delete(ann, key)
 	md = maps.Clone(md)
 	if len(ann) == 0 {
 		delete(md, "annotations")

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestChangedFields(t *testing.T) {
@@ -47,5 +48,36 @@ func TestChangedFieldsListTheDigestAlone(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{`metadata.annotations.orkestra\.orkspace\.io/applied`}, changedFields(obj("a", "1"), obj("a", "2"))); d != "" {
 		t.Errorf("the digest alone, changed (-want +got):\n%s", d)
+	}
+}
+
+// The decision annotation says who wrote, not what: a dry run's plan never lists it, even
+// when it is all that differs.
+func TestChangedFieldsNeverListTheDecision(t *testing.T) {
+	obj := func(image, id string) map[string]any {
+		return map[string]any{"metadata": map[string]any{"name": "web",
+			"annotations": map[string]any{"orkestra.orkspace.io/decision": id}}, "spec": map[string]any{"image": image}}
+	}
+	if got := changedFields(obj("nginx:1", "01A"), obj("nginx:1", "01B")); got != nil {
+		t.Errorf("a new decision alone lists %v", got)
+	}
+	if d := cmp.Diff([]string{"spec.image"}, changedFields(obj("nginx:1", "01A"), obj("nginx:2", "01B"))); d != "" {
+		t.Errorf("changedFields (-want +got):\n%s", d)
+	}
+}
+
+// What a write sends carries the decision; what the digest and the drift test judge does not.
+func TestSentCarriesTheDecisionAndObjDoesNot(t *testing.T) {
+	p := planned{obj: &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "web",
+		"annotations": map[string]any{"orkestra.orkspace.io/applied": "abc"}}}}, decision: "01A"}
+	sent := p.sent()
+	if got := sent.GetAnnotations(); got["orkestra.orkspace.io/decision"] != "01A" || got["orkestra.orkspace.io/applied"] != "abc" {
+		t.Errorf("sent annotations %v, want the decision beside the digest", got)
+	}
+	if _, ok := p.obj.GetAnnotations()["orkestra.orkspace.io/decision"]; ok {
+		t.Errorf("the planned object itself was given the decision")
+	}
+	if p.decision = ""; p.sent() != p.obj {
+		t.Errorf("without a decision, sent is not the planned object")
 	}
 }

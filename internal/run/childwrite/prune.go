@@ -44,6 +44,9 @@ func (w *Writer) Prune(ctx context.Context, cr *unstructured.Unstructured, rep *
 	}
 	for _, cand := range cands {
 		pruned, err := w.pruneOne(ctx, cr, cand)
+		if w.Record && pruned && cand.obj != nil {
+			rep.Children = append(rep.Children, w.prunedRecord(cand, cand.obj.GetResourceVersion()))
+		}
 		if err != nil {
 			rep.Objects = append(rep.Objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
 				Namespace: cand.ref.namespace, Outcome: trace.Failed, Error: err.Error()})

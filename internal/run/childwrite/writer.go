@@ -63,6 +63,12 @@ type Deps struct {
 	ForceConflict   *bool
 	ShardSlots      bool
 	ChildrenPayload bool
+	// Record is the decision log being on: each write reads the child's whole object before
+	// and answers with it after (ork reads children as metadata only otherwise), and the
+	// Report lists each child's account (Report.Children). KindFor names a pruned child's
+	// kind in it; nil: its resource.
+	Record  bool
+	KindFor func(schema.GroupVersionResource) (schema.GroupVersionKind, error)
 	// DryRun makes every write a server-side dry run that is remembered nowhere (New picks
 	// the effects once); Note hears what it would change.
 	DryRun bool

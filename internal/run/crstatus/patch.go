@@ -47,6 +47,13 @@ type Outcome struct {
 	// SetOperation writes Operation at status.operation (nil removes it).
 	SetOperation bool
 	Operation    map[string]any
+	// Decision is the pass's status.lastDecision (decision.LastDecision.Status); nil writes
+	// none. It is written only with a write the pass makes anyway: another status key that
+	// changed, or Wrote. Alone it never makes a status write, so a converged custom resource
+	// costs no write per resync.
+	Decision map[string]any
+	// Wrote: the pass wrote a child (created, applied, pruned or deleted one).
+	Wrote bool
 }
 
 // Progress is the Progressing condition of a pass.
@@ -73,7 +80,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 	patch := map[string]any{}
 	if o.Success {
 		for k, v := range o.Status {
-			if k == "conditions" || k == "observedGeneration" || k == OperationField || pruned(k) {
+			if k == "conditions" || k == "observedGeneration" || k == OperationField || k == DecisionField || pruned(k) {
 				continue // ork's own keys (set below), or keys the schema drops
 			}
 			if kobj.MergeChanges(current, map[string]any{k: v}) {
@@ -96,7 +103,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 	}
 	if pruned("conditions") || o.Unreported {
 		// Nowhere to write a condition to: no Ready either.
-		return finish(base, patch, res)
+		return finish(base, withDecision(patch, o, pruned), res)
 	}
 	oldConds, _ := current["conditions"].([]any)
 	conds := append([]any(nil), oldConds...)
@@ -121,7 +128,19 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 	if !kobj.EqualJSON(oldConds, conds) {
 		patch["conditions"] = conds
 	}
-	return finish(base, patch, res)
+	return finish(base, withDecision(patch, o, pruned), res)
+}
+
+// DecisionField is the status key of the pass's decision record.
+const DecisionField = "lastDecision"
+
+// withDecision adds the pass's decision to a patch that writes something, or to any patch
+// when the pass wrote a child.
+func withDecision(patch map[string]any, o Outcome, pruned func(string) bool) map[string]any {
+	if o.Decision != nil && (len(patch) > 0 || o.Wrote) && !pruned(DecisionField) {
+		patch[DecisionField] = o.Decision
+	}
+	return patch
 }
 
 // finish wraps the status keys to write into the merge patch, with the preconditions; nil
