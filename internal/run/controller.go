@@ -28,6 +28,7 @@ import (
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // controller reconciles one CRD.
@@ -61,6 +62,8 @@ type controller struct {
 	ops *heldOps
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
+	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
+	spokes *spokes
 }
 
 // child is an informer on one managed resource type.
@@ -173,6 +176,13 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.writes = c.childWriter()
+	if t := crd.Target(); t != nil {
+		tmpl, err := target.Compile(targetAt(crd), t, e.opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		c.spokes = newSpokes(tmpl)
+	}
 	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
 	return c, nil
@@ -301,7 +311,8 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	// And the operation annotation it writes for a reconciler's long-running operation.
-	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) {
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) ||
+		onlyTargetFinalizerAdded(oldU, newU) {
 		c.onSync(newU)
 		return
 	}

@@ -292,10 +292,20 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if d, skip := c.skipDelete(in); skip {
 		return d, steps, true
 	}
+	// Where the children go is settled before anything is called or written: a target that
+	// does not answer frees the worker at once.
+	tp, tskip, terr := c.passTarget(ctx, &in)
+	if errors.Is(terr, errNotLeader) {
+		return d, steps, false
+	}
 	skip, ferr := c.finalizeBefore(ctx, &in)
 	switch {
 	case errors.Is(ferr, errNotLeader):
 		return d, steps, false
+	case terr != nil:
+		d = failureFrom(terr)
+	case tskip != nil:
+		d = *tskip
 	case ferr != nil:
 		d = failureFrom(ferr)
 	case skip != nil:
@@ -332,11 +342,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.writes.RemoveAll(ctx, in.cr, d.remove)
+		err = tp.writes.RemoveAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing)
+		steps.applies, err = tp.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing)
 		if err == nil && d.prune {
-			err = c.writes.Prune(ctx, in.cr, &steps.applies)
+			err = tp.writes.Prune(ctx, in.cr, &steps.applies)
 		}
 	}
 	if d.entries != nil && !errors.Is(err, errNotLeader) {
@@ -354,6 +364,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
 	}
+	if err == nil && in.deleting && !in.gone && terr == nil && tskip == nil && (d.success || !c.cfg.finalize) {
+		// The children on a target go before the CR does: no garbage collector there.
+		var cd *decision
+		if cd, err = c.cleanupTarget(ctx, &in, tp); cd != nil {
+			d = *cd
+		}
+	}
 	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {
 		return d, steps, false
@@ -363,6 +380,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
 		f.op, f.progress = d.op, d.progress                                             // and the operation held
 		d = f
+	}
+	if d.success || err != nil {
+		c.targetWritten(tp, err, &d)
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
@@ -383,6 +403,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 func (c *controller) endPass(key string, forget bool) {
 	if forget {
 		c.ops.forget(func(k string, _ types.UID) bool { return k == key })
+		c.forgetTargets(func(k string, _ types.UID) bool { return k == key })
 	}
 	for _, ev := range c.ledger.end(key, time.Now(), forget) {
 		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
