@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
@@ -29,6 +30,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: newLedger(), suspended: newSuspensions(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
+	c.spokes = newSpokes(nil)
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -39,6 +41,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.markResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
+		c.spokes.use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
@@ -56,6 +59,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
 		{"operation in flight", opHeld(c.ops, "ns/gone"), opHeld(c.ops, "ns/kept")},
+		{"target used", spokeUser(c.spokes, "u-gone"), spokeUser(c.spokes, "u-kept")},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)
@@ -64,6 +68,11 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	if inFlight != 1 {
 		t.Errorf("ork_operations_in_flight = %d after the forget, want 1", inFlight)
 	}
+}
+
+func spokeUser(s *spokes, uid types.UID) bool {
+	_, ok := s.ownerKey(uid)
+	return ok
 }
 
 func opHeld(h *heldOps, key string) bool {
