@@ -572,6 +572,9 @@ func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg stri
 // childrenOf returns the cached children of the CR, by type key and name, as plain maps
 // (the cache's own maps: callers copy before changing them).
 func (c *controller) childrenOf(cr *unstructured.Unstructured) map[string]map[string]map[string]any {
+	if out, ok := c.spokeChildren(cr); ok {
+		return out // its children are on its target: the hub has none
+	}
 	out := map[string]map[string]map[string]any{}
 	for _, ch := range c.children {
 		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))

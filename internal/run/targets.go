@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/tools/cache"
@@ -109,10 +111,20 @@ type spoke struct {
 	client  *target.Client
 	writer  *childwrite.Writer
 	book    *childwrite.Book
-	factory metadatainformer.SharedInformerFactory
-	synced  []cache.InformerSynced
-	stop    chan struct{}
-	once    sync.Once
+	factory spokeFactory
+	// caches are the child caches by the type key prepared.children names them with.
+	caches map[string]cache.Indexer
+	synced []cache.InformerSynced
+	stop   chan struct{}
+	once   sync.Once
+}
+
+// spokeFactory is a target's child informer factory: metadata only, or whole objects when
+// the reconciler sees the children (payload.children), as on the hub.
+type spokeFactory interface {
+	ForResource(gvr schema.GroupVersionResource) informers.GenericInformer
+	Start(stop <-chan struct{})
+	Shutdown()
 }
 
 // close stops the spoke's informers and waits for them.
@@ -386,13 +398,12 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 		return nil, &target.Error{Ref: ref, Err: err}
 	}
 	api := apitypes.New(cl.Kube.Discovery(), c.e.opts.DiscoveryResetInterval)
-	selector := childSelector(c.e.opts.Name)
-	sp := &spoke{
-		client: cl,
-		book:   childwrite.NewBook(),
-		factory: metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll,
-			func(o *metav1.ListOptions) { o.LabelSelector = selector }),
-		stop: make(chan struct{}),
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = childSelector(c.e.opts.Name) }
+	sp := &spoke{client: cl, book: childwrite.NewBook(), caches: map[string]cache.Indexer{}, stop: make(chan struct{})}
+	if c.cfg.childrenPayload {
+		sp.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Dynamic, 0, metav1.NamespaceAll, selector)
+	} else {
+		sp.factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
 	}
 	caches := make([]childwrite.Cache, 0, len(c.children))
 	for _, ch := range c.children {
@@ -414,6 +425,7 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 			return nil, fmt.Errorf("target %s: %w", ref, err)
 		}
 		caches = append(caches, childwrite.Cache{GVR: ch.gvr, Store: inf.GetIndexer()})
+		sp.caches[ch.typeKey] = inf.GetIndexer()
 		sp.synced = append(sp.synced, inf.HasSynced)
 	}
 	sp.writer = childwrite.New(childwrite.Deps{
@@ -429,6 +441,39 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 	})
 	sp.factory.Start(sp.stop)
 	return sp, nil
+}
+
+// spokeChildren are cr's children on its target, as childrenOf gives the hub's; false when
+// its last pass did not go to a target.
+func (c *controller) spokeChildren(cr *unstructured.Unstructured) (map[string]map[string]map[string]any, bool) {
+	if c.spokes == nil {
+		return nil, false
+	}
+	c.spokes.mu.Lock()
+	kt, ok := c.spokes.keys[kobj.KeyOf(cr)]
+	sp := c.spokes.byRef[kt.ref]
+	c.spokes.mu.Unlock()
+	if !ok || kt.uid != cr.GetUID() || kt.ref.Local() || sp == nil {
+		return nil, false
+	}
+	out := map[string]map[string]map[string]any{}
+	for typeKey, idx := range sp.caches {
+		objs, err := idx.ByIndex(ownerIndex, string(cr.GetUID()))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			if out[typeKey] == nil {
+				out[typeKey] = map[string]map[string]any{}
+			}
+			out[typeKey][u.GetName()] = u.Object
+		}
+	}
+	return out, true
 }
 
 // onSpokeChild queues the CR that marks a changed child on a target, unless the change is

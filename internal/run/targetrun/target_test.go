@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -222,5 +223,28 @@ func TestTargetUnreachableHoldsOnlyItsOwnCRs(t *testing.T) {
 			names = append(names, u.GetName())
 		}
 		t.Errorf("deployments on the spoke = %v, want [far]", names)
+	}
+}
+
+// With payload.children on, the reconciler sees a CR's children as they are on its target.
+func TestTargetChildrenInThePayload(t *testing.T) {
+	f := runtest.NewFixture(t, hub)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	spokeNamespace(t, f.NS)
+	putKubeconfig(t, f.NS, "spoke", spokeKubeconfig(t, ""))
+	f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(),
+		Payload: "              children:\n                enabled: true\n",
+		Extra: `            target:
+              kubeconfigSecretRef: {name: "{{ .spec.cluster }}", key: kubeconfig}
+`}), nil)
+	f.CreateCR("web", spec("spoke"))
+	waitReady(f, "web", 10*time.Second)
+	f.PatchSpec("web", `{"spec":{"replicas":2}}`)
+	c := ep.NextMatching(t, "a call that sees the deployment on the spoke", func(c runtest.Call) bool {
+		_, found, _ := unstructured.NestedMap(c.Body, "prepared", "children", "deployment", "web")
+		return found
+	})
+	if ns, _, _ := unstructured.NestedString(c.Body, "prepared", "children", "deployment", "web", "metadata", "namespace"); ns != f.NS {
+		t.Errorf("the deployment's namespace in prepared.children = %q, want %q", ns, f.NS)
 	}
 }
