@@ -41,6 +41,9 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
+	// target is the name of the cluster its children are in (prepared.target), empty for
+	// ork's own.
+	target string
 }
 
 // action is what the queue does with a key after a reconcile.

@@ -235,10 +235,18 @@ type targetPass struct {
 // of its children is written there.
 func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *decision, error) {
 	hub := targetPass{writes: c.writes}
-	if c.spokes == nil || in.gone {
+	if c.spokes == nil {
 		return hub, nil, nil
 	}
 	ref, err := target.Resolve(c.spokes.tmpl, in.cr.Object)
+	if in.gone {
+		// Its delete call still names the cluster; nothing is written there any more (its
+		// children went before it did).
+		if err == nil && !ref.Local() {
+			in.target = ref.Name
+		}
+		return hub, nil, nil
+	}
 	if err != nil {
 		d := failure(reasonTargetInvalid, "target: %v", err)
 		return hub, &d, nil
@@ -247,6 +255,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if ref.Local() {
 		return hub, nil, nil
 	}
+	in.target = ref.Name
 	if !in.deleting {
 		if skip, err := c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, true); err != nil || skip != nil {
 			return hub, skip, err

@@ -226,7 +226,8 @@ func TestTargetUnreachableHoldsOnlyItsOwnCRs(t *testing.T) {
 	}
 }
 
-// With payload.children on, the reconciler sees a CR's children as they are on its target.
+// With payload.children on, the reconciler sees a CR's children as they are on its target,
+// each tagged with it, and prepared.target names it.
 func TestTargetChildrenInThePayload(t *testing.T) {
 	f := runtest.NewFixture(t, hub)
 	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
@@ -246,5 +247,11 @@ func TestTargetChildrenInThePayload(t *testing.T) {
 	})
 	if ns, _, _ := unstructured.NestedString(c.Body, "prepared", "children", "deployment", "web", "metadata", "namespace"); ns != f.NS {
 		t.Errorf("the deployment's namespace in prepared.children = %q, want %q", ns, f.NS)
+	}
+	if tgt, _, _ := unstructured.NestedString(c.Body, "prepared", "target"); tgt != "spoke" {
+		t.Errorf("prepared.target = %q, want spoke", tgt)
+	}
+	if tag, _, _ := unstructured.NestedString(c.Body, "prepared", "children", "deployment", "web", "metadata", "annotations", naming.TargetAnnotation); tag != "spoke" {
+		t.Errorf("the deployment's %s in prepared.children = %q, want spoke", naming.TargetAnnotation, tag)
 	}
 }
