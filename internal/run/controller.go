@@ -64,6 +64,9 @@ type controller struct {
 	crw crWrites
 	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
 	spokes *spokes
+	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
+	// is on a target (fixedTarget); children is empty then.
+	targetTypes []child
 }
 
 // child is an informer on one managed resource type.
@@ -165,10 +168,17 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, fmt.Errorf("event handler: %w", err)
 	}
 
+	// A target named by a fixed Secret name takes every child: none is ever on the hub, where
+	// `ork rbac gen` grants no rights on their types, so the hub watches none of them.
+	onlyTarget := fixedTarget(crd)
 	for _, gr := range managedGRs {
-		ch, err := c.watchChildren(gr, factories)
+		ch, err := c.watchChildren(gr, factories, !onlyTarget)
 		if err != nil {
 			return nil, err
+		}
+		if onlyTarget {
+			c.targetTypes = append(c.targetTypes, ch)
+			continue
 		}
 		c.children = append(c.children, ch)
 	}
@@ -188,13 +198,17 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	return c, nil
 }
 
-// watchChildren sets up (or shares) the informer on one managed type.
-func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
+// watchChildren sets up (or shares) the informer on one managed type; without hub, it only
+// resolves the type (its children are all on a target).
+func (c *controller) watchChildren(gr managedType, factories childInformers, hub bool) (child, error) {
 	gvr, err := c.e.api.Resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
 	c.cfg.managed[gvr.GroupResource()] = true
+	if !hub {
+		return child{gvr: gvr, typeKey: gr.typeKey}, nil
+	}
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/metacreate"
 	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/render"
 	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
@@ -50,6 +51,13 @@ const (
 // hasTargets reports whether a CRD of set names a target.
 func hasTargets(set *katalog.Set) bool {
 	return slices.ContainsFunc(set.CRDs, func(c *katalog.CRD) bool { return c.Target() != nil })
+}
+
+// fixedTarget reports whether crd's target is a fixed Secret name: no custom resource of it
+// has a child on the hub (a templated name may render empty, the hub).
+func fixedTarget(crd *katalog.CRD) bool {
+	t := crd.Target()
+	return t != nil && t.KubeconfigSecretRef != nil && t.KubeconfigSecretRef.Name != "" && !render.IsTemplate(t.KubeconfigSecretRef.Name)
 }
 
 // targetAt is the Katalog path of crd's target, for errors.
@@ -414,8 +422,9 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 	} else {
 		sp.factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
 	}
-	caches := make([]childwrite.Cache, 0, len(c.children))
-	for _, ch := range c.children {
+	types := append(slices.Clone(c.children), c.targetTypes...)
+	caches := make([]childwrite.Cache, 0, len(types))
+	for _, ch := range types {
 		inf := sp.factory.ForResource(ch.gvr).Informer()
 		_ = inf.SetTransform(childwrite.SummariseWriters)
 		if err := inf.AddIndexers(cache.Indexers{ownerIndex: childwrite.MarkedOwnerIndex}); err != nil {
