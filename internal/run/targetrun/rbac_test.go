@@ -44,7 +44,9 @@ func TestTargetWithGeneratedRBAC(t *testing.T) {
 	if _, err := spoke.Clientset.RbacV1().ClusterRoles().Create(ctx, tr.ClusterRole, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = spoke.Clientset.RbacV1().ClusterRoles().Delete(t.Context(), tr.ClusterRole.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = spoke.Clientset.RbacV1().ClusterRoles().Delete(t.Context(), tr.ClusterRole.Name, metav1.DeleteOptions{})
+	})
 	if _, err := spoke.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, tr.ClusterRoleBinding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
