@@ -385,7 +385,8 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		d = f
 	}
 	if d.success || err != nil {
-		c.targetWritten(tp, err, &d)
+		a := steps.applies
+		c.targetWritten(tp, err, &d, a.Created+a.Changed+a.Pruned > 0)
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.

@@ -273,6 +273,14 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 		d := c.unreachable(ref, why)
 		return hub, &d, nil
 	}
+	if !c.e.targets.StateOf(ref).Reachable {
+		// The one try the open breaker lets through is a probe: a pass whose writes all turn
+		// out unchanged sends nothing to the target, and would say Ready about a dead one.
+		if err := c.e.targets.Probe(ctx, ref); err != nil {
+			d := c.unreachable(ref, err.Error())
+			return hub, &d, nil
+		}
+	}
 	sp, err := c.spokeFor(ctx, ref)
 	if err != nil {
 		c.e.targets.Failed(ref, err)
@@ -291,8 +299,9 @@ func (c *controller) unreachable(ref target.Ref, why string) decision {
 }
 
 // targetWritten feeds the breaker with what the writes to tp's target met: a failure that
-// says the target cannot be reached makes the pass's decision TargetUnreachable.
-func (c *controller) targetWritten(tp targetPass, err error, d *decision) {
+// says the target cannot be reached makes the pass's decision TargetUnreachable; wrote is
+// whether a write went through (an unchanged child may send nothing, which says nothing).
+func (c *controller) targetWritten(tp targetPass, err error, d *decision, wrote bool) {
 	if tp.spoke == nil {
 		return
 	}
@@ -303,7 +312,9 @@ func (c *controller) targetWritten(tp targetPass, err error, d *decision) {
 		*d = f
 		return
 	}
-	c.e.targets.Succeeded(tp.ref)
+	if wrote {
+		c.e.targets.Succeeded(tp.ref)
+	}
 }
 
 // cleanupTarget deletes a deleting CR's children from its target and lifts

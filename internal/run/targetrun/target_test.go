@@ -210,6 +210,17 @@ func TestTargetUnreachableHoldsOnlyItsOwnCRs(t *testing.T) {
 			t.Errorf("near-%02d's deployment on the hub: %v", i, err)
 		}
 	}
+	// It stays so across the breaker's tries and the probes (every 10 s): a try whose
+	// writes are all unchanged sends nothing, and must not pass for the spoke's answer.
+	time.Sleep(time.Until(start.Add(25 * time.Second)))
+	if c := runtest.ReadyCondition(f.GetCR("far")); c == nil || c["reason"] != target.ReasonTargetUnreachable {
+		t.Errorf("far's Ready while the spoke is still down = %v, want reason %s", c, target.ReasonTargetUnreachable)
+	}
+	for _, e := range f.Events("far") {
+		if e.Reason == "Reconciled" && e.LastTimestamp.After(start.Add(time.Second)) {
+			t.Errorf("far reconciled while the spoke was down: %s %s", e.Reason, e.Message)
+		}
+	}
 
 	proxy.up()
 	waitReady(f, "far", 30*time.Second)
