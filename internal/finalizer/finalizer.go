@@ -49,9 +49,14 @@ func Has(obj metav1.Object) bool { return slices.Contains(obj.GetFinalizers(), N
 // apiserver forbids new finalizers then): the object is returned as read, without ork's
 // finalizer, for the caller to see the delete.
 func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, present bool, opts Options) (*unstructured.Unstructured, error) {
+	return SetNamed(ctx, client, obj, Name, present, opts)
+}
+
+// SetNamed is Set for another finalizer of ork's, name (naming.TargetCleanupFinalizer).
+func SetNamed(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, name string, present bool, opts Options) (*unstructured.Unstructured, error) {
 	cur := obj
 	for range attempts {
-		if Has(cur) == present || (present && cur.GetDeletionTimestamp() != nil) {
+		if slices.Contains(cur.GetFinalizers(), name) == present || (present && cur.GetDeletionTimestamp() != nil) {
 			return cur, nil
 		}
 		if opts.BeforeWrite != nil {
@@ -59,7 +64,7 @@ func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructure
 				return nil, err
 			}
 		}
-		out, err := client.Patch(ctx, cur.GetName(), types.MergePatchType, patch(cur, present), patchOptions(opts))
+		out, err := client.Patch(ctx, cur.GetName(), types.MergePatchType, patch(cur, name, present), patchOptions(opts))
 		if err == nil {
 			return out, nil
 		}
@@ -67,7 +72,7 @@ func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructure
 			return nil, nil
 		}
 		if !precondition.Failed(err) {
-			return nil, fmt.Errorf("%s finalizer %s: %w", verb(present), Name, err)
+			return nil, fmt.Errorf("%s finalizer %s: %w", verb(present), name, err)
 		}
 		// Someone wrote the object since it was read: read it again, never drop what they
 		// added.
@@ -83,20 +88,20 @@ func Set(ctx context.Context, client dynamic.ResourceInterface, obj *unstructure
 		}
 		cur = fresh
 	}
-	return nil, fmt.Errorf("%s finalizer %s: the object changed under %d writes in a row", verb(present), Name, attempts)
+	return nil, fmt.Errorf("%s finalizer %s: the object changed under %d writes in a row", verb(present), name, attempts)
 }
 
 // patch is the merge patch that sets the whole finalizer list, preconditioned on obj's uid
 // and resourceVersion.
-func patch(obj *unstructured.Unstructured, present bool) []byte {
+func patch(obj *unstructured.Unstructured, name string, present bool) []byte {
 	var list []string
 	for _, f := range obj.GetFinalizers() {
-		if f != Name {
+		if f != name {
 			list = append(list, f)
 		}
 	}
 	if present {
-		list = append(list, Name)
+		list = append(list, name)
 	}
 	md := map[string]any{"uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(), "finalizers": list}
 	if list == nil {

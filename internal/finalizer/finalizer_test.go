@@ -38,7 +38,7 @@ func TestPatchKeepsOtherFinalizers(t *testing.T) {
 			obj.SetUID("u")
 			obj.SetResourceVersion("7")
 			obj.SetFinalizers(tt.have)
-			if got := string(patch(obj, tt.present)); got != tt.want {
+			if got := string(patch(obj, Name, tt.present)); got != tt.want {
 				t.Errorf("patch = %s\nwant    %s", got, tt.want)
 			}
 		})

@@ -34,6 +34,10 @@ const (
 	// reconcile pass) that wrote it; it is left out of the AppliedAnnotation digest, so that
 	// a new id alone never causes a write.
 	DecisionAnnotation = Prefix + "decision"
+	// TargetAnnotation tags each object of prepared.children whose custom resource has a
+	// target with that target's name (its kubeconfig Secret's): sent to the reconciler, never
+	// written by ork.
+	TargetAnnotation = Prefix + "target"
 	// SlotLabel is the child label whose value is SlotOf the owner, written with every apply
 	// under ork run --shard-buckets.
 	SlotLabel = Prefix + "shard"

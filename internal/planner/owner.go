@@ -55,3 +55,23 @@ type Owner interface {
 	schema.ObjectKind
 	metav1.Object
 }
+
+// MarkedBy reports whether child carries naming.OwnerAnnotation with cr's uid: how a child in
+// another cluster (a target), which no ownerReference can reach, says whose it is.
+func MarkedBy(cr, child metav1.Object) bool {
+	return metav1.GetControllerOf(child) == nil && child.GetAnnotations()[naming.OwnerAnnotation] == string(cr.GetUID())
+}
+
+// JudgeMarked is Judge for a child in a target cluster: it also refuses a child marked as
+// another custom resource's (naming.OwnerAnnotation), which there takes the place of the
+// controller reference.
+func JudgeMarked(cr Owner, live metav1.Object, resource, operator string) *Failure {
+	if f := Judge(cr, live, resource, operator); f != nil || live == nil {
+		return f
+	}
+	if owner, ok := live.GetAnnotations()[naming.OwnerAnnotation]; ok && owner != string(cr.GetUID()) {
+		return fail(ReasonAlreadyOwned, "nothing applied: %s %s is marked %s=%s, another custom resource's; ork never takes over another owner's object: rename the child or remove the other owner",
+			resource, live.GetName(), naming.OwnerAnnotation, owner)
+	}
+	return nil
+}

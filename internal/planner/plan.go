@@ -53,6 +53,10 @@ type Planner struct {
 	// uid), which a sharded replica's child caches select on (ork run --shard-buckets).
 	// Default false: no slot label.
 	ShardSlots bool
+	// Remote: the children go to another cluster than the custom resource's (a target), where
+	// no ownerReference can point to it: each is marked with naming.OwnerAnnotation instead.
+	// Default false: an ownerReference wherever one can be.
+	Remote bool
 }
 
 // Child is an object ready to apply: placed, owned and labelled, and the digest it carries.
@@ -153,7 +157,7 @@ func (p Planner) Child(cr *unstructured.Unstructured, o resources.Object) (Child
 	// An ownerReference cannot cross namespaces, nor point from cluster scope into one; a
 	// cluster-scoped CR may own children in any namespace
 	// (docs/remote-reconciler.md#resources).
-	ownable := cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace()
+	ownable := !p.Remote && (cr.GetNamespace() == "" || obj.GetNamespace() == cr.GetNamespace())
 	refs, err := ownerReferences(cr, obj.GetOwnerReferences(), ownable)
 	if err != nil {
 		return Child{}, fmt.Errorf("%s %q: %w", gvk.Kind, obj.GetName(), err)

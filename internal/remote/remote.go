@@ -22,7 +22,7 @@ import (
 // SDKs under sdk/ carry the same number, so a reconciler can tell that ork speaks a newer
 // contract than it was built for.
 const (
-	ContractVersion       = "1.1"
+	ContractVersion       = "1.2"
 	ContractVersionHeader = "Ork-Contract-Version"
 	// ReconcilerVersionHeader is the response header in which a reconciler names its own
 	// version (a semver, a commit), recorded with each decision (docs/provenance.md).
@@ -101,6 +101,10 @@ type Request struct {
 	Related map[string][]map[string]any
 	// DryRun is sent as prepared.dryRun: true, asking the reconciler to touch nothing outside
 	// its answer (ork remote check, ork run --dry-run). Omitted from the body when false.
+	// Target is sent as prepared.target, and tags each of Children (naming.TargetAnnotation):
+	// the name of the cluster the CR's children are in when it is not ork's own (a target);
+	// empty for ork's own cluster.
+	Target string
 	DryRun bool
 	// LastApply is what applying the previous result did, sent as prepared.lastApply when
 	// payload.lastApply is on; nil when nothing was applied yet. Never modified.

@@ -10,6 +10,7 @@ import (
 	"text/template"
 
 	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/render"
 )
@@ -36,6 +37,8 @@ type prepared struct {
 	Generation int64   `json:"generation"`
 	Deleting   bool    `json:"deleting"`
 	DryRun     bool    `json:"dryRun,omitempty"`
+	// Target is omitted for ork's own cluster.
+	Target string `json:"target,omitempty"`
 	// Children is omitted when nil (children disabled) and {} when enabled but empty.
 	Children map[string]map[string]map[string]any `json:"children,omitzero"`
 	// Related is omitted when no payload.related entry is declared; each declared key is
@@ -67,6 +70,7 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			Generation: asInt64(meta["generation"]),
 			Deleting:   meta["deletionTimestamp"] != nil && meta["deletionTimestamp"] != "",
 			DryRun:     req.DryRun,
+			Target:     req.Target,
 			Operation:  req.Operation,
 		},
 	}
@@ -75,7 +79,7 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 		for typ, byName := range req.Children {
 			out := make(map[string]map[string]any, len(byName))
 			for name, obj := range byName {
-				out[name] = without(obj, r.childrenExclude)
+				out[name] = tagTarget(without(obj, r.childrenExclude), req.Target)
 			}
 			body.Prepared.Children[typ] = out
 		}
@@ -164,6 +168,29 @@ func without(obj map[string]any, t pathTree) map[string]any {
 			out[key] = without(child, sub)
 		}
 	}
+	return out
+}
+
+// tagTarget is obj with naming.TargetAnnotation set to target on a copy (the maps on its
+// path cloned: obj is a cache's), or obj itself for ork's own cluster.
+func tagTarget(obj map[string]any, target string) map[string]any {
+	if target == "" || obj == nil {
+		return obj
+	}
+	out := maps.Clone(obj)
+	md, _ := out["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[naming.TargetAnnotation] = target
+	md["annotations"] = ann
+	out["metadata"] = md
 	return out
 }
 

@@ -16,7 +16,7 @@ const module = "github.com/orkspace/ork/"
 // and a callback, never the engine; a new import is a decision, made here.
 var subpackageImports = map[string][]string{
 	"internal/run/childwrite": {"internal/decision", "internal/naming", "internal/planner", "internal/precondition", "internal/remote",
-		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/trace"},
+		"internal/resources", "internal/run/kobj", "internal/runplan", "internal/target", "internal/trace"},
 	"internal/run/apitypes":     {"internal/katalog"},
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
@@ -36,7 +36,7 @@ var subpackageImports = map[string][]string{
 
 // harnesses start the engine for the tests: they may import it, and nothing imports them
 // but tests.
-var harnesses = []string{"internal/run/runtest", "internal/run/rolloutrun", "internal/run/shardrun"}
+var harnesses = []string{"internal/run/runtest", "internal/run/rolloutrun", "internal/run/shardrun", "internal/run/targetrun"}
 
 // Every subpackage of internal/run imports only what subpackageImports allows of ork's own
 // packages, in its code and its tests; a subpackage nobody listed fails, so that a new one

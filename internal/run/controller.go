@@ -28,6 +28,7 @@ import (
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/suspensions"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // controller reconciles one CRD.
@@ -58,6 +59,11 @@ type controller struct {
 	ops *heldOps
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
+	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
+	spokes *spokes
+	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
+	// is on a target (fixedTarget); children is empty then.
+	targetTypes []child
 }
 
 // child is an informer on one managed resource type.
@@ -160,10 +166,17 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, fmt.Errorf("event handler: %w", err)
 	}
 
+	// A target named by a fixed Secret name takes every child: none is ever on the hub, where
+	// `ork rbac gen` grants no rights on their types, so the hub watches none of them.
+	onlyTarget := fixedTarget(crd)
 	for _, gr := range managedGRs {
-		ch, err := c.watchChildren(gr, factories)
+		ch, err := c.watchChildren(gr, factories, !onlyTarget)
 		if err != nil {
 			return nil, err
+		}
+		if onlyTarget {
+			c.targetTypes = append(c.targetTypes, ch)
+			continue
 		}
 		c.children = append(c.children, ch)
 	}
@@ -171,18 +184,29 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.writes = c.childWriter()
+	if t := crd.Target(); t != nil {
+		tmpl, err := target.Compile(targetAt(crd), t, e.opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		c.spokes = newSpokes(tmpl)
+	}
 	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
 	return c, nil
 }
 
-// watchChildren sets up (or shares) the informer on one managed type.
-func (c *controller) watchChildren(gr managedType, factories childInformers) (child, error) {
+// watchChildren sets up (or shares) the informer on one managed type; without hub, it only
+// resolves the type (its children are all on a target).
+func (c *controller) watchChildren(gr managedType, factories childInformers, hub bool) (child, error) {
 	gvr, err := c.e.api.Resolve(gr.GroupVersionResource)
 	if err != nil {
 		return child{}, fmt.Errorf("managedResources %s: %w", gr.GroupResource(), err)
 	}
 	c.cfg.managed[gvr.GroupResource()] = true
+	if !hub {
+		return child{gvr: gvr, typeKey: gr.typeKey}, nil
+	}
 	// The scope matters only under --watch-namespace: the default path asks nothing more.
 	namespaced := true
 	if len(c.e.opts.WatchNamespaces) > 0 {
@@ -299,7 +323,8 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	// And the operation annotation it writes for a reconciler's long-running operation.
-	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) {
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) ||
+		onlyTargetFinalizerAdded(oldU, newU) {
 		c.onSync(newU)
 		return
 	}

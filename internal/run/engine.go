@@ -34,6 +34,7 @@ import (
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/target"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -72,6 +73,11 @@ type Engine struct {
 	owned *ownedfields.Checker
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretcache.Cache
+	// targets are the clients of the clusters children go to besides this one, and their
+	// breakers (docs/multicluster.md); nil when no CRD names a target. spokeUse counts the
+	// controllers using each.
+	targets  *target.Pool
+	spokeUse spokeUse
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
@@ -199,6 +205,13 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		pauses:     pauses,
 		log:        opts.Logger,
 	}
+	if hasTargets(set) {
+		// Kubeconfig Secrets are read through the same cache as the reconcilers' tokens: a
+		// rotation is seen within its TTL.
+		if e.targets, err = target.NewPool(target.Options{Secrets: e.secrets.Secret, UserAgent: opts.RESTConfig.UserAgent}); err != nil {
+			return nil, err
+		}
+	}
 	return e.useRing(lead, ring), nil
 }
 
@@ -220,6 +233,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	// No Secret read outlives the run (after the drain: defers run in reverse).
 	defer e.secrets.Close()
+	if e.targets != nil {
+		defer e.targets.Close() // before the Secret cache: its reads go through it
+	}
 	srv, err := e.startServers()
 	if err != nil {
 		return err

@@ -82,7 +82,13 @@ func (c *controller) finalizeAfter(ctx context.Context, in *input, d decision) e
 // setFinalizer writes ork's finalizer on or off in.cr. A CR gone (or replaced) meanwhile
 // ends the pass: its delete, or the new object's create, comes next.
 func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) (*decision, error) {
-	out, err := finalizer.Set(ctx, c.e.dyn.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()), in.cr, present,
+	return c.setFinalizerNamed(ctx, in, finalizer.Name, present)
+}
+
+// setFinalizerNamed is setFinalizer for any of ork's finalizers (name): ork's own, or
+// naming.TargetCleanupFinalizer.
+func (c *controller) setFinalizerNamed(ctx context.Context, in *input, name string, present bool) (*decision, error) {
+	out, err := finalizer.SetNamed(ctx, c.e.dyn.Resource(c.cfg.gvr).Namespace(in.cr.GetNamespace()), in.cr, name, present,
 		finalizer.Options{FieldManager: FieldManager, BeforeWrite: func() error { return c.e.fence.mayWrite(in.key, in.cr.GetUID()) }, DryRun: c.crw.options()})
 	if errors.Is(err, errNotLeader) {
 		return nil, err
@@ -99,7 +105,7 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 		return nil, nil
 	}
 	_, _ = kobj.StripManagedFields(out)
-	if present && !finalizer.Has(out) {
+	if present && !slices.Contains(out.GetFinalizers(), name) {
 		// Deleted between the read and the add (the apiserver forbids new finalizers then):
 		// the delete's own pass comes with its update event. Quiet: nothing was reconciled,
 		// so no Ready condition and no Event.
@@ -109,7 +115,7 @@ func (c *controller) setFinalizer(ctx context.Context, in *input, present bool) 
 	if present {
 		action = runplan.AddFinalizer
 	}
-	c.note(in.cr, runplan.Change{Action: action, Ref: finalizer.Name})
+	c.note(in.cr, runplan.Change{Action: action, Ref: name})
 	in.cr, in.written = out, true
 	return nil, nil
 }

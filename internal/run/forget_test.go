@@ -20,6 +20,7 @@ import (
 	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/suspensions"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // A released bucket's CRs are forgotten by every feature that remembers something per CR,
@@ -32,6 +33,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: suspensions.New(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
+	c.spokes = newSpokes(nil)
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -42,6 +44,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
+		c.spokes.use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
@@ -59,6 +62,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
 		{"operation in flight", opHeld(c.ops, "ns/gone"), opHeld(c.ops, "ns/kept")},
+		{"target used", spokeUser(c.spokes, "u-gone"), spokeUser(c.spokes, "u-kept")},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)
@@ -76,6 +80,11 @@ func suspendedAt(c *controller, key string, uid types.UID) bool {
 	cancel()
 	was, _ := c.suspended.Set(ended, key, uid, true)
 	return was
+}
+
+func spokeUser(s *spokes, uid types.UID) bool {
+	_, ok := s.ownerKey(uid)
+	return ok
 }
 
 func opHeld(h *heldOps, key string) bool {

@@ -77,6 +77,15 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	// shutdown still reads children from the cache), and are waited for: none outlives Run.
 	stopInformers := startInformers(factories, controllers)
 	defer stopInformers()
+	// The targets' child informers too, after the drain; the probes stop first.
+	defer func() {
+		for _, c := range controllers {
+			if c.spokes != nil {
+				c.spokes.closeAll()
+			}
+		}
+	}()
+	defer e.probeTargets(ctx, controllers)()
 
 	// Workers get their own context: a stop signal drains the queue first and cancels
 	// in-flight calls only when the shutdown timeout runs out.

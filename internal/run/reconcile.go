@@ -41,6 +41,9 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
+	// target is the name of the cluster its children are in (prepared.target), empty for
+	// ork's own.
+	target string
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -300,12 +303,22 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if d, skip := c.skipDelete(in); skip {
 		return d, steps, true
 	}
+	// Where the children go is settled before anything is called or written: a target that
+	// does not answer frees the worker at once.
+	tp, tskip, terr := c.passTarget(ctx, &in)
+	if errors.Is(terr, errNotLeader) {
+		return d, steps, false
+	}
 	rec := c.newRecord(in)
 	defer func() { d.rec = rec }()
 	skip, ferr := c.finalizeBefore(ctx, &in)
 	switch {
 	case errors.Is(ferr, errNotLeader):
 		return d, steps, false
+	case terr != nil:
+		d = failureFrom(terr)
+	case tskip != nil:
+		d = *tskip
 	case ferr != nil:
 		d = failureFrom(ferr)
 	case skip != nil:
@@ -343,11 +356,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	switch {
 	case !d.success:
 	case in.deleting && len(d.remove) > 0:
-		err = c.writes.RemoveAll(ctx, in.cr, d.remove)
+		err = tp.writes.RemoveAll(ctx, in.cr, d.remove)
 	case !in.deleting:
-		steps.applies, err = c.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing, rec.id)
+		steps.applies, err = tp.writes.ApplyAll(ctx, in.cr, d.apply, d.createIfMissing, rec.id)
 		if err == nil && d.prune {
-			err = c.writes.Prune(ctx, in.cr, &steps.applies)
+			err = tp.writes.Prune(ctx, in.cr, &steps.applies)
 		}
 	}
 	if d.entries != nil && !errors.Is(err, errNotLeader) {
@@ -366,6 +379,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
 	}
+	if err == nil && in.deleting && !in.gone && terr == nil && tskip == nil && (d.success || !c.cfg.finalize) {
+		// The children on a target go before the CR does: no garbage collector there.
+		var cd *decision
+		if cd, err = c.cleanupTarget(ctx, &in, tp); cd != nil {
+			d = *cd
+		}
+	}
 	steps.apply = time.Since(t)
 	if errors.Is(err, errNotLeader) {
 		return d, steps, false
@@ -375,6 +395,10 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		f.related, f.relatedRead, f.relatedCut = d.related, d.relatedRead, d.relatedCut // what was read stays true
 		f.op, f.progress = d.op, d.progress                                             // and the operation held
 		d = f
+	}
+	if d.success || err != nil {
+		a := steps.applies
+		c.targetWritten(tp, err, &d, a.Created+a.Changed+a.Pruned > 0)
 	}
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
@@ -400,6 +424,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 func (c *controller) endPass(key string, forget bool) {
 	if forget {
 		c.ops.forget(func(k string, _ types.UID) bool { return k == key })
+		c.forgetTargets(func(k string, _ types.UID) bool { return k == key })
 	}
 	for _, ev := range c.ledger.End(key, time.Now(), forget) {
 		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
@@ -568,6 +593,9 @@ func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg stri
 // childrenOf returns the cached children of the CR, by type key and name, as plain maps
 // (the cache's own maps: callers copy before changing them).
 func (c *controller) childrenOf(cr *unstructured.Unstructured) map[string]map[string]map[string]any {
+	if out, ok := c.spokeChildren(cr); ok {
+		return out // its children are on its target: the hub has none
+	}
 	out := map[string]map[string]map[string]any{}
 	for _, ch := range c.children {
 		objs, err := ch.informer.GetIndexer().ByIndex(ownerIndex, string(cr.GetUID()))

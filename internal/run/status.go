@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // Condition and event vocabulary (docs/remote-reconciler.md#the-answer-remotereconcileresult).
@@ -108,7 +109,8 @@ func reconciledMessage(gen int64, res statusResult, ch childwrite.Report) string
 // outcome is d as the status shows it; place is where the CRD keeps a held operation.
 func (d decision) outcome(place operation.Where) crstatus.Outcome {
 	o := crstatus.Outcome{Success: d.success, Status: d.status, Reason: d.reason, Message: d.message,
-		OwnReason:   d.reason == ReasonRelatedObjectMissing || d.reason == operation.ReasonTimedOut,
+		OwnReason: d.reason == ReasonRelatedObjectMissing || d.reason == operation.ReasonTimedOut ||
+			d.reason == target.ReasonTargetUnreachable || d.reason == target.ReasonTargetNamespaceMissing || d.reason == reasonTargetInvalid,
 		RelatedRead: d.relatedRead, RelatedCut: d.relatedCut,
 		Pending: d.pending, HoldGeneration: d.holdGeneration, Progressing: d.progress,
 		PlainMessage: d.pending || d.reason == operation.ReasonTimedOut,

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -74,6 +75,8 @@ type Client struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+	// Meta reads and writes objects as metadata only (the child caches, ownership reads).
+	Meta metadata.Interface
 	// ResourceVersion is the Secret's that the client was built from.
 	ResourceVersion string
 
@@ -179,7 +182,11 @@ func (p *Pool) build(ref Ref, data []byte, resourceVersion string) (*Client, err
 	if err != nil {
 		return nil, fmt.Errorf("build the dynamic client: %w", err)
 	}
-	return &Client{Ref: ref, Config: rc, Kube: kube, Dynamic: dyn, ResourceVersion: resourceVersion,
+	meta, err := metadata.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return nil, fmt.Errorf("build the metadata client: %w", err)
+	}
+	return &Client{Ref: ref, Config: rc, Kube: kube, Dynamic: dyn, Meta: meta, ResourceVersion: resourceVersion,
 		http: hc, done: make(chan struct{})}, nil
 }
 

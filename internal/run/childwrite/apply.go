@@ -21,6 +21,7 @@ import (
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/target"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -98,9 +99,19 @@ type Error struct {
 	Reason   string
 	msg      string
 	Managers []string
+	// err is the request's error, when one failed: a target's writes tell an unreachable
+	// cluster from a refused object by it (target.Unreachable).
+	err error
 }
 
 func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.err }
+
+// withCause is e with err as the request's error it unwraps to.
+func (e *Error) withCause(err error) *Error {
+	e.err = err
+	return e
+}
 
 func failed(reason, format string, a ...any) *Error {
 	return &Error{Reason: reason, msg: fmt.Sprintf(format, a...)}
@@ -209,6 +220,7 @@ func (w *Writer) planner() planner.Planner {
 		Watched:       w.Watched,
 		ForceConflict: w.ForceConflict,
 		ShardSlots:    w.ShardSlots,
+		Remote:        w.Remote,
 	}
 }
 
@@ -223,7 +235,7 @@ func (w *Writer) ownCached(cr *unstructured.Unstructured, p planned) metav1.Obje
 	if last, ok := w.Book.get(p.ref); ok && last.owner != cr.GetUID() && (cached == nil || cached.GetResourceVersion() != last.rv) {
 		return nil // another CR wrote it after the cache's version: read it
 	}
-	if cached != nil && (p.createOnly || planner.ControlledBy(cr, cached)) {
+	if cached != nil && (p.createOnly || w.controls(cr, cached)) {
 		return cached
 	}
 	return nil
@@ -245,7 +257,7 @@ func (w *Writer) checkOwner(ctx context.Context, cr *unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
+	if f := w.judge(cr, live, p.gvr.Resource); f != nil {
 		return nil, refused(f)
 	}
 	return live, nil
@@ -266,7 +278,7 @@ func (w *Writer) mayApply(cr *unstructured.Unstructured, p planned, live metav1.
 	if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
 		return err
 	}
-	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
+	if f := w.judge(cr, live, p.gvr.Resource); f != nil {
 		return refused(f)
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
@@ -288,7 +300,7 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 		if err := w.mayApply(cr, p, live); err != nil {
 			return false, false, err
 		}
-		owned := live != nil && planner.ControlledBy(cr, live)
+		owned := live != nil && w.controls(cr, live)
 		if live == nil {
 			out, err := w.create(ctx, p)
 			if err == nil {
@@ -359,7 +371,7 @@ func (w *Writer) createOnce(ctx context.Context, cr *unstructured.Unstructured, 
 		}
 	}
 	// It exists: never written again, but never another owner's either.
-	if f := planner.Judge(cr, live, p.gvr.Resource, w.Operator); f != nil {
+	if f := w.judge(cr, live, p.gvr.Resource); f != nil {
 		return false, false, refused(f)
 	}
 	return false, false, w.labelOperator(ctx, cr, p, live)
@@ -507,6 +519,10 @@ func (w *Writer) applyError(p planned, err error) error {
 	what := fmt.Sprintf("%s/%s", p.gvr.Resource, p.obj.GetName())
 	var status apierrors.APIStatus
 	switch {
+	case w.Remote && namespaceMissing(err):
+		// ork creates no namespaces on a target: the CR waits until someone does.
+		return failed(target.ReasonTargetNamespaceMissing, "apply %s: namespace %s does not exist on the target: ork creates no namespaces there",
+			what, p.obj.GetNamespace()).withCause(err)
 	case fieldConflict(err) && errors.As(err, &status):
 		pe := failed(reasonApplyFailed, "apply %s: conflict with another field manager (forceConflict is false): %s", what, status.Status().Message)
 		pe.Managers = conflictingManagers(err)
@@ -516,7 +532,16 @@ func (w *Writer) applyError(p planned, err error) error {
 	case apierrors.IsConflict(err):
 		return failed(reasonApplyFailed, "apply %s: the object changed while ork wrote it (resourceVersion precondition): %v", what, err)
 	}
-	return failed(reasonApplyFailed, "apply %s: %v", what, err)
+	return failed(reasonApplyFailed, "apply %s: %v", what, err).withCause(err)
+}
+
+// namespaceMissing reports a write refused because its namespace does not exist.
+func namespaceMissing(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return status.Status().Details.Kind == "namespaces"
 }
 
 // fieldConflict reports a server-side apply conflict: fields another manager owns.

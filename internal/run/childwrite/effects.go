@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -96,7 +95,7 @@ func (d dryEffects) writeChild(ctx context.Context, cr *unstructured.Unstructure
 	if err := d.w.mayApply(cr, p, live); err != nil {
 		return false, false, err
 	}
-	return d.w.dryApply(ctx, cr, p, live, live != nil && planner.ControlledBy(cr, live))
+	return d.w.dryApply(ctx, cr, p, live, live != nil && d.w.controls(cr, live))
 }
 
 func (dryEffects) listed(Ref) {}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/naming"
-	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/precondition"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/trace"
@@ -76,7 +75,7 @@ func (w *Writer) pruneCandidates(cr *unstructured.Unstructured, kept map[Ref]boo
 				continue
 			}
 			ref := RefOf(ch.GVR.GroupResource(), m)
-			if !kept[ref] && prunable(cr, m) {
+			if !kept[ref] && w.prunable(cr, m) {
 				out = append(out, pruneCandidate{gvr: ch.GVR, ref: ref, obj: m})
 			}
 		}
@@ -109,8 +108,8 @@ func (w *Writer) pruneCandidates(cr *unstructured.Unstructured, kept map[Ref]boo
 
 // prunable: controlled by cr, labelled by ork, not kept by its annotation, not already
 // going.
-func prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
-	return planner.ControlledBy(cr, child) && child.GetLabels()[naming.ManagedByLabel] == naming.ManagedBy &&
+func (w *Writer) prunable(cr *unstructured.Unstructured, child metav1.Object) bool {
+	return w.controls(cr, child) && child.GetLabels()[naming.ManagedByLabel] == naming.ManagedBy &&
 		child.GetAnnotations()[naming.PruneAnnotation] != "false" && child.GetDeletionTimestamp() == nil
 }
 
@@ -125,7 +124,7 @@ func (w *Writer) pruneOne(ctx context.Context, cr *unstructured.Unstructured, ca
 		}
 	}
 	for range writeAttempts {
-		if live == nil || !prunable(cr, live) {
+		if live == nil || !w.prunable(cr, live) {
 			return false, nil
 		}
 		if err := w.MayWrite(kobj.KeyOf(cr), cr.GetUID()); err != nil {
@@ -149,7 +148,7 @@ func (w *Writer) pruneOne(ctx context.Context, cr *unstructured.Unstructured, ca
 		case errors.Is(err, w.NotLeader):
 			return false, w.NotLeader
 		case !precondition.Failed(err):
-			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err)
+			return false, failed(reasonPruneFailed, "prune %s/%s: %v", cand.gvr.Resource, cand.ref.name, err).withCause(err)
 		}
 		// Changed or replaced since the cache saw it: judge the live object.
 		if live, err = w.readChildMeta(ctx, cand.gvr, cand.ref, reasonPruneFailed); err != nil {
@@ -167,7 +166,7 @@ func (w *Writer) readChildMeta(ctx context.Context, gvr schema.GroupVersionResou
 		return nil, nil
 	}
 	if err != nil {
-		return nil, failed(reason, "read %s/%s: %v", gvr.Resource, ref.name, err)
+		return nil, failed(reason, "read %s/%s: %v", gvr.Resource, ref.name, err).withCause(err)
 	}
 	return u, nil
 }

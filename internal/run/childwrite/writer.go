@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/runplan"
 )
 
@@ -69,6 +70,10 @@ type Deps struct {
 	// kind in it; nil: its resource.
 	Record  bool
 	KindFor func(schema.GroupVersionResource) (schema.GroupVersionKind, error)
+	// Remote: the children are in another cluster than the CR (a target, whose clients and
+	// caches these are): no ownerReference, naming.OwnerAnnotation says whose each is, and the
+	// caches are indexed by it (OwnerIndex all the same).
+	Remote bool
 	// DryRun makes every write a server-side dry run that is remembered nowhere (New picks
 	// the effects once); Note hears what it would change.
 	DryRun bool
@@ -94,4 +99,22 @@ func New(d Deps) *Writer {
 	w := &Writer{Deps: d}
 	w.fx = newEffects(w)
 	return w
+}
+
+// controls reports whether cr owns child: its controller reference, or in a target its
+// owner annotation.
+func (w *Writer) controls(cr, child metav1.Object) bool {
+	if w.Remote {
+		return planner.MarkedBy(cr, child)
+	}
+	return planner.ControlledBy(cr, child)
+}
+
+// judge is the ownership decision on live (planner.Judge), which in a target also reads
+// the owner annotation.
+func (w *Writer) judge(cr *unstructured.Unstructured, live metav1.Object, resource string) *planner.Failure {
+	if w.Remote {
+		return planner.JudgeMarked(cr, live, resource, w.Operator)
+	}
+	return planner.Judge(cr, live, resource, w.Operator)
 }

@@ -69,6 +69,13 @@ func (s *Cache) SecretValue(ctx context.Context, namespace, name, key string) ([
 	return v, nil
 }
 
+// Secret is the Secret namespace/name itself, shared with every other reader within the
+// TTL (target.SecretGetter: a target's kubeconfig, whose resourceVersion tells a rotation).
+// The caller must not change it.
+func (s *Cache) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	return s.get(ctx, namespace, name)
+}
+
 func (s *Cache) get(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	id := namespace + "/" + name
 	s.mu.Lock()

@@ -50,7 +50,7 @@ type Ring struct {
 	controllers []Member
 	// crCaches are the CR caches built on the ring (NewCRCache): /readyz waits for all.
 	crCaches []*CRCache
-	recorder    record.EventRecorder
+	recorder record.EventRecorder
 	// started is closed once the controllers are built: the Manager takes no bucket before.
 	started   chan struct{}
 	startOnce sync.Once

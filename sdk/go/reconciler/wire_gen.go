@@ -10,7 +10,7 @@ import (
 
 // ContractVersion is the version of ork's wire contract these types follow. ork sends its
 // own in the Ork-Contract-Version header of every request.
-const ContractVersion = "1.1"
+const ContractVersion = "1.2"
 
 // Trigger is one of the values of the schema's enum. Why this reconcile runs: create, update
 // or delete (a watch event of the custom resource), resync (reconcile.resync elapsed, or an
@@ -117,8 +117,8 @@ const (
 // step per additive field, a major one for any breaking change>, Idempotency-Key: <random>
 // (new for every call), and the auth header when auth.secretRef is declared. The fields are
 // always present and always in this order; there are no others (prepared.dryRun,
-// prepared.children, prepared.related, prepared.lastApply and prepared.operation aside,
-// present only as their descriptions say).
+// prepared.target, prepared.children, prepared.related, prepared.lastApply and
+// prepared.operation aside, present only as their descriptions say).
 type PreparedRequest struct {
 	// The work-queue key of the custom resource: "<namespace>/<name>", or "<name>" for a
 	// cluster-scoped resource.
@@ -187,8 +187,15 @@ type Prepared struct {
 	// reconciler should change nothing outside it either (no external side effects). Absent on
 	// every request of ork run without --dry-run.
 	DryRun bool `json:"dryRun,omitzero"`
+	// Present only when the custom resource's children are in another cluster than ork's
+	// (reconcile.remote.target): the name of that cluster's kubeconfig Secret. Each object of
+	// prepared.children then carries it too, as the annotation orkestra.orkspace.io/target (sent,
+	// never written by ork).
+	Target string `json:"target,omitzero"`
 	// Present only when payload.children.enabled is true ({} when there are none): the objects of
-	// the managedResources types owned by this custom resource (ownerReference UID), keyed by
+	// the managedResources types owned by this custom resource (ownerReference UID; in a target
+	// cluster, the annotation orkestra.orkspace.io/owner, and each object is tagged with the
+	// annotation orkestra.orkspace.io/target, the cluster's name as in prepared.target), keyed by
 	// intent type ("deployment", "service"; "<plural>.<group>" for other kinds) and then by name,
 	// each with metadata.managedFields and every payload.children.exclude path removed.
 	Children map[string]map[string]map[string]any `json:"children,omitzero"`

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
-CONTRACT_VERSION = "1.1"
+CONTRACT_VERSION = "1.2"
 """The version of ork's wire contract these types follow; ork sends its own in the
 Ork-Contract-Version header of every request."""
 
@@ -52,9 +52,9 @@ class PreparedRequest(TypedDict):
     the contract parameter of this schema's $id: a minor step per additive field, a
     major one for any breaking change>, Idempotency-Key: <random> (new for every call),
     and the auth header when auth.secretRef is declared. The fields are always present
-    and always in this order; there are no others (prepared.dryRun, prepared.children,
-    prepared.related, prepared.lastApply and prepared.operation aside, present only as
-    their descriptions say).
+    and always in this order; there are no others (prepared.dryRun, prepared.target,
+    prepared.children, prepared.related, prepared.lastApply and prepared.operation
+    aside, present only as their descriptions say).
     """
     key: str
     gvk: GVK
@@ -94,6 +94,7 @@ class Prepared(TypedDict):
     generation: int
     deleting: bool
     dryRun: NotRequired[bool]
+    target: NotRequired[str]
     children: NotRequired[dict[str, dict[str, dict[str, Any]]]]
     related: NotRequired[dict[str, list[dict[str, Any]]]]
     lastApply: NotRequired[list[AppliedResource]]

@@ -3,7 +3,7 @@
 
 /** The version of ork's wire contract these types follow; ork sends its own in the
  * Ork-Contract-Version header of every request. */
-export const CONTRACT_VERSION = "1.1";
+export const CONTRACT_VERSION = "1.2";
 
 /**
  * Why this reconcile runs: create, update or delete (a watch event of the custom resource),
@@ -49,8 +49,8 @@ export type ServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
  * schema's $id: a minor step per additive field, a major one for any breaking change>,
  * Idempotency-Key: <random> (new for every call), and the auth header when auth.secretRef
  * is declared. The fields are always present and always in this order; there are no others
- * (prepared.dryRun, prepared.children, prepared.related, prepared.lastApply and
- * prepared.operation aside, present only as their descriptions say).
+ * (prepared.dryRun, prepared.target, prepared.children, prepared.related,
+ * prepared.lastApply and prepared.operation aside, present only as their descriptions say).
  */
 export interface PreparedRequest {
   /**
@@ -144,10 +144,19 @@ export interface Prepared {
    */
   dryRun?: boolean;
   /**
+   * Present only when the custom resource's children are in another cluster than ork's
+   * (reconcile.remote.target): the name of that cluster's kubeconfig Secret. Each object of
+   * prepared.children then carries it too, as the annotation orkestra.orkspace.io/target
+   * (sent, never written by ork).
+   */
+  target?: string;
+  /**
    * Present only when payload.children.enabled is true ({} when there are none): the
    * objects of the managedResources types owned by this custom resource (ownerReference
-   * UID), keyed by intent type ("deployment", "service"; "<plural>.<group>" for other
-   * kinds) and then by name, each with metadata.managedFields and every
+   * UID; in a target cluster, the annotation orkestra.orkspace.io/owner, and each object is
+   * tagged with the annotation orkestra.orkspace.io/target, the cluster's name as in
+   * prepared.target), keyed by intent type ("deployment", "service"; "<plural>.<group>" for
+   * other kinds) and then by name, each with metadata.managedFields and every
    * payload.children.exclude path removed.
    */
   children?: { [key: string]: { [key: string]: { [key: string]: unknown } } };

@@ -20,7 +20,7 @@ it("the generated types refuse misspelled, missing and mistyped fields", () => {
     ork.persistentVolumeClaim({ name: "data", storage: "1Gi", accessModes: ["ReadWriteOnce"] }),
   ];
   assert.equal(entries.length, 6);
-  assert.equal(ork.CONTRACT_VERSION, "1.1");
+  assert.equal(ork.CONTRACT_VERSION, "1.2");
   // @ts-expect-error: a result is one of ok, requeue, pending, error
   const bad: ork.Result = { result: "done" };
   assert.ok(bad);

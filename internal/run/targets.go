@@ -1,0 +1,616 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/openapi"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/orkspace/ork/internal/finalizer"
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/metacreate"
+	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/render"
+	"github.com/orkspace/ork/internal/run/apitypes"
+	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/run/ownedfields"
+	"github.com/orkspace/ork/internal/target"
+)
+
+// Targets: the children of a CR whose CRD names a target (docs/multicluster.md) go to the
+// cluster its kubeconfig Secret reaches. The engine keeps one target.Pool (clients built
+// lazily, a circuit breaker per target); each controller keeps, per target its CRs use, a
+// spoke: the target's child caches (watched, label-selected like the hub's) and a
+// childwrite.Writer built on the target's clients and caches, its own write book and child
+// locks (a child's Ref names no cluster, so the hub's book cannot hold a target's children).
+const (
+	// targetProbeInterval is how often every target with a client is probed (/readyz): a
+	// target whose watches merely go silent is noticed without any event.
+	targetProbeInterval = 10 * time.Second
+	// spokeSyncTimeout bounds the wait of a pass for a new spoke's child caches: longer and a
+	// dead target would hold the worker.
+	spokeSyncTimeout = 5 * time.Second
+	// cleanupPoll is how soon a deleting CR looks again at its children on the target.
+	cleanupPoll = 500 * time.Millisecond
+	// reasonTargetInvalid: the CR's target does not render (a field it lacks).
+	reasonTargetInvalid = "TargetInvalid"
+)
+
+// hasTargets reports whether a CRD of set names a target.
+func hasTargets(set *katalog.Set) bool {
+	return slices.ContainsFunc(set.CRDs, func(c *katalog.CRD) bool { return c.Target() != nil })
+}
+
+// fixedTarget reports whether crd's target is a fixed Secret name: no custom resource of it
+// has a child on the hub (a templated name may render empty, the hub).
+func fixedTarget(crd *katalog.CRD) bool {
+	t := crd.Target()
+	return t != nil && t.KubeconfigSecretRef != nil && t.KubeconfigSecretRef.Name != "" && !render.IsTemplate(t.KubeconfigSecretRef.Name)
+}
+
+// targetAt is the Katalog path of crd's target, for errors.
+func targetAt(crd *katalog.CRD) string {
+	if crd.OperatorBox.Reconcile.Remote != nil {
+		return "operatorBox.reconcile.remote.target"
+	}
+	return "operatorBox.reconcile.target"
+}
+
+// spokeUse counts the controllers holding a spoke of each target: a target none holds is
+// forgotten by the pool (its client dropped, its breaker reset).
+type spokeUse struct {
+	mu   sync.Mutex
+	refs map[target.Ref]int
+}
+
+func (u *spokeUse) add(ref target.Ref) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.refs == nil {
+		u.refs = map[target.Ref]int{}
+	}
+	u.refs[ref]++
+}
+
+// done releases one hold; true when it was the last.
+func (u *spokeUse) done(ref target.Ref) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.refs[ref]--
+	if u.refs[ref] > 0 {
+		return false
+	}
+	delete(u.refs, ref)
+	return true
+}
+
+// spokes are one controller's targets: the compiled template, a spoke per target in use,
+// and which CR uses which target.
+type spokes struct {
+	tmpl *target.Template
+
+	mu     sync.Mutex
+	byRef  map[target.Ref]*spoke
+	held   map[target.Ref]struct{}
+	keys   map[string]keyTarget
+	owners map[types.UID]string
+}
+
+// keyTarget is the target a CR's last pass resolved, and the CR's uid.
+type keyTarget struct {
+	ref target.Ref
+	uid types.UID
+}
+
+// spoke is one target as one controller uses it.
+type spoke struct {
+	client  *target.Client
+	writer  *childwrite.Writer
+	book    *childwrite.Book
+	factory spokeFactory
+	// caches are the child caches by the type key prepared.children names them with.
+	caches map[string]cache.Indexer
+	synced []cache.InformerSynced
+	stop   chan struct{}
+	once   sync.Once
+}
+
+// spokeFactory is a target's child informer factory: metadata only, or whole objects when
+// the reconciler sees the children (payload.children), as on the hub.
+type spokeFactory interface {
+	ForResource(gvr schema.GroupVersionResource) informers.GenericInformer
+	Start(stop <-chan struct{})
+	Shutdown()
+}
+
+// close stops the spoke's informers and waits for them.
+func (s *spoke) close() {
+	s.once.Do(func() {
+		close(s.stop)
+		s.factory.Shutdown()
+	})
+}
+
+func newSpokes(tmpl *target.Template) *spokes {
+	return &spokes{tmpl: tmpl, byRef: map[target.Ref]*spoke{}, held: map[target.Ref]struct{}{}, keys: map[string]keyTarget{}, owners: map[types.UID]string{}}
+}
+
+// use records that key's CR (uid) goes to ref; the target it used before, if another, may
+// be released (returned).
+func (s *spokes) use(key string, uid types.UID, ref target.Ref) (released []target.Ref) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, had := s.keys[key]
+	if had && prev.uid != uid {
+		delete(s.owners, prev.uid)
+	}
+	s.keys[key] = keyTarget{ref: ref, uid: uid}
+	s.owners[uid] = key
+	if had && prev.ref != ref && !s.usedLocked(prev.ref) {
+		released = append(released, prev.ref)
+	}
+	return released
+}
+
+// forget drops what s knows of the CRs for which gone is true; the targets none of its CRs
+// use any more are returned.
+func (s *spokes) forget(gone func(key string, uid types.UID) bool) (released []target.Ref) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refs := map[target.Ref]bool{}
+	for key, kt := range s.keys {
+		if gone(key, kt.uid) {
+			delete(s.keys, key)
+			delete(s.owners, kt.uid)
+			refs[kt.ref] = true
+		}
+	}
+	for ref := range refs {
+		if !ref.Local() && !s.usedLocked(ref) {
+			released = append(released, ref)
+		}
+	}
+	return released
+}
+
+func (s *spokes) usedLocked(ref target.Ref) bool {
+	for _, kt := range s.keys {
+		if kt.ref == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// keysOf lists the CRs whose last pass went to ref.
+func (s *spokes) keysOf(ref target.Ref) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for key, kt := range s.keys {
+		if kt.ref == ref {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// ownerKey is the key of the CR of uid, as its last pass recorded it.
+func (s *spokes) ownerKey(uid types.UID) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key, ok := s.owners[uid]
+	return key, ok
+}
+
+// closeAll stops every spoke's informers (the engine stops).
+func (s *spokes) closeAll() {
+	s.mu.Lock()
+	all := make([]*spoke, 0, len(s.byRef))
+	for ref, sp := range s.byRef {
+		all = append(all, sp)
+		delete(s.byRef, ref)
+	}
+	s.mu.Unlock()
+	for _, sp := range all {
+		sp.close()
+	}
+}
+
+// targetPass is where one pass writes the CR's children: the hub, or a target.
+type targetPass struct {
+	ref    target.Ref
+	writes childWrites
+	// spoke is the target's writer (nil for the hub): the clean-up sweeps it.
+	spoke *childwrite.Writer
+}
+
+// passTarget resolves in's target. A failure the pass reports is a decision (the target
+// does not render, is unreachable); an error is a failed finalizer write or a lost fence. A
+// CR with a target other than the hub gets naming.TargetCleanupFinalizer first, before any
+// of its children is written there.
+func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *decision, error) {
+	hub := targetPass{writes: c.writes}
+	if c.spokes == nil {
+		return hub, nil, nil
+	}
+	ref, err := target.Resolve(c.spokes.tmpl, in.cr.Object)
+	if in.gone {
+		// Its delete call still names the cluster; nothing is written there any more (its
+		// children went before it did).
+		if err == nil && !ref.Local() {
+			in.target = ref.Name
+		}
+		return hub, nil, nil
+	}
+	if err != nil {
+		d := failure(reasonTargetInvalid, "target: %v", err)
+		return hub, &d, nil
+	}
+	c.releaseTargets(c.spokes.use(in.key, in.cr.GetUID(), ref))
+	if ref.Local() {
+		return hub, nil, nil
+	}
+	in.target = ref.Name
+	if !in.deleting {
+		if skip, err := c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, true); err != nil || skip != nil {
+			return hub, skip, err
+		}
+	}
+	if ok, why := c.e.targets.Reachable(ref); !ok {
+		d := c.unreachable(ref, why)
+		return hub, &d, nil
+	}
+	if !c.e.targets.StateOf(ref).Reachable {
+		// The one try the open breaker lets through is a probe: a pass whose writes all turn
+		// out unchanged sends nothing to the target, and would say Ready about a dead one.
+		if err := c.e.targets.Probe(ctx, ref); err != nil {
+			d := c.unreachable(ref, err.Error())
+			return hub, &d, nil
+		}
+	}
+	sp, err := c.spokeFor(ctx, ref)
+	if err != nil {
+		c.e.targets.Failed(ref, err)
+		d := c.unreachable(ref, err.Error())
+		return hub, &d, nil
+	}
+	return targetPass{ref: ref, writes: sp.writer, spoke: sp.writer}, nil, nil
+}
+
+// unreachable is the decision of a pass whose target does not answer: Ready=False, tried
+// again when the breaker lets the next try through, without holding a worker meanwhile.
+func (c *controller) unreachable(ref target.Ref, why string) decision {
+	after := max(time.Until(c.e.targets.StateOf(ref).RetryAt), minRequeueAfter)
+	return decision{action: actionRetryAfter, after: after, reason: target.ReasonTargetUnreachable,
+		message: fmt.Sprintf("target %s is unreachable: %s", ref, why)}
+}
+
+// targetWritten feeds the breaker with what the writes to tp's target met: a failure that
+// says the target cannot be reached makes the pass's decision TargetUnreachable; wrote is
+// whether a write went through (an unchanged child may send nothing, which says nothing).
+func (c *controller) targetWritten(tp targetPass, err error, d *decision, wrote bool) {
+	if tp.spoke == nil {
+		return
+	}
+	if err != nil && target.Unreachable(err) {
+		c.e.targets.Failed(tp.ref, err)
+		f := c.unreachable(tp.ref, err.Error())
+		f.related, f.relatedRead, f.relatedCut, f.op, f.progress = d.related, d.relatedRead, d.relatedCut, d.op, d.progress
+		*d = f
+		return
+	}
+	if wrote {
+		c.e.targets.Succeeded(tp.ref)
+	}
+}
+
+// cleanupTarget deletes a deleting CR's children from its target and lifts
+// naming.TargetCleanupFinalizer once none is left; ork's own finalizer, when the CRD has
+// finalize, goes first (the reconciler's delete may want its children). A decision asks to
+// look again while children remain.
+func (c *controller) cleanupTarget(ctx context.Context, in *input, tp targetPass) (*decision, error) {
+	if !slices.Contains(in.cr.GetFinalizers(), naming.TargetCleanupFinalizer) || finalizer.Has(in.cr) {
+		return nil, nil
+	}
+	if tp.spoke != nil {
+		left, err := tp.spoke.Sweep(ctx, in.cr, childSelector(c.e.opts.Name))
+		if err != nil && target.Unreachable(err) {
+			c.e.targets.Failed(tp.ref, err)
+			d := c.unreachable(tp.ref, err.Error())
+			return &d, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.e.targets.Succeeded(tp.ref)
+		if left > 0 {
+			return &decision{success: true, action: actionRequeueAfter, after: cleanupPoll, reason: ReasonSucceeded,
+				message: fmt.Sprintf("waiting for %d children to be deleted on target %s", left, tp.ref)}, nil
+		}
+	}
+	return c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, false)
+}
+
+// spokeFor is the controller's spoke of ref, built (or rebuilt, when the pool's client
+// changed: a rotated Secret) with the target's current client, its child caches synced.
+func (c *controller) spokeFor(ctx context.Context, ref target.Ref) (*spoke, error) {
+	cl, err := c.e.targets.Get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	c.spokes.mu.Lock()
+	sp := c.spokes.byRef[ref]
+	if sp != nil && sp.client != cl {
+		delete(c.spokes.byRef, ref)
+		defer sp.close() // the old client's informers: after the lock
+		sp = nil
+	}
+	if sp == nil {
+		if sp, err = c.newSpoke(ref, cl); err != nil {
+			c.spokes.mu.Unlock()
+			return nil, err
+		}
+		if _, held := c.spokes.held[ref]; !held {
+			// One hold per controller, kept across rebuilds (a rotation), released with
+			// the target's last CR (releaseTargets).
+			c.spokes.held[ref] = struct{}{}
+			c.e.spokeUse.add(ref)
+		}
+		c.spokes.byRef[ref] = sp
+		go c.watchRotation(ref, sp)
+	}
+	c.spokes.mu.Unlock()
+	syncCtx, cancel := context.WithTimeout(ctx, spokeSyncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), sp.synced...) {
+		return nil, &target.Error{Ref: ref, Err: fmt.Errorf("its child caches did not sync within %s", spokeSyncTimeout)}
+	}
+	return sp, nil
+}
+
+// watchRotation drops sp when the pool drops its client (the Secret changed, the target
+// was forgotten, the pool closed): the next pass builds the spoke anew with the new client.
+func (c *controller) watchRotation(ref target.Ref, sp *spoke) {
+	select {
+	case <-sp.client.Done():
+	case <-sp.stop:
+		return
+	}
+	c.spokes.mu.Lock()
+	if c.spokes.byRef[ref] == sp {
+		delete(c.spokes.byRef, ref)
+	}
+	c.spokes.mu.Unlock()
+	sp.close()
+}
+
+// releaseTargets stops the spokes of refs, which none of the controller's CRs use any more,
+// and tells the pool to forget a target no controller holds.
+func (c *controller) releaseTargets(refs []target.Ref) {
+	for _, ref := range refs {
+		if ref.Local() {
+			continue
+		}
+		c.spokes.mu.Lock()
+		sp := c.spokes.byRef[ref]
+		delete(c.spokes.byRef, ref)
+		_, held := c.spokes.held[ref]
+		delete(c.spokes.held, ref)
+		c.spokes.mu.Unlock()
+		if sp != nil {
+			sp.close()
+		}
+		if held && c.e.spokeUse.done(ref) {
+			c.e.targets.Forget(ref)
+		}
+	}
+}
+
+// newSpoke builds the target's child caches and writer; c.spokes.mu is held.
+func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error) {
+	creator, err := metacreate.New(cl.Config)
+	if err != nil {
+		return nil, &target.Error{Ref: ref, Err: err}
+	}
+	api := apitypes.New(cl.Kube.Discovery(), c.e.opts.DiscoveryResetInterval)
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = childSelector(c.e.opts.Name) }
+	sp := &spoke{client: cl, book: childwrite.NewBook(), caches: map[string]cache.Indexer{}, stop: make(chan struct{})}
+	if c.cfg.childrenPayload {
+		sp.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Dynamic, 0, metav1.NamespaceAll, selector)
+	} else {
+		sp.factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
+	}
+	types := append(slices.Clone(c.children), c.targetTypes...)
+	caches := make([]childwrite.Cache, 0, len(types))
+	for _, ch := range types {
+		inf := sp.factory.ForResource(ch.gvr).Informer()
+		_ = inf.SetTransform(childwrite.SummariseWriters)
+		if err := inf.AddIndexers(cache.Indexers{ownerIndex: childwrite.MarkedOwnerIndex}); err != nil {
+			return nil, fmt.Errorf("target %s: %w", ref, err)
+		}
+		gr := ch.gvr.GroupResource()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, initial bool) {
+				if !initial {
+					c.onSpokeChild(sp, gr, nil, obj, false)
+				}
+			},
+			UpdateFunc: func(old, obj any) { c.onSpokeChild(sp, gr, old, obj, false) },
+			DeleteFunc: func(obj any) { c.onSpokeChild(sp, gr, nil, obj, true) },
+		}); err != nil {
+			return nil, fmt.Errorf("target %s: %w", ref, err)
+		}
+		caches = append(caches, childwrite.Cache{GVR: ch.gvr, Store: inf.GetIndexer()})
+		sp.caches[ch.typeKey] = inf.GetIndexer()
+		sp.synced = append(sp.synced, inf.HasSynced)
+	}
+	sp.writer = childwrite.New(childwrite.Deps{
+		Dyn: cl.Dynamic, Meta: cl.Meta, Creator: creator, Book: sp.book, Locks: childwrite.NewLocks(),
+		Owned:    ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(cl.Kube.Discovery().RESTClient()), Manager: FieldManager}),
+		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: api.Mapping, Children: caches, Managed: c.cfg.managed,
+		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name,
+		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.ring != nil,
+		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,
+		Removed: c.ledger.Removed, MarkRemoved: c.ledger.MarkRemoved,
+		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait,
+		Log: c.cfg.log.With("target", ref.String()), Remote: true,
+	})
+	sp.factory.Start(sp.stop)
+	return sp, nil
+}
+
+// spokeChildren are cr's children on its target, as childrenOf gives the hub's; false when
+// its last pass did not go to a target.
+func (c *controller) spokeChildren(cr *unstructured.Unstructured) (map[string]map[string]map[string]any, bool) {
+	if c.spokes == nil {
+		return nil, false
+	}
+	c.spokes.mu.Lock()
+	kt, ok := c.spokes.keys[kobj.KeyOf(cr)]
+	sp := c.spokes.byRef[kt.ref]
+	c.spokes.mu.Unlock()
+	if !ok || kt.uid != cr.GetUID() || kt.ref.Local() || sp == nil {
+		return nil, false
+	}
+	out := map[string]map[string]map[string]any{}
+	for typeKey, idx := range sp.caches {
+		objs, err := idx.ByIndex(ownerIndex, string(cr.GetUID()))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			if out[typeKey] == nil {
+				out[typeKey] = map[string]map[string]any{}
+			}
+			out[typeKey][u.GetName()] = u.Object
+		}
+	}
+	return out, true
+}
+
+// onSpokeChild queues the CR that marks a changed child on a target, unless the change is
+// ork's own write coming back (the spoke's write book), as onChild does for the hub's.
+func (c *controller) onSpokeChild(sp *spoke, gr schema.GroupResource, oldObj, obj any, deleted bool) {
+	u, ok := kobj.DeletedMeta(obj)
+	if !ok {
+		return
+	}
+	ev := childwrite.Event{Ref: childwrite.RefOf(gr, u), RV: u.GetResourceVersion(), UID: u.GetUID()}
+	key, ok := c.spokes.ownerKey(types.UID(u.GetAnnotations()[OwnerAnnotation]))
+	if deleted {
+		own := sp.book.OwnDelete(ev)
+		sp.book.Forget(ev, true)
+		if ok && !own {
+			c.childChanged(key)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	if old, isMeta := kobj.DeletedMeta(oldObj); isMeta {
+		if old.GetResourceVersion() == u.GetResourceVersion() {
+			return
+		}
+		if !c.cfg.childrenPayload && kobj.ChildStatusOnly(oldObj, obj) {
+			return
+		}
+	}
+	if sp.book.Own(ev, !c.cfg.childrenPayload) {
+		return
+	}
+	c.childChanged(key)
+}
+
+// requeueTarget queues the CRs whose last pass went to ref (its reachability changed).
+func (c *controller) requeueTarget(ref target.Ref) {
+	if c.spokes == nil {
+		return
+	}
+	for _, key := range c.spokes.keysOf(ref) {
+		c.add(key, addOpts{trigger: TriggerRequeue})
+	}
+}
+
+// forgetTargets drops the targets of the CRs gone says are gone.
+func (c *controller) forgetTargets(gone func(key string, uid types.UID) bool) {
+	if c.spokes == nil {
+		return
+	}
+	c.releaseTargets(c.spokes.forget(gone))
+}
+
+// probeTargets probes every target with a client on a ticker and queues the CRs of each
+// target whose reachability changed: those of a dead one get TargetUnreachable without any
+// event, those of one back converge. The returned func stops it and waits.
+func (e *Engine) probeTargets(ctx context.Context, controllers []*controller) func() {
+	if e.targets == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(targetProbeInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			before := map[target.Ref]bool{}
+			for _, ref := range e.targets.Targets() {
+				before[ref] = e.targets.StateOf(ref).Reachable
+			}
+			for ref, err := range e.targets.ProbeAll(ctx) {
+				e.log.Debug("target probe failed", "target", ref.String(), "err", err)
+			}
+			for ref, was := range before {
+				if e.targets.StateOf(ref).Reachable == was {
+					continue
+				}
+				e.log.Info("target reachability changed", "target", ref.String(), "reachable", !was)
+				for _, c := range controllers {
+					c.requeueTarget(ref)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// onlyTargetFinalizerAdded reports whether b differs from a only by ork's
+// naming.TargetCleanupFinalizer added (and status, resourceVersion, managedFields): ork's own
+// write coming back, no reason to call.
+func onlyTargetFinalizerAdded(a, b *unstructured.Unstructured) bool {
+	has := func(u *unstructured.Unstructured) bool {
+		return slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer)
+	}
+	if has(a) || !has(b) {
+		return false
+	}
+	if !kobj.SameExcept(a.Object, b.Object, "status", "metadata") ||
+		!kobj.SameExcept(kobj.NestedMap(a.Object, "metadata"), kobj.NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
+		return false
+	}
+	without := slices.DeleteFunc(slices.Clone(b.GetFinalizers()), func(f string) bool { return f == naming.TargetCleanupFinalizer })
+	return slices.Equal(a.GetFinalizers(), without)
+}
