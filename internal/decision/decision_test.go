@@ -129,8 +129,14 @@ func TestLastDecisionStatusRoundTrip(t *testing.T) {
 	if _, ok, err := FromStatus(&unstructured.Unstructured{Object: map[string]any{}}); ok || err != nil {
 		t.Errorf("FromStatus of a CR without one: ok %v, err %v", ok, err)
 	}
-	if _, ok := (LastDecision{ID: "x"}).Status()["reconciler"]; ok {
-		t.Errorf("an empty reconciler is written")
+	// The status write is a merge patch: what a record lacks of an earlier one's reconciler
+	// is sent as null, so that it goes.
+	if v, ok := (LastDecision{ID: "x"}).Status()["reconciler"]; !ok || v != nil {
+		t.Errorf("a record without a reconciler sends reconciler %v (present %v), want null to remove the earlier one", v, ok)
+	}
+	side := (LastDecision{ID: "x", Reconciler: Reconciler{Side: "stable"}}).Status()["reconciler"].(map[string]any)
+	if v, ok := side["version"]; !ok || v != nil || side["side"] != "stable" {
+		t.Errorf("a record with a side only sends reconciler %v, want version null", side)
 	}
 }
 

@@ -65,7 +65,8 @@ type Entry struct {
 	Inputs   string    `json:"inputs,omitempty"`
 	Related  []Related `json:"related,omitempty"`
 	Children []Child   `json:"children,omitempty"`
-	// Outcome of the pass: ok, requeue, pending, error.
+	// Outcome of the pass: ok, requeue, pending, error, or skipped (answered, not applied:
+	// the CR was replaced or suspended during the call).
 	Outcome string `json:"outcome"`
 	// Reason is a CamelCase reason code of an error outcome.
 	Reason     string     `json:"reason,omitempty"`

@@ -39,7 +39,9 @@ type LastDecision struct {
 	Reconciler Reconciler `json:"reconciler,omitzero"`
 }
 
-// Status is the record as an unstructured value, for a status write.
+// Status is the record as an unstructured value, for a status write. The write is a merge
+// patch: what this record lacks of an earlier one's reconciler is sent as null, so that a
+// side or version that no longer holds (a rollout over, a header no longer sent) goes.
 func (d LastDecision) Status() map[string]any {
 	m := map[string]any{
 		"id":      d.ID,
@@ -47,15 +49,16 @@ func (d LastDecision) Status() map[string]any {
 		"trigger": d.Trigger,
 		"inputs":  d.Inputs,
 	}
-	r := map[string]any{}
+	r := map[string]any{"side": nil, "version": nil}
 	if d.Reconciler.Side != "" {
 		r["side"] = d.Reconciler.Side
 	}
 	if d.Reconciler.Version != "" {
 		r["version"] = d.Reconciler.Version
 	}
-	if len(r) > 0 {
-		m["reconciler"] = r
+	m["reconciler"] = r
+	if d.Reconciler == (Reconciler{}) {
+		m["reconciler"] = nil
 	}
 	return m
 }

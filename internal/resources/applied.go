@@ -18,8 +18,13 @@ const AppliedAnnotation = naming.AppliedAnnotation
 // it). It modifies obj.
 func MarkApplied(obj *unstructured.Unstructured) [sha256.Size]byte {
 	ann := obj.GetAnnotations()
-	if _, ok := ann[naming.AppliedAnnotation]; ok {
+	_, applied := ann[naming.AppliedAnnotation]
+	_, decided := ann[naming.DecisionAnnotation]
+	if applied || decided {
+		// The digest is of the intent: ork's own digest and decision id are not part of it,
+		// so that a child returned whole with them digests as one returned without.
 		delete(ann, naming.AppliedAnnotation)
+		delete(ann, naming.DecisionAnnotation)
 		if len(ann) == 0 {
 			ann = nil // no annotations: the same digest as an object that never had any
 		}

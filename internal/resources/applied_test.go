@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/ork/internal/naming"
 )
 
 func markedCM(annotations map[string]any) *unstructured.Unstructured {
@@ -27,6 +29,9 @@ func TestMarkAppliedDigestsTheObjectWithoutTheAnnotation(t *testing.T) {
 	for name, obj := range map[string]*unstructured.Unstructured{
 		"marked again": bare.DeepCopy(),
 		"stale digest": markedCM(map[string]any{AppliedAnnotation: "0000"}),
+		// A child the reconciler returns whole carries the decision that last wrote it: a
+		// digest that moved with each id would write the child on every pass.
+		"an earlier decision's id": markedCM(map[string]any{naming.DecisionAnnotation: "01J0000000000000000000000"}),
 	} {
 		if got := MarkApplied(obj); got != want {
 			t.Errorf("%s: digest %x, want %x", name, got, want)
@@ -46,9 +51,10 @@ func TestMarkAppliedDigestsTheObjectWithoutTheAnnotation(t *testing.T) {
 	}
 }
 
-// A child sent back whole by a reconciler loses the digest, as it loses server fields.
+// A child sent back whole by a reconciler loses the digest and the decision id, as it loses
+// server fields.
 func TestStripServerFieldsDropsTheDigest(t *testing.T) {
-	obj := markedCM(map[string]any{AppliedAnnotation: "abc", "team": "a"})
+	obj := markedCM(map[string]any{AppliedAnnotation: "abc", naming.DecisionAnnotation: "01J0000000000000000000000", "team": "a"})
 	stripServerFields(obj.Object)
 	if got := obj.GetAnnotations(); len(got) != 1 || got["team"] != "a" {
 		t.Errorf("annotations %v, want team only", got)

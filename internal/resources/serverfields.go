@@ -45,7 +45,9 @@ func stripServerFields(obj map[string]any) {
 		return
 	}
 	for k := range ann {
-		if isControllerAnnotation(k) || k == naming.AppliedAnnotation {
+		// ork's own bookkeeping on a child (its digest, the decision that wrote it) comes
+		// back with a child the reconciler returns whole: it is not the reconciler's intent.
+		if isControllerAnnotation(k) || k == naming.AppliedAnnotation || k == naming.DecisionAnnotation {
 			delete(ann, k)
 		}
 	}

@@ -128,6 +128,9 @@ func (c *controller) logDecision(in input, d decision, steps passSteps) {
 		Reconciler: prov.Reconciler{Side: d.rec.side, Version: d.rec.version},
 	}
 	switch {
+	case d.quiet:
+		// Answered but not applied (the CR was replaced, or suspended, during the call).
+		e.Outcome, e.Reason = "skipped", d.reason
 	case !d.success:
 		e.Outcome, e.Reason = "error", d.reason
 	case d.pending:

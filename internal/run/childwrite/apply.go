@@ -2,6 +2,7 @@ package childwrite
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -323,6 +324,7 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 		if owned && (w.Book.unchanged(p.ref, p.digest, live.GetResourceVersion()) || w.appliedUnchanged(ctx, p, live)) {
 			return false, false, nil
 		}
+		p.decision = keptDecision(p, live, owned)
 		target, err := w.handOver(ctx, cr, p, live)
 		var out metav1.Object
 		if err == nil {
@@ -346,6 +348,21 @@ func (w *Writer) applyChild(ctx context.Context, cr *unstructured.Unstructured, 
 		}
 	}
 	return false, false, failed(reasonApplyFailed, "apply %s/%s: the object kept changing under %d writes", p.gvr.Resource, p.obj.GetName(), writeAttempts)
+}
+
+// keptDecision is the decision id an apply of p onto live sends. An owned child that carries
+// p's very digest already holds this intent: the apply repairs drift, or is sent because
+// ork could not prove its fields still its own. The decision that wrote the intent stays on
+// it; a new id would make each such apply a change, and a child whose fields ork cannot
+// prove its own would be written on every pass.
+func keptDecision(p planned, live metav1.Object, owned bool) string {
+	if !owned || p.decision == "" || live.GetAnnotations()[naming.AppliedAnnotation] != hex.EncodeToString(p.digest[:]) {
+		return p.decision
+	}
+	if id, ok := live.GetAnnotations()[naming.DecisionAnnotation]; ok {
+		return id
+	}
+	return p.decision
 }
 
 // createOnce creates an onCreate child that is missing, and never writes it again: a create,
