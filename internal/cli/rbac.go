@@ -88,6 +88,7 @@ as on the hub). The hub-only flags (--leader-elect, --lease-name, --shard-bucket
 	f.Int("shard-buckets", 0, "grant the Lease verbs that ork run --shard-buckets needs, in --namespace: the bucket Leases (named after --name) by name, the member Leases, list and watch")
 	f.Bool("install-crds", false, "grant get/create/patch on the Katalog's CustomResourceDefinitions (by name) for ork run --install-crds")
 	f.StringArray("watch-namespace", nil, "grant the namespaced types in this namespace only, by a Role there, for ork run --watch-namespace (repeatable; default cluster-wide)")
+	f.String("operation-callback-secret", "", "grant get on this Secret in --namespace, whose key signs the operation callback tokens: ork run's --operation-callback-secret")
 	f.Bool("target", false, "print what a target cluster grants instead: a ClusterRole on the children of the CRDs that have a target, and its binding")
 	f.String("target-subject-kind", rbacgen.SubjectServiceAccount, "with --target, the kind of the identity in the target's kubeconfig: ServiceAccount (in --namespace), User or Group")
 	f.String("target-subject-name", "", "with --target, the name of the identity in the target's kubeconfig (default --name)")
@@ -104,12 +105,13 @@ func completeRBACGen(env *Env) (rbacGenOptions, error) {
 		files:  cfg.StringSlice("filename"),
 		format: format,
 		gen: rbacgen.Options{
-			Namespace:       orkNamespace(env),
-			LeaderElect:     cfg.Bool("leader-elect"),
-			LeaseName:       cfg.String("lease-name"),
-			ShardBuckets:    cfg.Int("shard-buckets"),
-			InstallCRDs:     cfg.Bool("install-crds"),
-			WatchNamespaces: cfg.StringSlice("watch-namespace"),
+			Namespace:               orkNamespace(env),
+			LeaderElect:             cfg.Bool("leader-elect"),
+			LeaseName:               cfg.String("lease-name"),
+			ShardBuckets:            cfg.Int("shard-buckets"),
+			InstallCRDs:             cfg.Bool("install-crds"),
+			WatchNamespaces:         cfg.StringSlice("watch-namespace"),
+			OperationCallbackSecret: cfg.String("operation-callback-secret"),
 		},
 		target: cfg.Bool("target"),
 		targetGen: rbacgen.TargetOptions{

@@ -90,6 +90,9 @@ shown, not called, unless --include-deletes.`,
 	f.String("decision-log", "", "append one hash-chained JSON line per reconcile to this file (- for stdout): what each pass read and wrote, the changed field paths, never values (ork audit verify checks it; ork blame --decision-log reads it)")
 	f.Bool("debug-decisions", false, "keep each object's last 20 decisions and serve them on --metrics-addr at /debug/decisions/ for ork trace (unauthenticated)")
 	f.Bool("profiling", false, "serve Go's /debug/pprof on --metrics-addr (unauthenticated: for debugging)")
+	f.String("operation-callback-url", "", "with --operation-callback-addr and --operation-callback-secret: the URL reconcilers reach ork's callback listener at (e.g. the Service's); they may POST a long-running operation's completion to it instead of waiting for the next poll (default none: operations are polled)")
+	f.String("operation-callback-addr", "", "listen address of the operation callback listener, POST /operations/{token} (e.g. :8082)")
+	f.String("operation-callback-secret", "", "Secret in --namespace whose key \"key\" (at least 16 bytes) signs the callback tokens; ork needs get on it (ork rbac gen --operation-callback-secret)")
 	f.Bool("install-crds", false, "apply each crdFile at start and wait until it is Established")
 	f.Bool("leader-elect", false, "run only while holding a Lease in --namespace (for several replicas)")
 	f.String("name", "", "the operator's name: the value of the "+naming.OperatorLabel+" label on every child (its caches select on it) and the default --lease-name"+nameDefault)
@@ -123,29 +126,32 @@ func completeRun(env *Env) (runOptions, error) {
 		authSecrets: cfg.StringSlice("auth-secret"),
 		cluster:     completeCluster(cfg),
 		engine: run.Options{
-			Namespace:             ns,
-			BackoffBase:           cfg.Duration("backoff-base"),
-			BackoffMax:            cfg.Duration("backoff-max"),
-			ShutdownTimeout:       cfg.Duration("shutdown-timeout"),
-			HealthAddr:            cfg.String("health-addr"),
-			MetricsAddr:           cfg.String("metrics-addr"),
-			InstallCRDs:           cfg.Bool("install-crds"),
-			WatchNamespaces:       cfg.StringSlice("watch-namespace"),
-			Profiling:             cfg.Bool("profiling"),
-			DebugDecisions:        cfg.Bool("debug-decisions"),
-			Redact:                cfg.StringSlice("redact"),
-			LeaderElect:           cfg.Bool("leader-elect"),
-			LeaseName:             cfg.String("lease-name"),
-			LeaseDuration:         cfg.Duration("leader-elect-lease-duration"),
-			RenewDeadline:         cfg.Duration("leader-elect-renew-deadline"),
-			RetryPeriod:           cfg.Duration("leader-elect-retry-period"),
-			CacheSyncTimeout:      cfg.Duration("cache-sync-timeout"),
-			ShardBuckets:          cfg.Int("shard-buckets"),
-			ShardMember:           memberName(env),
-			ShardMemberUID:        memberUID(env, ns),
-			ShardClientFilterOnly: cfg.Bool("shard-client-filter-only"),
-			SkipPreflight:         !cfg.Bool("preflight"),
-			Logger:                logger,
+			Namespace:               ns,
+			BackoffBase:             cfg.Duration("backoff-base"),
+			BackoffMax:              cfg.Duration("backoff-max"),
+			ShutdownTimeout:         cfg.Duration("shutdown-timeout"),
+			HealthAddr:              cfg.String("health-addr"),
+			MetricsAddr:             cfg.String("metrics-addr"),
+			InstallCRDs:             cfg.Bool("install-crds"),
+			WatchNamespaces:         cfg.StringSlice("watch-namespace"),
+			Profiling:               cfg.Bool("profiling"),
+			DebugDecisions:          cfg.Bool("debug-decisions"),
+			Redact:                  cfg.StringSlice("redact"),
+			LeaderElect:             cfg.Bool("leader-elect"),
+			LeaseName:               cfg.String("lease-name"),
+			LeaseDuration:           cfg.Duration("leader-elect-lease-duration"),
+			RenewDeadline:           cfg.Duration("leader-elect-renew-deadline"),
+			RetryPeriod:             cfg.Duration("leader-elect-retry-period"),
+			CacheSyncTimeout:        cfg.Duration("cache-sync-timeout"),
+			ShardBuckets:            cfg.Int("shard-buckets"),
+			ShardMember:             memberName(env),
+			ShardMemberUID:          memberUID(env, ns),
+			ShardClientFilterOnly:   cfg.Bool("shard-client-filter-only"),
+			SkipPreflight:           !cfg.Bool("preflight"),
+			OperationCallbackURL:    cfg.String("operation-callback-url"),
+			OperationCallbackAddr:   cfg.String("operation-callback-addr"),
+			OperationCallbackSecret: cfg.String("operation-callback-secret"),
+			Logger:                  logger,
 		},
 	}
 	for _, ns := range opts.engine.WatchNamespaces {

@@ -55,6 +55,9 @@ type Options struct {
 	// WatchNamespaces, when set, grants the namespaced types (custom resources, children,
 	// Events) in these namespaces only (`ork run --watch-namespace`); default none: cluster-wide.
 	WatchNamespaces []string
+	// OperationCallbackSecret adds get on that Secret, in Namespace, whose key signs the
+	// operation callback tokens (`ork run --operation-callback-secret`); default none.
+	OperationCallbackSecret string
 }
 
 func (o Options) withDefaults() Options {
@@ -174,6 +177,9 @@ func collect(set *katalog.Set, opts Options) ([]Permission, []string) {
 	}
 	if opts.ShardBuckets > 0 {
 		c.shardLeases(opts)
+	}
+	if opts.OperationCallbackSecret != "" {
+		c.secret("--operation-callback-secret", &katalog.SecretKeyRef{Name: opts.OperationCallbackSecret}, opts.Namespace)
 	}
 	if set != nil {
 		for _, crd := range set.CRDs {

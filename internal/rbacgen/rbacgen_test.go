@@ -131,13 +131,15 @@ func TestPermissionsFollowOptions(t *testing.T) {
 	crdCreate := Permission{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "webapps.myorg.io"}
 	crdGet := Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "webapps.myorg.io"}
 	ssar := Permission{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}
+	callbackKey := Permission{Verb: "get", Resource: "secrets", Name: "op-callback", Namespace: DefaultNamespace}
 	tests := []struct {
 		name    string
 		opts    Options
 		has     []Permission
 		hasNone []Permission
 	}{
-		{"defaults", Options{}, []Permission{ssar}, []Permission{lease, crdCreate, crdGet}},
+		{"defaults", Options{}, []Permission{ssar}, []Permission{lease, crdCreate, crdGet, callbackKey}},
+		{"operation callback", Options{OperationCallbackSecret: "op-callback"}, []Permission{callbackKey}, []Permission{lease}},
 		{"leader election", Options{LeaderElect: true}, []Permission{lease}, []Permission{crdCreate, crdGet}},
 		{"crd install", Options{InstallCRDs: true}, []Permission{crdCreate, crdGet}, []Permission{lease}},
 	}

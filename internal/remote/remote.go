@@ -113,6 +113,10 @@ type Request struct {
 	// custom resource, or the one that just timed out (operation.State.Prepared). Omitted
 	// when nil. Never modified.
 	Operation *operation.Prepared
+	// Callback is sent as prepared.callback: where to report the completion of an
+	// operation this call may start (ork run --operation-callback-url): set only when
+	// callbacks are on and no operation is held. Never modified.
+	Callback *operation.Callback
 	// Hold, when set, is asked right before the POST goes out, after the secrets are read
 	// (which may take a while): an error sends nothing, and Call returns it as is, not as a
 	// CallError. ork run's leadership guard: a replica whose Lease may have passed calls no

@@ -49,6 +49,8 @@ type prepared struct {
 	LastApply []AppliedResource `json:"lastApply,omitzero"`
 	// Operation is omitted unless an operation is held or just timed out.
 	Operation *operation.Prepared `json:"operation,omitempty"`
+	// Callback is omitted unless ork serves completion callbacks and no operation is held.
+	Callback *operation.Callback `json:"callback,omitempty"`
 }
 
 // buildBody renders the PreparedRequest of req as JSON. req.Object and req.Children are
@@ -72,6 +74,7 @@ func (r *Reconciler) buildBody(req Request) ([]byte, error) {
 			DryRun:     req.DryRun,
 			Target:     req.Target,
 			Operation:  req.Operation,
+			Callback:   req.Callback,
 		},
 	}
 	if r.childrenEnabled {

@@ -71,6 +71,9 @@ type Engine struct {
 	// owned tells whether ork's field manager still owns every field of a child it would
 	// apply (appliedUnchanged).
 	owned *ownedfields.Checker
+	// passing are the controllers running now (nil: none, a standby), for the completion
+	// callback's lookups and wakes (opcallbacks.go).
+	passing atomic.Pointer[[]*controller]
 	// secrets reads the remote reconcilers' Secrets (auth tokens, CAs), cached briefly.
 	secrets *secretcache.Cache
 	// targets are the clients of the clusters children go to besides this one, and their
@@ -110,6 +113,9 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
+	}
+	if err := checkCallbackOptions(opts); err != nil {
+		return nil, err
 	}
 	if opts.ShardBuckets != 0 {
 		if err := naming.ValidBuckets(opts.ShardBuckets); err != nil {

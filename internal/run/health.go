@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/orkspace/ork/internal/run/opcallback"
 	"github.com/orkspace/ork/internal/trace"
 )
 
@@ -66,6 +67,9 @@ func (e *Engine) startServers() (*servers, error) {
 			m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 			m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
+	}
+	if a := e.opts.OperationCallbackAddr; a != "" {
+		mux(a).Handle("/operations/", opcallback.Handler(e.callbackDeps()))
 	}
 	s := &servers{}
 	for addr, m := range routes {

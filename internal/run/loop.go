@@ -52,6 +52,8 @@ func (e *Engine) runControllers(ctx context.Context) error {
 		}
 		controllers = append(controllers, c)
 	}
+	e.passing.Store(&controllers)
+	defer e.passing.Store(nil)
 	if e.ring != nil {
 		ms := make([]shardring.Member, len(controllers))
 		for i, c := range controllers {

@@ -39,6 +39,9 @@ type Metrics struct {
 	// OperationDuration times each from its start to its end (done, timedOut, replaced).
 	OperationsInFlight *prometheus.GaugeVec
 	OperationDuration  *prometheus.HistogramVec
+	// OperationCallbacks counts the completion callbacks received, by result (accepted,
+	// forged, notHeld, ...: opcallback's results).
+	OperationCallbacks *prometheus.CounterVec
 	queue              *crdqueue.Metrics
 	candidate          candidate.Metrics
 }
@@ -94,11 +97,14 @@ func NewMetrics() *Metrics {
 			Name: "ork_operation_duration_seconds", Help: "Time from a long-running operation's start to its end, by how it ended (done, timedOut, replaced).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}, []string{"crd", "result"}),
+		OperationCallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_operation_callbacks_total", Help: "Completion callbacks of long-running operations received (POST /operations/{token}), by result: accepted, or why refused.",
+		}, []string{"result"}),
 		queue:     crdqueue.NewMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
-		m.OperationsInFlight, m.OperationDuration,
+		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.Register(reg)
 	m.candidate.Register(reg)

@@ -161,6 +161,9 @@ type heldOps struct {
 type heldOp struct {
 	uid       types.UID
 	startedAt time.Time
+	// id and generation name the operation, for the completion callback (opcallbacks.go).
+	id         string
+	generation int64
 }
 
 func newHeldOps(inFlight func(int), ended func(string, time.Duration)) *heldOps {
@@ -185,7 +188,7 @@ func (h *heldOps) note(key string, uid types.UID, s *opStep, now time.Time) {
 		next = s.next
 	}
 	if next.Held() {
-		h.byKey[key] = heldOp{uid: uid, startedAt: next.StartedAt}
+		h.byKey[key] = heldOp{uid: uid, startedAt: next.StartedAt, id: next.ID, generation: next.Generation}
 	} else {
 		delete(h.byKey, key)
 	}
@@ -201,6 +204,17 @@ func (h *heldOps) has(key string) bool {
 	defer h.mu.Unlock()
 	_, ok := h.byKey[key]
 	return ok
+}
+
+// get is the operation counted held for key; ok is false when none is.
+func (h *heldOps) get(key string) (op heldOp, ok bool) {
+	if h == nil {
+		return heldOp{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	op, ok = h.byKey[key]
+	return op, ok
 }
 
 // forget drops the keys gone says so of (a bucket moved, a CR deleted): they are no longer

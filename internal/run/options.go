@@ -115,6 +115,13 @@ type Options struct {
 	// pass. With it, each child write reads the child's whole object before and after, for
 	// the changed field paths. Default nil: no log, and children read as metadata only.
 	DecisionLog DecisionLog
+	// OperationCallbackURL, OperationCallbackAddr and OperationCallbackSecret turn on the
+	// completion callback of long-running operations (ork run --operation-callback-*): ork
+	// serves POST /operations/{token} on OperationCallbackAddr, sends reconcilers
+	// OperationCallbackURL + "/operations/" + a token in prepared.callback and
+	// prepared.operation.callback, and signs the tokens with the key "key" of the Secret
+	// OperationCallbackSecret in Namespace. All three or none. Default none: no callback.
+	OperationCallbackURL, OperationCallbackAddr, OperationCallbackSecret string
 	// Progress shows start-up steps (CRDs, preflight, cache sync); default: log lines.
 	Progress Progress
 	// Logger receives structured logs; default discards.

@@ -28,3 +28,33 @@ func TestNewChecksTheOperatorName(t *testing.T) {
 		}
 	}
 }
+
+// The completion callback is all or nothing: New refuses a URL without a listener or a key,
+// a URL reconcilers could not POST to, a Secret name that cannot be one.
+func TestNewChecksTheCallbackOptions(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
+	full := run.Options{RESTConfig: cfg, OperationCallbackURL: "https://ork.ops.svc:8082", OperationCallbackAddr: ":8082", OperationCallbackSecret: "op-callback"}
+	tests := []struct {
+		name string
+		edit func(*run.Options)
+		want string
+	}{
+		{"none", func(o *run.Options) { *o = run.Options{RESTConfig: cfg} }, ""},
+		{"all three", func(*run.Options) {}, ""},
+		{"a URL without a listener", func(o *run.Options) { o.OperationCallbackAddr = "" }, "together"},
+		{"no Secret", func(o *run.Options) { o.OperationCallbackSecret = "" }, "together"},
+		{"a relative URL", func(o *run.Options) { o.OperationCallbackURL = "/cb" }, "absolute"},
+		{"a URL with a query", func(o *run.Options) { o.OperationCallbackURL = "http://ork?x=1" }, "absolute"},
+		{"a bad Secret name", func(o *run.Options) { o.OperationCallbackSecret = "Op_Callback" }, "Secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := full
+			tt.edit(&o)
+			_, err := run.New(&katalog.Set{}, o)
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("New = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}

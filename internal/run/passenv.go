@@ -32,6 +32,9 @@ type passEnv struct {
 	// generation is the CR's generation in the cache now (ok false: not there).
 	operation  func(ctx context.Context, in input) (held *operation.State, at operation.Where, bad, err error)
 	generation func(key string) (int64, bool)
+	// callback is the completion callback of the operation id of uid at generation (id
+	// "": one the call may start); nil when ork serves none (opcallbacks.go).
+	callback func(ctx context.Context, uid types.UID, generation int64, id string) *operation.Callback
 	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
 	// redact applied first.
 	traced bool
@@ -48,7 +51,7 @@ func newPassEnv(c *controller) passEnv {
 	return passEnv{
 		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.LastApply, related: c.related,
 		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
-		operation: c.heldOperation, generation: c.cachedGeneration,
+		operation: c.heldOperation, generation: c.cachedGeneration, callback: c.e.callbackFunc(),
 		built: true,
 	}
 }

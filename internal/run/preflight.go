@@ -47,6 +47,7 @@ func (e *Engine) preflight(ctx context.Context) error {
 		Name: e.opts.Name, Namespace: e.opts.Namespace, LeaderElect: e.opts.LeaderElect, LeaseName: e.opts.LeaseName,
 		ShardBuckets: e.opts.ShardBuckets, ShardName: e.opts.Name,
 		InstallCRDs: e.opts.InstallCRDs, WatchNamespaces: e.opts.WatchNamespaces,
+		OperationCallbackSecret: e.opts.OperationCallbackSecret,
 	})
 	done := e.step("preflight: checking %d permissions with SelfSubjectAccessReviews", len(perms))
 	err := e.reviewAll(ctx, perms)

@@ -185,6 +185,13 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		return timedOut(held, heldAt, now)
 	}
 	req.Operation = held.Prepared(in.cr.GetGeneration())
+	if env.callback != nil && !in.deleting {
+		if held.Held() {
+			req.Operation.Callback = env.callback(ctx, in.cr.GetUID(), held.Generation, held.ID)
+		} else if held == nil {
+			req.Callback = env.callback(ctx, in.cr.GetUID(), in.cr.GetGeneration(), "")
+		}
+	}
 	// Checked again right before the POST: the token read may have outlasted the Lease.
 	req.Hold = func() error { return env.mayWrite(in.key, in.cr.GetUID()) }
 	call, side := rr.r.Call, rollout.Stable

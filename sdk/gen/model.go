@@ -180,6 +180,7 @@ var names = map[string]string{
 	"Result.operation":          "PendingOperation",
 	"Prepared.operation":        "HeldOperation",
 	"HeldOperation.callback":    "OperationCallback",
+	"Prepared.callback":         "OperationCallback",
 	"Intent.type":               "IntentType",
 	"ComputeResources.requests": "ResourceList",
 	"ComputeResources.limits":   "ResourceList",

@@ -219,6 +219,13 @@ type Prepared struct {
 	// continues it (the same id) or replaces it (another id); an "error" answer or a failed call
 	// leaves it held.
 	Operation *HeldOperation `json:"operation,omitzero"`
+	// Present only when ork serves completion callbacks (ork run --operation-callback-url) and no
+	// operation is held: where to report the completion of an operation this call starts, if the
+	// answer is "pending". POST {"namespace","name","uid","generation","id"} to url once it is
+	// done (generation: prepared.generation; id: the answer's operation id); ork then calls again
+	// at once instead of at the next poll. token authorises the operations of this custom
+	// resource's generation.
+	Callback *OperationCallback `json:"callback,omitzero"`
 }
 
 // AppliedResource is an object of the wire contract.
@@ -264,15 +271,19 @@ type HeldOperation struct {
 	TimedOut bool `json:"timedOut"`
 	// The custom resource's generation the operation started for.
 	Generation int64 `json:"generation"`
-	// Present only when ork serves completion callbacks: POST to url when the operation
-	// completes, and ork calls again at once instead of at the next poll. token authorises that
-	// one operation.
+	// Present only when ork serves completion callbacks (ork run --operation-callback-url) while
+	// the operation is held: POST {"namespace","name","uid","generation","id"} (generation and
+	// id: the operation's) to url when the operation completes, and ork calls again at once
+	// instead of at the next poll. token authorises that one operation; once it ended, the
+	// callback is refused.
 	Callback *OperationCallback `json:"callback,omitzero"`
 }
 
 // OperationCallback is an object of the wire contract. Present only when ork serves completion
-// callbacks: POST to url when the operation completes, and ork calls again at once instead of
-// at the next poll. token authorises that one operation.
+// callbacks (ork run --operation-callback-url) while the operation is held: POST
+// {"namespace","name","uid","generation","id"} (generation and id: the operation's) to url
+// when the operation completes, and ork calls again at once instead of at the next poll. token
+// authorises that one operation; once it ended, the callback is refused.
 type OperationCallback struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`

@@ -99,6 +99,7 @@ class Prepared(TypedDict):
     related: NotRequired[dict[str, list[dict[str, Any]]]]
     lastApply: NotRequired[list[AppliedResource]]
     operation: NotRequired[HeldOperation]
+    callback: NotRequired[OperationCallback]
 
 
 class AppliedResource(TypedDict):
@@ -130,9 +131,11 @@ class HeldOperation(TypedDict):
 
 
 class OperationCallback(TypedDict):
-    """Present only when ork serves completion callbacks: POST to url when the operation
-    completes, and ork calls again at once instead of at the next poll. token authorises
-    that one operation.
+    """Present only when ork serves completion callbacks (ork run --operation-callback-url)
+    while the operation is held: POST {"namespace","name","uid","generation","id"}
+    (generation and id: the operation's) to url when the operation completes, and ork
+    calls again at once instead of at the next poll. token authorises that one
+    operation; once it ended, the callback is refused.
     """
     url: str
     token: str

@@ -187,6 +187,15 @@ export interface Prepared {
    * failed call leaves it held.
    */
   operation?: HeldOperation;
+  /**
+   * Present only when ork serves completion callbacks (ork run --operation-callback-url)
+   * and no operation is held: where to report the completion of an operation this call
+   * starts, if the answer is "pending". POST {"namespace","name","uid","generation","id"}
+   * to url once it is done (generation: prepared.generation; id: the answer's operation
+   * id); ork then calls again at once instead of at the next poll. token authorises the
+   * operations of this custom resource's generation.
+   */
+  callback?: OperationCallback;
 }
 
 export interface AppliedResource {
@@ -242,17 +251,21 @@ export interface HeldOperation {
   /** The custom resource's generation the operation started for. */
   generation: number;
   /**
-   * Present only when ork serves completion callbacks: POST to url when the operation
-   * completes, and ork calls again at once instead of at the next poll. token authorises
-   * that one operation.
+   * Present only when ork serves completion callbacks (ork run --operation-callback-url)
+   * while the operation is held: POST {"namespace","name","uid","generation","id"}
+   * (generation and id: the operation's) to url when the operation completes, and ork calls
+   * again at once instead of at the next poll. token authorises that one operation; once it
+   * ended, the callback is refused.
    */
   callback?: OperationCallback;
 }
 
 /**
- * Present only when ork serves completion callbacks: POST to url when the operation
- * completes, and ork calls again at once instead of at the next poll. token authorises that
- * one operation.
+ * Present only when ork serves completion callbacks (ork run --operation-callback-url)
+ * while the operation is held: POST {"namespace","name","uid","generation","id"}
+ * (generation and id: the operation's) to url when the operation completes, and ork calls
+ * again at once instead of at the next poll. token authorises that one operation; once it
+ * ended, the callback is refused.
  */
 export interface OperationCallback {
   url: string;
