@@ -303,3 +303,22 @@ func recordOne(t *testing.T, req []byte) []byte {
 	}
 	return data
 }
+
+// A completion callback's token authorises a call to ork: no recording keeps one, with or
+// without redact paths.
+func TestRecordingsNeverKeepACallbackToken(t *testing.T) {
+	doc := map[string]any{"prepared": map[string]any{
+		"callback":  map[string]any{"url": "https://ork/operations/t1", "token": "t1"},
+		"operation": map[string]any{"id": "op", "callback": map[string]any{"url": "https://ork/operations/t2", "token": "t2"}},
+	}}
+	maskRequest(doc, nil)
+	b, _ := json.Marshal(doc)
+	for _, tok := range []string{`"token":"t1"`, `"token":"t2"`, "operations/t1", "operations/t2"} {
+		if bytes.Contains(b, []byte(tok)) {
+			t.Errorf("masked request keeps %s: %s", tok, b)
+		}
+	}
+	if !bytes.Contains(b, []byte("https://ork/operations/")) {
+		t.Errorf("the callback URL lost where ork listens: %s", b)
+	}
+}

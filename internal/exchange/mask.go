@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/orkspace/ork/internal/dotpath"
 )
@@ -48,10 +49,34 @@ func maskRequest(doc any, redact []dotpath.Path) {
 		return
 	}
 	redactAt(root, redact)
+	maskCallbackTokens(root)
 	if args, ok := root["args"].(map[string]any); ok {
 		redactAt(args, redact)
 	}
 	forEachObject(root, func(obj map[string]any) { maskObject(obj, redact) })
+}
+
+// maskCallbackTokens masks the completion callback's tokens (prepared.callback and
+// prepared.operation.callback): each authorises a callback to ork, so no recording or trace
+// keeps one, whatever the redact paths say. The URL, which ends in the token, keeps where
+// ork listens and loses the token.
+func maskCallbackTokens(root map[string]any) {
+	prepared, _ := root["prepared"].(map[string]any)
+	op, _ := prepared["operation"].(map[string]any)
+	for _, parent := range []map[string]any{prepared, op} {
+		cb, ok := parent["callback"].(map[string]any)
+		if !ok {
+			continue
+		}
+		if tok, _ := cb["token"].(string); tok != "" {
+			if u, ok := cb["url"].(string); ok {
+				cb["url"] = strings.ReplaceAll(u, tok, Redacted)
+			}
+		}
+		if _, has := cb["token"]; has {
+			cb["token"] = Redacted
+		}
+	}
 }
 
 // maskResponse masks a decoded RemoteReconcileResult in place: the redact paths at its root
