@@ -27,6 +27,7 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/run/suspensions"
 	"github.com/orkspace/ork/internal/target"
 )
@@ -60,7 +61,7 @@ type controller struct {
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
 	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
-	spokes *spokes
+	spokes *spokes.Set
 	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
 	// is on a target (fixedTarget); children is empty then.
 	targetTypes []child
@@ -189,7 +190,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		if err != nil {
 			return nil, err
 		}
-		c.spokes = newSpokes(tmpl)
+		c.spokes = spokes.New(tmpl, &e.spokeUse)
 	}
 	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)

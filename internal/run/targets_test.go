@@ -4,10 +4,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/naming"
-	"github.com/orkspace/ork/internal/target"
 )
 
 // ork's own add of the target-cleanup finalizer comes back as an update that is no news;
@@ -36,30 +34,5 @@ func TestOnlyTargetFinalizerAdded(t *testing.T) {
 		if got := onlyTargetFinalizerAdded(tt.a, tt.b); got != tt.want {
 			t.Errorf("%s: onlyTargetFinalizerAdded = %v, want %v", tt.name, got, tt.want)
 		}
-	}
-}
-
-// A CR moving to another target, or going, releases the target none of the controller's
-// CRs uses any more, and only that one.
-func TestSpokesReleaseUnusedTargets(t *testing.T) {
-	a := target.Ref{Namespace: "ns", Name: "a", Key: "k"}
-	b := target.Ref{Namespace: "ns", Name: "b", Key: "k"}
-	s := newSpokes(nil)
-	s.use("ns/x", "ux", a)
-	s.use("ns/y", "uy", a)
-	if rel := s.use("ns/x", "ux", b); len(rel) != 0 {
-		t.Errorf("x moved to b while y still uses a: released %v", rel)
-	}
-	if rel := s.use("ns/y", "uy", b); len(rel) != 1 || rel[0] != a {
-		t.Errorf("y moved to b: released %v, want [%v]", rel, a)
-	}
-	if rel := s.forget(func(key string, _ types.UID) bool { return key == "ns/x" }); len(rel) != 0 {
-		t.Errorf("x gone while y uses b: released %v", rel)
-	}
-	if rel := s.forget(func(string, types.UID) bool { return true }); len(rel) != 1 || rel[0] != b {
-		t.Errorf("every CR gone: released %v, want [%v]", rel, b)
-	}
-	if key, ok := s.ownerKey("uy"); ok {
-		t.Errorf("a forgotten CR's uid still maps to %s", key)
 	}
 }
