@@ -30,6 +30,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
+	"internal/run/servers":      nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
 	"internal/run/spokes":       {"internal/run/childwrite", "internal/target"},
 	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},

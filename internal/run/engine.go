@@ -241,7 +241,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.shutdown()
+	defer srv.Shutdown()
 
 	if e.opts.LeaderElect {
 		return e.lead.Run(ctx, e.runControllers)
