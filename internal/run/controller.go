@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
@@ -325,7 +326,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	// And the operation annotation it writes for a reconciler's long-running operation.
 	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) ||
-		onlyTargetFinalizerAdded(oldU, newU) {
+		kobj.OnlyFinalizerAdded(oldU, newU, naming.TargetCleanupFinalizer) {
 		c.onSync(newU)
 		return
 	}

@@ -355,21 +355,3 @@ func (e *Engine) probeTargets(ctx context.Context, controllers []*controller) fu
 	}()
 	return func() { cancel(); <-done }
 }
-
-// onlyTargetFinalizerAdded reports whether b differs from a only by ork's
-// naming.TargetCleanupFinalizer added (and status, resourceVersion, managedFields): ork's own
-// write coming back, no reason to call.
-func onlyTargetFinalizerAdded(a, b *unstructured.Unstructured) bool {
-	has := func(u *unstructured.Unstructured) bool {
-		return slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer)
-	}
-	if has(a) || !has(b) {
-		return false
-	}
-	if !kobj.SameExcept(a.Object, b.Object, "status", "metadata") ||
-		!kobj.SameExcept(kobj.NestedMap(a.Object, "metadata"), kobj.NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
-		return false
-	}
-	without := slices.DeleteFunc(slices.Clone(b.GetFinalizers()), func(f string) bool { return f == naming.TargetCleanupFinalizer })
-	return slices.Equal(a.GetFinalizers(), without)
-}
