@@ -35,9 +35,6 @@ import (
 // childwrite.Writer built on the target's clients and caches, its own write book and child
 // locks (a child's Ref names no cluster, so the hub's book cannot hold a target's children).
 const (
-	// targetProbeInterval is how often every target with a client is probed (/readyz): a
-	// target whose watches merely go silent is noticed without any event.
-	targetProbeInterval = 10 * time.Second
 	// cleanupPoll is how soon a deleting CR looks again at its children on the target.
 	cleanupPoll = 500 * time.Millisecond
 	// reasonTargetInvalid: the CR's target does not render (a field it lacks).
@@ -316,42 +313,15 @@ func (c *controller) forgetTargets(gone func(key string, uid types.UID) bool) {
 	c.releaseTargets(c.spokes.Forget(gone))
 }
 
-// probeTargets probes every target with a client on a ticker and queues the CRs of each
-// target whose reachability changed: those of a dead one get TargetUnreachable without any
-// event, those of one back converge. The returned func stops it and waits.
+// probeTargets probes the targets with a client (spokes.Probe) and queues the CRs of each
+// target whose reachability changed. The returned func stops it and waits.
 func (e *Engine) probeTargets(ctx context.Context, controllers []*controller) func() {
 	if e.targets == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(targetProbeInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			before := map[target.Ref]bool{}
-			for _, ref := range e.targets.Targets() {
-				before[ref] = e.targets.StateOf(ref).Reachable
-			}
-			for ref, err := range e.targets.ProbeAll(ctx) {
-				e.log.Debug("target probe failed", "target", ref.String(), "err", err)
-			}
-			for ref, was := range before {
-				if e.targets.StateOf(ref).Reachable == was {
-					continue
-				}
-				e.log.Info("target reachability changed", "target", ref.String(), "reachable", !was)
-				for _, c := range controllers {
-					c.requeueTarget(ref)
-				}
-			}
+	return spokes.Probe(ctx, e.targets, func(ref target.Ref) {
+		for _, c := range controllers {
+			c.requeueTarget(ref)
 		}
-	}()
-	return func() { cancel(); <-done }
+	}, e.log)
 }

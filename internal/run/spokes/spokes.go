@@ -1,6 +1,6 @@
 // Package spokes keeps one controller's targets (docs/multicluster.md): which custom
 // resource's last pass went to which target, and per target in use a spoke, the target's
-// child caches and the writer built on them.
+// child caches and the writer built on them; and it probes the engine's targets.
 package spokes
 
 import (
