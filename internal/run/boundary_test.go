@@ -20,6 +20,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/apitypes":     {"internal/katalog"},
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
+	"internal/run/childlabel":   {"internal/naming", "internal/precondition", "internal/run/childwrite", "internal/run/shardring", "internal/shard"},
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/dryplan":      {"internal/runplan"},
@@ -31,7 +32,9 @@ var subpackageImports = map[string][]string{
 	"internal/run/ownedfields":  nil,
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
+	"internal/run/servers":      nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
+	"internal/run/spokes":       {"internal/run/childwrite", "internal/target"},
 	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/candidate"
@@ -27,6 +28,7 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/run/suspensions"
 	"github.com/orkspace/ork/internal/target"
 )
@@ -60,7 +62,7 @@ type controller struct {
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
 	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
-	spokes *spokes
+	spokes *spokes.Set
 	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
 	// is on a target (fixedTarget); children is empty then.
 	targetTypes []child
@@ -189,7 +191,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		if err != nil {
 			return nil, err
 		}
-		c.spokes = newSpokes(tmpl)
+		c.spokes = spokes.New(tmpl, &e.spokeUse)
 	}
 	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
@@ -324,7 +326,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	// And the operation annotation it writes for a reconciler's long-running operation.
 	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) ||
-		onlyTargetFinalizerAdded(oldU, newU) {
+		kobj.OnlyFinalizerAdded(oldU, newU, naming.TargetCleanupFinalizer) {
 		c.onSync(newU)
 		return
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/target"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -80,7 +81,7 @@ type Engine struct {
 	// breakers (docs/multicluster.md); nil when no CRD names a target. spokeUse counts the
 	// controllers using each.
 	targets  *target.Pool
-	spokeUse spokeUse
+	spokeUse spokes.Uses
 	// pauses are the endpoints that asked to wait (Retry-After), shared by every
 	// remote CRD: one service often reconciles several.
 	pauses *remote.Pauses
@@ -246,7 +247,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.shutdown()
+	defer srv.Shutdown()
 
 	if e.opts.LeaderElect {
 		return e.lead.Run(ctx, e.runControllers)

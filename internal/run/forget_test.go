@@ -19,6 +19,7 @@ import (
 	"github.com/orkspace/ork/internal/run/candidate"
 	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
+	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/run/suspensions"
 	"github.com/orkspace/ork/internal/target"
 )
@@ -33,7 +34,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: suspensions.New(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
-	c.spokes = newSpokes(nil)
+	c.spokes = spokes.New(nil, nil)
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -44,7 +45,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
-		c.spokes.use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
+		c.spokes.Use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
@@ -82,8 +83,8 @@ func suspendedAt(c *controller, key string, uid types.UID) bool {
 	return was
 }
 
-func spokeUser(s *spokes, uid types.UID) bool {
-	_, ok := s.ownerKey(uid)
+func spokeUser(s *spokes.Set, uid types.UID) bool {
+	_, ok := s.OwnerKey(uid)
 	return ok
 }
 

@@ -83,7 +83,7 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	defer func() {
 		for _, c := range controllers {
 			if c.spokes != nil {
-				c.spokes.closeAll()
+				c.spokes.CloseAll()
 			}
 		}
 	}()

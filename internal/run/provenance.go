@@ -1,9 +1,7 @@
 package run
 
 import (
-	"cmp"
 	"crypto/rand"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,51 +60,15 @@ func (rec passRecord) lastDecision(cr *unstructured.Unstructured) map[string]any
 // inputs is the digest of what the answer depended on; "" when it cannot be computed (args
 // that do not encode as JSON: the request would not have encoded either).
 func (rec passRecord) inputs(cr *unstructured.Unstructured) string {
-	d, err := prov.InputsDigest(prov.InputsOf(cr, rec.args, relatedVersions(rec.related)))
+	d, err := prov.InputsDigest(prov.InputsOf(cr, rec.args, prov.RelatedVersions(rec.related)))
 	if err != nil {
 		return ""
 	}
 	return d
 }
 
-// relatedVersions are the related objects' resourceVersions by the request's names: the
-// name alone for an entry that read one object, the name and the object's namespace/name
-// for each of several.
-func relatedVersions(rel []prov.Related) map[string]string {
-	if len(rel) == 0 {
-		return nil
-	}
-	count := map[string]int{}
-	for _, r := range rel {
-		count[r.Name]++
-	}
-	out := make(map[string]string, len(rel))
-	for _, r := range rel {
-		k := r.Name
-		if count[r.Name] > 1 {
-			k += "/" + r.Ref.Namespace + "/" + r.Ref.Name
-		}
-		out[k] = r.ResourceVersion
-	}
-	return out
-}
-
-// relatedOf lists the related objects a request carries, by its names, references and
-// resourceVersions only: a Secret's values never leave the request.
-func relatedOf(objs map[string][]map[string]any) []prov.Related {
-	var out []prov.Related
-	for name, list := range objs {
-		for _, o := range list {
-			u := unstructured.Unstructured{Object: o}
-			out = append(out, prov.Related{Name: name, ResourceVersion: u.GetResourceVersion(), Ref: prov.Ref{
-				APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}})
-		}
-	}
-	slices.SortFunc(out, func(a, b prov.Related) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Ref.Namespace, b.Ref.Namespace), cmp.Compare(a.Ref.Name, b.Ref.Name))
-	})
-	return out
-}
+// relatedOf lists the related objects a request carries (prov.RelatedOf).
+func relatedOf(objs map[string][]map[string]any) []prov.Related { return prov.RelatedOf(objs) }
 
 // wroteChildren reports whether a pass's child writes changed the cluster.
 func wroteChildren(rep childwrite.Report) bool { return rep.Created+rep.Changed+rep.Pruned > 0 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/tools/cache"
@@ -26,6 +24,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/ownedfields"
+	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/target"
 )
 
@@ -36,12 +35,6 @@ import (
 // childwrite.Writer built on the target's clients and caches, its own write book and child
 // locks (a child's Ref names no cluster, so the hub's book cannot hold a target's children).
 const (
-	// targetProbeInterval is how often every target with a client is probed (/readyz): a
-	// target whose watches merely go silent is noticed without any event.
-	targetProbeInterval = 10 * time.Second
-	// spokeSyncTimeout bounds the wait of a pass for a new spoke's child caches: longer and a
-	// dead target would hold the worker.
-	spokeSyncTimeout = 5 * time.Second
 	// cleanupPoll is how soon a deleting CR looks again at its children on the target.
 	cleanupPoll = 500 * time.Millisecond
 	// reasonTargetInvalid: the CR's target does not render (a field it lacks).
@@ -68,167 +61,6 @@ func targetAt(crd *katalog.CRD) string {
 	return "operatorBox.reconcile.target"
 }
 
-// spokeUse counts the controllers holding a spoke of each target: a target none holds is
-// forgotten by the pool (its client dropped, its breaker reset).
-type spokeUse struct {
-	mu   sync.Mutex
-	refs map[target.Ref]int
-}
-
-func (u *spokeUse) add(ref target.Ref) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.refs == nil {
-		u.refs = map[target.Ref]int{}
-	}
-	u.refs[ref]++
-}
-
-// done releases one hold; true when it was the last.
-func (u *spokeUse) done(ref target.Ref) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.refs[ref]--
-	if u.refs[ref] > 0 {
-		return false
-	}
-	delete(u.refs, ref)
-	return true
-}
-
-// spokes are one controller's targets: the compiled template, a spoke per target in use,
-// and which CR uses which target.
-type spokes struct {
-	tmpl *target.Template
-
-	mu     sync.Mutex
-	byRef  map[target.Ref]*spoke
-	held   map[target.Ref]struct{}
-	keys   map[string]keyTarget
-	owners map[types.UID]string
-}
-
-// keyTarget is the target a CR's last pass resolved, and the CR's uid.
-type keyTarget struct {
-	ref target.Ref
-	uid types.UID
-}
-
-// spoke is one target as one controller uses it.
-type spoke struct {
-	client  *target.Client
-	writer  *childwrite.Writer
-	book    *childwrite.Book
-	factory spokeFactory
-	// caches are the child caches by the type key prepared.children names them with.
-	caches map[string]cache.Indexer
-	synced []cache.InformerSynced
-	stop   chan struct{}
-	once   sync.Once
-}
-
-// spokeFactory is a target's child informer factory: metadata only, or whole objects when
-// the reconciler sees the children (payload.children), as on the hub.
-type spokeFactory interface {
-	ForResource(gvr schema.GroupVersionResource) informers.GenericInformer
-	Start(stop <-chan struct{})
-	Shutdown()
-}
-
-// close stops the spoke's informers and waits for them.
-func (s *spoke) close() {
-	s.once.Do(func() {
-		close(s.stop)
-		s.factory.Shutdown()
-	})
-}
-
-func newSpokes(tmpl *target.Template) *spokes {
-	return &spokes{tmpl: tmpl, byRef: map[target.Ref]*spoke{}, held: map[target.Ref]struct{}{}, keys: map[string]keyTarget{}, owners: map[types.UID]string{}}
-}
-
-// use records that key's CR (uid) goes to ref; the target it used before, if another, may
-// be released (returned).
-func (s *spokes) use(key string, uid types.UID, ref target.Ref) (released []target.Ref) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prev, had := s.keys[key]
-	if had && prev.uid != uid {
-		delete(s.owners, prev.uid)
-	}
-	s.keys[key] = keyTarget{ref: ref, uid: uid}
-	s.owners[uid] = key
-	if had && prev.ref != ref && !s.usedLocked(prev.ref) {
-		released = append(released, prev.ref)
-	}
-	return released
-}
-
-// forget drops what s knows of the CRs for which gone is true; the targets none of its CRs
-// use any more are returned.
-func (s *spokes) forget(gone func(key string, uid types.UID) bool) (released []target.Ref) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	refs := map[target.Ref]bool{}
-	for key, kt := range s.keys {
-		if gone(key, kt.uid) {
-			delete(s.keys, key)
-			delete(s.owners, kt.uid)
-			refs[kt.ref] = true
-		}
-	}
-	for ref := range refs {
-		if !ref.Local() && !s.usedLocked(ref) {
-			released = append(released, ref)
-		}
-	}
-	return released
-}
-
-func (s *spokes) usedLocked(ref target.Ref) bool {
-	for _, kt := range s.keys {
-		if kt.ref == ref {
-			return true
-		}
-	}
-	return false
-}
-
-// keysOf lists the CRs whose last pass went to ref.
-func (s *spokes) keysOf(ref target.Ref) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for key, kt := range s.keys {
-		if kt.ref == ref {
-			out = append(out, key)
-		}
-	}
-	return out
-}
-
-// ownerKey is the key of the CR of uid, as its last pass recorded it.
-func (s *spokes) ownerKey(uid types.UID) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key, ok := s.owners[uid]
-	return key, ok
-}
-
-// closeAll stops every spoke's informers (the engine stops).
-func (s *spokes) closeAll() {
-	s.mu.Lock()
-	all := make([]*spoke, 0, len(s.byRef))
-	for ref, sp := range s.byRef {
-		all = append(all, sp)
-		delete(s.byRef, ref)
-	}
-	s.mu.Unlock()
-	for _, sp := range all {
-		sp.close()
-	}
-}
-
 // targetPass is where one pass writes the CR's children: the hub, or a target.
 type targetPass struct {
 	ref    target.Ref
@@ -246,7 +78,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if c.spokes == nil {
 		return hub, nil, nil
 	}
-	ref, err := target.Resolve(c.spokes.tmpl, in.cr.Object)
+	ref, err := target.Resolve(c.spokes.Template, in.cr.Object)
 	if in.gone {
 		// Its delete call still names the cluster; nothing is written there any more (its
 		// children went before it did).
@@ -259,7 +91,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 		d := failure(reasonTargetInvalid, "target: %v", err)
 		return hub, &d, nil
 	}
-	c.releaseTargets(c.spokes.use(in.key, in.cr.GetUID(), ref))
+	c.releaseTargets(c.spokes.Use(in.key, in.cr.GetUID(), ref))
 	if ref.Local() {
 		return hub, nil, nil
 	}
@@ -287,7 +119,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 		d := c.unreachable(ref, err.Error())
 		return hub, &d, nil
 	}
-	return targetPass{ref: ref, writes: sp.writer, spoke: sp.writer}, nil, nil
+	return targetPass{ref: ref, writes: sp.Writer, spoke: sp.Writer}, nil, nil
 }
 
 // unreachable is the decision of a pass whose target does not answer: Ready=False, tried
@@ -346,97 +178,41 @@ func (c *controller) cleanupTarget(ctx context.Context, in *input, tp targetPass
 
 // spokeFor is the controller's spoke of ref, built (or rebuilt, when the pool's client
 // changed: a rotated Secret) with the target's current client, its child caches synced.
-func (c *controller) spokeFor(ctx context.Context, ref target.Ref) (*spoke, error) {
+func (c *controller) spokeFor(ctx context.Context, ref target.Ref) (*spokes.Spoke, error) {
 	cl, err := c.e.targets.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	c.spokes.mu.Lock()
-	sp := c.spokes.byRef[ref]
-	if sp != nil && sp.client != cl {
-		delete(c.spokes.byRef, ref)
-		defer sp.close() // the old client's informers: after the lock
-		sp = nil
-	}
-	if sp == nil {
-		if sp, err = c.newSpoke(ref, cl); err != nil {
-			c.spokes.mu.Unlock()
-			return nil, err
-		}
-		if _, held := c.spokes.held[ref]; !held {
-			// One hold per controller, kept across rebuilds (a rotation), released with
-			// the target's last CR (releaseTargets).
-			c.spokes.held[ref] = struct{}{}
-			c.e.spokeUse.add(ref)
-		}
-		c.spokes.byRef[ref] = sp
-		go c.watchRotation(ref, sp)
-	}
-	c.spokes.mu.Unlock()
-	syncCtx, cancel := context.WithTimeout(ctx, spokeSyncTimeout)
-	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), sp.synced...) {
-		return nil, &target.Error{Ref: ref, Err: fmt.Errorf("its child caches did not sync within %s", spokeSyncTimeout)}
-	}
-	return sp, nil
-}
-
-// watchRotation drops sp when the pool drops its client (the Secret changed, the target
-// was forgotten, the pool closed): the next pass builds the spoke anew with the new client.
-func (c *controller) watchRotation(ref target.Ref, sp *spoke) {
-	select {
-	case <-sp.client.Done():
-	case <-sp.stop:
-		return
-	}
-	c.spokes.mu.Lock()
-	if c.spokes.byRef[ref] == sp {
-		delete(c.spokes.byRef, ref)
-	}
-	c.spokes.mu.Unlock()
-	sp.close()
+	return c.spokes.For(ctx, ref, cl, func() (*spokes.Spoke, error) { return c.newSpoke(ref, cl) })
 }
 
 // releaseTargets stops the spokes of refs, which none of the controller's CRs use any more,
 // and tells the pool to forget a target no controller holds.
 func (c *controller) releaseTargets(refs []target.Ref) {
-	for _, ref := range refs {
-		if ref.Local() {
-			continue
-		}
-		c.spokes.mu.Lock()
-		sp := c.spokes.byRef[ref]
-		delete(c.spokes.byRef, ref)
-		_, held := c.spokes.held[ref]
-		delete(c.spokes.held, ref)
-		c.spokes.mu.Unlock()
-		if sp != nil {
-			sp.close()
-		}
-		if held && c.e.spokeUse.done(ref) {
-			c.e.targets.Forget(ref)
-		}
+	for _, ref := range c.spokes.Release(refs) {
+		c.e.targets.Forget(ref)
 	}
 }
 
-// newSpoke builds the target's child caches and writer; c.spokes.mu is held.
-func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error) {
+// newSpoke builds the target's child caches and writer; c.spokes's lock is held.
+func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spokes.Spoke, error) {
 	creator, err := metacreate.New(cl.Config)
 	if err != nil {
 		return nil, &target.Error{Ref: ref, Err: err}
 	}
 	api := apitypes.New(cl.Kube.Discovery(), c.e.opts.DiscoveryResetInterval)
 	selector := func(o *metav1.ListOptions) { o.LabelSelector = childSelector(c.e.opts.Name) }
-	sp := &spoke{client: cl, book: childwrite.NewBook(), caches: map[string]cache.Indexer{}, stop: make(chan struct{})}
+	var factory spokes.Factory
 	if c.cfg.childrenPayload {
-		sp.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Dynamic, 0, metav1.NamespaceAll, selector)
+		factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Dynamic, 0, metav1.NamespaceAll, selector)
 	} else {
-		sp.factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
+		factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
 	}
+	sp := spokes.NewSpoke(cl, factory)
 	types := append(slices.Clone(c.children), c.targetTypes...)
 	caches := make([]childwrite.Cache, 0, len(types))
 	for _, ch := range types {
-		inf := sp.factory.ForResource(ch.gvr).Informer()
+		inf := sp.Factory.ForResource(ch.gvr).Informer()
 		_ = inf.SetTransform(childwrite.SummariseWriters)
 		if err := inf.AddIndexers(cache.Indexers{ownerIndex: childwrite.MarkedOwnerIndex}); err != nil {
 			return nil, fmt.Errorf("target %s: %w", ref, err)
@@ -454,11 +230,11 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 			return nil, fmt.Errorf("target %s: %w", ref, err)
 		}
 		caches = append(caches, childwrite.Cache{GVR: ch.gvr, Store: inf.GetIndexer()})
-		sp.caches[ch.typeKey] = inf.GetIndexer()
-		sp.synced = append(sp.synced, inf.HasSynced)
+		sp.Caches[ch.typeKey] = inf.GetIndexer()
+		sp.Synced = append(sp.Synced, inf.HasSynced)
 	}
-	sp.writer = childwrite.New(childwrite.Deps{
-		Dyn: cl.Dynamic, Meta: cl.Meta, Creator: creator, Book: sp.book, Locks: childwrite.NewLocks(),
+	sp.Writer = childwrite.New(childwrite.Deps{
+		Dyn: cl.Dynamic, Meta: cl.Meta, Creator: creator, Book: sp.Book, Locks: childwrite.NewLocks(),
 		Owned:    ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(cl.Kube.Discovery().RESTClient()), Manager: FieldManager}),
 		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: api.Mapping, Children: caches, Managed: c.cfg.managed,
 		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name,
@@ -468,7 +244,7 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spoke, error)
 		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait,
 		Log: c.cfg.log.With("target", ref.String()), Remote: true,
 	})
-	sp.factory.Start(sp.stop)
+	sp.Start()
 	return sp, nil
 }
 
@@ -478,45 +254,25 @@ func (c *controller) spokeChildren(cr *unstructured.Unstructured) (map[string]ma
 	if c.spokes == nil {
 		return nil, false
 	}
-	c.spokes.mu.Lock()
-	kt, ok := c.spokes.keys[kobj.KeyOf(cr)]
-	sp := c.spokes.byRef[kt.ref]
-	c.spokes.mu.Unlock()
-	if !ok || kt.uid != cr.GetUID() || kt.ref.Local() || sp == nil {
+	sp, ok := c.spokes.Current(kobj.KeyOf(cr), cr.GetUID())
+	if !ok {
 		return nil, false
 	}
-	out := map[string]map[string]map[string]any{}
-	for typeKey, idx := range sp.caches {
-		objs, err := idx.ByIndex(ownerIndex, string(cr.GetUID()))
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
-			u, ok := o.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			if out[typeKey] == nil {
-				out[typeKey] = map[string]map[string]any{}
-			}
-			out[typeKey][u.GetName()] = u.Object
-		}
-	}
-	return out, true
+	return sp.Children(ownerIndex, cr.GetUID()), true
 }
 
 // onSpokeChild queues the CR that marks a changed child on a target, unless the change is
 // ork's own write coming back (the spoke's write book), as onChild does for the hub's.
-func (c *controller) onSpokeChild(sp *spoke, gr schema.GroupResource, oldObj, obj any, deleted bool) {
+func (c *controller) onSpokeChild(sp *spokes.Spoke, gr schema.GroupResource, oldObj, obj any, deleted bool) {
 	u, ok := kobj.DeletedMeta(obj)
 	if !ok {
 		return
 	}
 	ev := childwrite.Event{Ref: childwrite.RefOf(gr, u), RV: u.GetResourceVersion(), UID: u.GetUID()}
-	key, ok := c.spokes.ownerKey(types.UID(u.GetAnnotations()[OwnerAnnotation]))
+	key, ok := c.spokes.OwnerKey(types.UID(u.GetAnnotations()[OwnerAnnotation]))
 	if deleted {
-		own := sp.book.OwnDelete(ev)
-		sp.book.Forget(ev, true)
+		own := sp.Book.OwnDelete(ev)
+		sp.Book.Forget(ev, true)
 		if ok && !own {
 			c.childChanged(key)
 		}
@@ -533,7 +289,7 @@ func (c *controller) onSpokeChild(sp *spoke, gr schema.GroupResource, oldObj, ob
 			return
 		}
 	}
-	if sp.book.Own(ev, !c.cfg.childrenPayload) {
+	if sp.Book.Own(ev, !c.cfg.childrenPayload) {
 		return
 	}
 	c.childChanged(key)
@@ -544,7 +300,7 @@ func (c *controller) requeueTarget(ref target.Ref) {
 	if c.spokes == nil {
 		return
 	}
-	for _, key := range c.spokes.keysOf(ref) {
+	for _, key := range c.spokes.KeysOf(ref) {
 		c.add(key, addOpts{trigger: TriggerRequeue})
 	}
 }
@@ -554,63 +310,18 @@ func (c *controller) forgetTargets(gone func(key string, uid types.UID) bool) {
 	if c.spokes == nil {
 		return
 	}
-	c.releaseTargets(c.spokes.forget(gone))
+	c.releaseTargets(c.spokes.Forget(gone))
 }
 
-// probeTargets probes every target with a client on a ticker and queues the CRs of each
-// target whose reachability changed: those of a dead one get TargetUnreachable without any
-// event, those of one back converge. The returned func stops it and waits.
+// probeTargets probes the targets with a client (spokes.Probe) and queues the CRs of each
+// target whose reachability changed. The returned func stops it and waits.
 func (e *Engine) probeTargets(ctx context.Context, controllers []*controller) func() {
 	if e.targets == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(targetProbeInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			before := map[target.Ref]bool{}
-			for _, ref := range e.targets.Targets() {
-				before[ref] = e.targets.StateOf(ref).Reachable
-			}
-			for ref, err := range e.targets.ProbeAll(ctx) {
-				e.log.Debug("target probe failed", "target", ref.String(), "err", err)
-			}
-			for ref, was := range before {
-				if e.targets.StateOf(ref).Reachable == was {
-					continue
-				}
-				e.log.Info("target reachability changed", "target", ref.String(), "reachable", !was)
-				for _, c := range controllers {
-					c.requeueTarget(ref)
-				}
-			}
+	return spokes.Probe(ctx, e.targets, func(ref target.Ref) {
+		for _, c := range controllers {
+			c.requeueTarget(ref)
 		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// onlyTargetFinalizerAdded reports whether b differs from a only by ork's
-// naming.TargetCleanupFinalizer added (and status, resourceVersion, managedFields): ork's own
-// write coming back, no reason to call.
-func onlyTargetFinalizerAdded(a, b *unstructured.Unstructured) bool {
-	has := func(u *unstructured.Unstructured) bool {
-		return slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer)
-	}
-	if has(a) || !has(b) {
-		return false
-	}
-	if !kobj.SameExcept(a.Object, b.Object, "status", "metadata") ||
-		!kobj.SameExcept(kobj.NestedMap(a.Object, "metadata"), kobj.NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
-		return false
-	}
-	without := slices.DeleteFunc(slices.Clone(b.GetFinalizers()), func(f string) bool { return f == naming.TargetCleanupFinalizer })
-	return slices.Equal(a.GetFinalizers(), without)
+	}, e.log)
 }

@@ -18,6 +18,20 @@ func OnlyStatusChanged(a, b *unstructured.Unstructured) bool {
 		SameExcept(NestedMap(a.Object, "metadata"), NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields")
 }
 
+// OnlyFinalizerAdded reports whether b differs from a only by finalizer added (and status,
+// resourceVersion, managedFields): ork's own finalizer write coming back, no news.
+func OnlyFinalizerAdded(a, b *unstructured.Unstructured, finalizer string) bool {
+	if slices.Contains(a.GetFinalizers(), finalizer) || !slices.Contains(b.GetFinalizers(), finalizer) {
+		return false
+	}
+	if !SameExcept(a.Object, b.Object, "status", "metadata") ||
+		!SameExcept(NestedMap(a.Object, "metadata"), NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "finalizers") {
+		return false
+	}
+	without := slices.DeleteFunc(slices.Clone(b.GetFinalizers()), func(f string) bool { return f == finalizer })
+	return slices.Equal(a.GetFinalizers(), without)
+}
+
 // SameExcept reports whether maps a and b are equal apart from the keys skip.
 func SameExcept(a, b map[string]any, skip ...string) bool {
 	count := func(m map[string]any) int {

@@ -17,7 +17,7 @@ import (
 // and each child cache lists the bucket's slots only after its own watch ended and its
 // reflector relisted, each on its own back-off. A pass before would send no children for a
 // CR that has some, and a reconciler that re-creates what it does not see could make a new
-// Secret and overwrite its data (migrate.go names the same hazard at an unsharded start).
+// Secret and overwrite its data (run/childlabel names the same hazard at an unsharded start).
 // So a bucket is ready once every child cache has taken in a list made with a holding that
 // includes it, since its take, and the take's labelling of unslotted children has ended
 // (the children it labels show in the caches only after). Until then its keys wait, noted

@@ -40,7 +40,7 @@ func TestPatchSlotLabelRetriesAChildThatMoved(t *testing.T) {
 		wantRV    string
 		wantSent  int
 		wantErr   bool
-		still     func(metav1.Object) bool // labelUnslotted's test, or the relabel's
+		still     func(metav1.Object) bool // childlabel's unslotted test, or the relabel's
 	}{
 		{"lands at once", 0, nil, "9", 1, false, unslotted},
 		{"moved once, then lands", 1, nil, "9", 2, false, unslotted},
