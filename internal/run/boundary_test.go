@@ -24,6 +24,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/dryplan":      {"internal/runplan"},
+	"internal/run/inflight":     {"internal/operation"},
 	"internal/run/informers":    nil,
 	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,

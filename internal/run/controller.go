@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/naming"
@@ -23,6 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crdqueue"
 	"github.com/orkspace/ork/internal/run/crstatus"
+	"github.com/orkspace/ork/internal/run/inflight"
 	"github.com/orkspace/ork/internal/run/informers"
 	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/kobj"
@@ -42,9 +42,8 @@ type controller struct {
 	children []child
 	// related reads and watches payload.related (related.go); nil without entries.
 	related *relatedwatch.Watch
-	queue   workqueue.TypedRateLimitingInterface[string]
-	// lanes is queue itself, with its lanes: see enqueue.go for what decides a lane.
-	lanes  *crdqueue.Queue
+	// queue is the CRD's work queue with its lanes, one handle (enqueue.go).
+	queue  workQueue
 	ledger *keyledger.Ledger
 	// suspended are the CRs suspended at their last pass (suspend.go).
 	suspended *suspensions.Memory
@@ -58,14 +57,11 @@ type controller struct {
 	// writes is the controller's write path for its children (childwrite), built once.
 	writes childWrites
 	// ops are the long-running operations held for its CRs (operations.go).
-	ops *heldOps
+	ops *inflight.Book
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
 	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
 	spokes *spokes.Set
-	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
-	// is on a target (fixedTarget); children is empty then.
-	targetTypes []child
 }
 
 // child is an informer on one managed resource type.
@@ -101,7 +97,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 	}
 	if e.dry == nil {
 		// A dry run persists no operation: nothing is held, nothing is counted.
-		c.ops = newHeldOps(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
+		c.ops = inflight.New(func(n int) { e.opts.Metrics.OperationsInFlight.WithLabelValues(crd.Name).Set(float64(n)) },
 			func(result string, d time.Duration) {
 				e.opts.Metrics.OperationDuration.WithLabelValues(crd.Name, result).Observe(d.Seconds())
 			})
@@ -114,8 +110,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	c.lanes = crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue)
-	c.queue = c.lanes
+	lanes := crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue)
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
 		return nil, err
@@ -130,7 +125,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			timeout = max(timeout, rr.cand.Timeout())
 		}
 	}
-	c.queue = e.live.Watch(crd.Name, c.cfg.workers, timeout, c.queue)
+	c.queue = workQueue{TypedRateLimitingInterface: e.live.Watch(crd.Name, c.cfg.workers, timeout, lanes), lanes: lanes}
 	c.cfg.passTimeout = timeout + liveness.PassWriteGrace
 	if r := crd.OperatorBox.Reconcile.Remote; r != nil {
 		c.cfg.childrenPayload = r.Payload.Children.Enabled
@@ -177,7 +172,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			return nil, err
 		}
 		if onlyTarget {
-			c.targetTypes = append(c.targetTypes, ch)
+			c.cfg.targetTypes = append(c.cfg.targetTypes, ch)
 			continue
 		}
 		c.children = append(c.children, ch)
@@ -325,7 +320,7 @@ func (c *controller) onUpdate(oldObj, newObj any) {
 	// ork's own status write echoes back as an update: reacting to it would loop forever.
 	// Its finalizer write too: it needs no call of its own (unless a take owes it a pass).
 	// And the operation annotation it writes for a reconciler's long-running operation.
-	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || onlyOperationAnnotationChanged(oldU, newU) ||
+	if kobj.OnlyStatusChanged(oldU, newU) || onlyOrkFinalizerChanged(oldU, newU, c.cfg.finalize) || kobj.OnlyAnnotationChanged(oldU, newU, operation.Annotation) ||
 		kobj.OnlyFinalizerAdded(oldU, newU, naming.TargetCleanupFinalizer) {
 		c.onSync(newU)
 		return

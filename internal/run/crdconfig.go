@@ -35,4 +35,7 @@ type crdConfig struct {
 	// resync is reconcile.resync, 0 for none.
 	resync time.Duration
 	log    *slog.Logger
+	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
+	// is on a target (fixedTarget); the controller's children are none then.
+	targetTypes []child
 }

@@ -27,7 +27,7 @@ func incarnation(uid, rv string) *unstructured.Unstructured {
 func TestAnUpdateThatChangesTheUIDDeliversTheOldDelete(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &controller{e: (&Engine{opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{TypedRateLimitingInterface: q}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	c.onUpdate(incarnation("u1", "1"), incarnation("u2", "5"))
 	got, tomb, ok := c.ledger.Begin("ns/a", time.Now())
 	if !ok || got != TriggerDelete || tomb == nil || tomb.GetUID() != "u1" {

@@ -48,7 +48,7 @@ func TestHeldPassKeepsItsTriggerAndWaitsForThePause(t *testing.T) {
 	q := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(
 		workqueue.DefaultTypedControllerRateLimiter[string]()), added: func(d time.Duration) { delays = append(delays, d) }}
 	defer q.ShutDown()
-	c := &controller{e: (&Engine{opts: Options{BackoffMax: 5 * time.Second}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: q}
+	c := &controller{e: (&Engine{opts: Options{BackoffMax: 5 * time.Second}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{TypedRateLimitingInterface: q}}
 	pause := 2 * time.Minute
 	for range 20 {
 		c.ledger.Note("ns/a", TriggerCreate)
@@ -119,7 +119,7 @@ func TestDryRunPlanOfAHeldPassSaysNotCalled(t *testing.T) {
 // created again. Only ork's own prune is its own delete.
 func TestChildDeletedDuringAWatchGapRequeuesItsOwner(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: "App"}
-	c := &controller{e: (&Engine{writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
+	c := &controller{e: (&Engine{writes: childwrite.NewBook(), opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, gvk: gvk}}
 	defer c.queue.ShutDown()
 	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
 	child := &unstructured.Unstructured{}

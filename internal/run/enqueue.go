@@ -4,7 +4,18 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orkspace/ork/internal/run/crdqueue"
 )
+
+// workQueue is a CRD's work queue as its controller holds it: client-go's rate-limiting
+// queue (watched by the liveness check) and the lanes (run/crdqueue) that decide which ready
+// key goes next, one handle; the lanes are nil in unit tests' plain queues.
+type workQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	lanes *crdqueue.Queue
+}
 
 // laneChoice says which lane of the queue an add puts its key in (run/crdqueue).
 type laneChoice int
@@ -51,9 +62,9 @@ func (c *controller) add(key string, o addOpts) {
 	switch o.lane {
 	case laneAsIs:
 	case laneFast:
-		c.lanes.MarkFast(key)
+		c.queue.lanes.MarkFast(key)
 	case laneKeep:
-		c.lanes.KeepLane(key)
+		c.queue.lanes.KeepLane(key)
 	}
 	after := o.after
 	if o.minInterval > 0 && !last.IsZero() {

@@ -25,7 +25,7 @@ func (c *controller) forgetObjects(gone func(types.UID) bool) {
 	c.ledger.ForgetObjects(gone)
 	c.forgetSuspensions(gone)
 	c.related.ForgetObjects(gone)
-	c.ops.forget(func(_ string, uid types.UID) bool { return gone(uid) })
+	c.ops.Forget(func(_ string, uid types.UID) bool { return gone(uid) })
 	c.forgetTargets(func(_ string, uid types.UID) bool { return gone(uid) })
 	if c.cand != nil {
 		c.cand.ForgetObjects(gone)

@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/ork/internal/related"
 	"github.com/orkspace/ork/internal/rollout"
 	"github.com/orkspace/ork/internal/run/candidate"
+	"github.com/orkspace/ork/internal/run/inflight"
 	"github.com/orkspace/ork/internal/run/keyledger"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/spokes"
@@ -33,7 +34,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	cms := schema.GroupResource{Resource: "configmaps"}
 	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: suspensions.New(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
-	c.ops = newHeldOps(func(n int) { inFlight = n }, func(string, time.Duration) {})
+	c.ops = inflight.New(func(n int) { inFlight = n }, func(string, time.Duration) {})
 	c.spokes = spokes.New(nil, nil)
 	ctx := t.Context()
 	for _, cr := range []struct {
@@ -44,7 +45,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.Set(ctx, cr.key, cr.uid, true)
 		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
-		c.ops.note(cr.key, cr.uid, &opStep{next: &operation.State{ID: "op", StartedAt: time.Now()}}, time.Now())
+		c.ops.Note(cr.key, cr.uid, inflight.Step{Next: &operation.State{ID: "op", StartedAt: time.Now()}, Wrote: true}, time.Now())
 		c.spokes.Use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
@@ -88,10 +89,8 @@ func spokeUser(s *spokes.Set, uid types.UID) bool {
 	return ok
 }
 
-func opHeld(h *heldOps, key string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.byKey[key]
+func opHeld(b *inflight.Book, key string) bool {
+	_, ok := b.Get(key)
 	return ok
 }
 

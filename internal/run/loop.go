@@ -60,11 +60,10 @@ func (e *Engine) runControllers(ctx context.Context) error {
 			ms[i] = ringMember{c}
 		}
 		e.ring.Start(ctx, shardring.Members{Controllers: ms, Recorder: e.recorder,
-			SlotChildren: func(ctx context.Context, bs []int) map[string]string { return e.labelTaken(ctx, controllers, bs) },
+			SlotChildren: e.childLabeller(controllers).Taken,
 			ChildStores:  childStoresOf(controllers, factories.needFull)})
 	}
-	e.labelOlderChildren(ctx, controllers)
-	e.relabelDefaultNamed(ctx, controllers)
+	e.labelAtStart(ctx, controllers)
 	// Before any pass: a restart resumes each rollout at its step, with its CRs on each side.
 	rollouts := e.rollouts(controllers)
 	if err := rollouts.Resume(ctx); err != nil {

@@ -20,7 +20,7 @@ import (
 func TestAnotherCRDsHandlerDoesNotConsumeThePruneMark(t *testing.T) {
 	writes := childwrite.NewBook()
 	newController := func(kind string) *controller {
-		return &controller{e: (&Engine{writes: writes, opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()), cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
+		return &controller{e: (&Engine{writes: writes, opts: Options{Metrics: NewMetrics()}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}, cfg: crdConfig{crd: &katalog.CRD{Name: kind}, gvk: schema.GroupVersionKind{Group: "myorg.io", Version: "v1", Kind: kind}}}
 	}
 	other, owner := newController("Other"), newController("App")
 	defer other.queue.ShutDown()

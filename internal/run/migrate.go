@@ -9,33 +9,18 @@ import (
 	"github.com/orkspace/ork/internal/run/childlabel"
 )
 
-// labelOlderChildren gives OperatorLabel to the children an older ork wrote for this
-// Katalog's custom resources, before the child caches start (childlabel.Labeller.Older).
-func (e *Engine) labelOlderChildren(ctx context.Context, controllers []*controller) {
-	if e.dry != nil || e.ring != nil {
-		// A sharded replica holds no bucket yet, so may write for no CR: each take labels
-		// its bucket's children (Engine.labelTaken).
-		return
-	}
-	e.childLabeller(controllers).Older(ctx)
-}
-
-// relabelDefaultNamed gives OperatorLabel=Name to the children of this Katalog's custom
-// resources labelled for the old default name, before the child caches start
-// (childlabel.Labeller.DefaultNamed). A sharded replica holds no bucket yet: labelTaken
-// relabels at each take.
-func (e *Engine) relabelDefaultNamed(ctx context.Context, controllers []*controller) {
+// labelAtStart labels, before the child caches start, the children an older ork wrote for
+// this Katalog's custom resources: OperatorLabel on those written without it
+// (childlabel.Labeller.Older), then OperatorLabel=Name on those labelled for the old default
+// name (DefaultNamed). A sharded replica holds no bucket yet, so may write for no CR: each
+// take labels its bucket's children (childlabel.Labeller.Taken, from the ring).
+func (e *Engine) labelAtStart(ctx context.Context, controllers []*controller) {
 	if e.dry != nil || e.ring != nil {
 		return
 	}
-	e.childLabeller(controllers).DefaultNamed(ctx, nil)
-}
-
-// labelTaken labels the children of the CRs of the buckets a sharded replica took: those
-// written before sharding and those written under the old default name. It returns the
-// highest resourceVersion written per collection (shardring.CollectionKey).
-func (e *Engine) labelTaken(ctx context.Context, controllers []*controller, buckets []int) map[string]string {
-	return e.childLabeller(controllers).Taken(ctx, buckets)
+	l := e.childLabeller(controllers)
+	l.Older(ctx)
+	l.DefaultNamed(ctx, nil)
 }
 
 // childLabeller labels the children of controllers: a child is this operator's when its

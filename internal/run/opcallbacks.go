@@ -137,8 +137,8 @@ func (c *controller) heldFor(key string, uid types.UID) (opcallback.Held, bool) 
 	if h.UID != uid {
 		return h, true
 	}
-	if op, ok := c.ops.get(key); ok && op.uid == uid {
-		h.ID, h.Generation = op.id, op.generation
+	if op, ok := c.ops.Get(key); ok && op.UID == uid {
+		h.ID, h.Generation = op.ID, op.Generation
 		return h, true
 	}
 	from := cr.Object

@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
 	"github.com/orkspace/ork/internal/run/crstatus"
+	"github.com/orkspace/ork/internal/run/inflight"
 	"github.com/orkspace/ork/internal/run/kobj"
 )
 
@@ -54,7 +53,7 @@ func (c *controller) operationPlace() operation.Where {
 // decode is bad, at where.
 func (c *controller) heldOperation(ctx context.Context, in input) (held *operation.State, where operation.Where, bad, err error) {
 	obj := in.cr
-	if uid, rv := c.ledger.StatusWrite(in.key); !in.gone && c.ops.has(in.key) && uid == in.cr.GetUID() && rv != "" &&
+	if uid, rv := c.ledger.StatusWrite(in.key); !in.gone && hasOp(c.ops, in.key) && uid == in.cr.GetUID() && rv != "" &&
 		kobj.CompareRV(rv, in.cr.GetResourceVersion()) > 0 {
 		fresh, err := c.freshCR(ctx, in)
 		if err != nil {
@@ -125,112 +124,12 @@ func (c *controller) cachedGeneration(key string) (int64, bool) {
 	return cr.GetGeneration(), true
 }
 
-// onlyOperationAnnotationChanged reports whether b differs from a only in ork's operation
-// annotation (and what every write changes): ork's own write coming back, worth no pass.
-func onlyOperationAnnotationChanged(a, b *unstructured.Unstructured) bool {
-	if !kobj.SameExcept(a.Object, b.Object, "status", "metadata") ||
-		!kobj.SameExcept(kobj.NestedMap(a.Object, "metadata"), kobj.NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "annotations") {
-		return false
+// inflight is s as the in-flight book records it.
+func (s *opStep) inflight() inflight.Step {
+	if s == nil {
+		return inflight.Step{}
 	}
-	aa, ba := a.GetAnnotations(), b.GetAnnotations()
-	if aa[operation.Annotation] == ba[operation.Annotation] {
-		return false
-	}
-	for k, v := range aa {
-		if w, ok := ba[k]; k != operation.Annotation && (!ok || w != v) {
-			return false
-		}
-	}
-	for k := range ba {
-		if _, ok := aa[k]; k != operation.Annotation && !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// heldOps are the operations held for a controller's CRs, by key, as this replica last
-// persisted or read them: ork_operations_in_flight, and the start each ending is timed from.
-type heldOps struct {
-	mu       sync.Mutex
-	byKey    map[string]heldOp
-	inFlight func(n int)
-	ended    func(result string, d time.Duration)
-}
-
-type heldOp struct {
-	uid       types.UID
-	startedAt time.Time
-	// id and generation name the operation, for the completion callback (opcallbacks.go).
-	id         string
-	generation int64
-}
-
-func newHeldOps(inFlight func(int), ended func(string, time.Duration)) *heldOps {
-	return &heldOps{byKey: map[string]heldOp{}, inFlight: inFlight, ended: ended}
-}
-
-// note records what a pass persisted or read of key's operation.
-func (h *heldOps) note(key string, uid types.UID, s *opStep, now time.Time) {
-	if h == nil || s == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, counted := h.byKey[key]; s.held == nil && !s.writes() && !counted {
-		return // nothing held, nothing started, nothing counted: the common pass
-	}
-	if s.ended != "" && s.held != nil {
-		h.ended(s.ended, now.Sub(s.held.StartedAt))
-	}
-	next := s.held
-	if s.writes() {
-		next = s.next
-	}
-	if next.Held() {
-		h.byKey[key] = heldOp{uid: uid, startedAt: next.StartedAt, id: next.ID, generation: next.Generation}
-	} else {
-		delete(h.byKey, key)
-	}
-	h.inFlight(len(h.byKey))
-}
-
-// has reports whether an operation is counted held for key.
-func (h *heldOps) has(key string) bool {
-	if h == nil {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.byKey[key]
-	return ok
-}
-
-// get is the operation counted held for key; ok is false when none is.
-func (h *heldOps) get(key string) (op heldOp, ok bool) {
-	if h == nil {
-		return heldOp{}, false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	op, ok = h.byKey[key]
-	return op, ok
-}
-
-// forget drops the keys gone says so of (a bucket moved, a CR deleted): they are no longer
-// this replica's to count.
-func (h *heldOps) forget(gone func(key string, uid types.UID) bool) {
-	if h == nil {
-		return // a controller a unit test built without operations
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for k, op := range h.byKey {
-		if gone(k, op.uid) {
-			delete(h.byKey, k)
-		}
-	}
-	h.inFlight(len(h.byKey))
+	return inflight.Step{Held: s.held, Next: s.next, Wrote: s.writes(), Ended: s.ended}
 }
 
 // readOperation is the operation held for in's CR. One that does not decode is reported and
@@ -288,4 +187,9 @@ func finished(d *decision, env passEnv, held *operation.State, at operation.Wher
 		d.action, d.after = actionRequeueAfter, minRequeueAfter
 	}
 	d.progress = &crstatus.Progress{Reason: reasonOperationCompleted, Message: fmt.Sprintf("operation %q ended", held.ID)}
+}
+
+func hasOp(b *inflight.Book, key string) bool {
+	_, ok := b.Get(key)
+	return ok
 }

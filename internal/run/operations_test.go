@@ -56,19 +56,3 @@ func TestADeleteIsCalledWhateverItsOperationsDeadline(t *testing.T) {
 		t.Errorf("the delete's call carries prepared.operation %v, want op-1", sent["operation"])
 	}
 }
-
-// The count of operations in flight follows what is held: a key noted held and then seen
-// with nothing held (its operation removed by hand, or ended elsewhere) is no longer counted.
-func TestOperationsInFlightDropAKeyNoLongerHeld(t *testing.T) {
-	var n int
-	h := newHeldOps(func(v int) { n = v }, func(string, time.Duration) {})
-	now := time.Now()
-	h.note("ns/a", "u1", &opStep{next: &operation.State{ID: "x", StartedAt: now}}, now)
-	if n != 1 || !h.has("ns/a") {
-		t.Fatalf("in flight = %d after a pending answer, want 1", n)
-	}
-	h.note("ns/a", "u1", &opStep{}, now) // a pass that found nothing held
-	if n != 0 || h.has("ns/a") {
-		t.Errorf("in flight = %d after a pass that found none held, want 0", n)
-	}
-}

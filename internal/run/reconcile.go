@@ -213,7 +213,7 @@ func (c *controller) handle(ctx context.Context, key string) {
 		// none. The key waits, its trigger kept, and is queued when the bucket is ready.
 		c.endPass(key, false)
 		c.ledger.Note(key, trigger)
-		c.lanes.KeepLane(key)
+		c.queue.lanes.KeepLane(key)
 		if !c.e.gate.waitReady(in.cr.GetUID(), c, key) {
 			c.add(key, addOpts{}) // ready meanwhile, or gone: begin decides again
 		}
@@ -414,7 +414,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if opErr == nil && c.e.gate.owns(in.cr.GetUID()) {
 		// Counted only once persisted, and only while its bucket is still this replica's
 		// (a release's forget must not be undone by a pass that ends after it).
-		c.ops.note(in.key, in.cr.GetUID(), d.op, time.Now())
+		c.ops.Note(in.key, in.cr.GetUID(), d.op.inflight(), time.Now())
 	}
 	return d, steps, true
 }
@@ -423,7 +423,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 // the pass and were not ork's own writes.
 func (c *controller) endPass(key string, forget bool) {
 	if forget {
-		c.ops.forget(func(k string, _ types.UID) bool { return k == key })
+		c.ops.Forget(func(k string, _ types.UID) bool { return k == key })
 		c.forgetTargets(func(k string, _ types.UID) bool { return k == key })
 	}
 	for _, ev := range c.ledger.End(key, time.Now(), forget) {

@@ -34,7 +34,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &controller{e: (&Engine{opts: Options{Metrics: m}, writes: childwrite.NewBook()}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), lanes: q, queue: q, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: m}, writes: childwrite.NewBook()}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{q, q}, informer: informers.AllNamespaces(inf), related: w, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	cms := schema.GroupResource{Resource: "configmaps"}
 	w.Record("ns/a", "u1", []related.Target{{Resource: cms, Ref: related.Ref{As: "config", Namespace: "ns", Name: "a-config"}}})
 	c.ledger.Note("ns/a", TriggerRelated)
@@ -50,7 +50,7 @@ func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 	m := NewMetrics()
 	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue)
 	t.Cleanup(q.ShutDown)
-	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
+	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{q, q}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
 }
 
 // A related change seen while the CR's pass runs waits a whole ChildMinInterval: measured

@@ -36,7 +36,7 @@ func newShardedController(t *testing.T) (*controller, *shardring.Ring, *crdqueue
 	}
 	q := crdqueue.New("app", time.Millisecond, time.Second, metrics.queue)
 	t.Cleanup(q.ShutDown)
-	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: suspensions.New(nil), ledger: keyledger.New(), lanes: q, queue: q, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
+	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: suspensions.New(nil), ledger: keyledger.New(), queue: workQueue{q, q}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 	var uid types.UID
 	for uid = uuid.NewUUID(); shard.BucketOf(uid, buckets) != 1; uid = uuid.NewUUID() {
 	}

@@ -209,7 +209,7 @@ func (c *controller) newSpoke(ref target.Ref, cl *target.Client) (*spokes.Spoke,
 		factory = metadatainformer.NewFilteredSharedInformerFactory(cl.Meta, 0, metav1.NamespaceAll, selector)
 	}
 	sp := spokes.NewSpoke(cl, factory)
-	types := append(slices.Clone(c.children), c.targetTypes...)
+	types := append(slices.Clone(c.children), c.cfg.targetTypes...)
 	caches := make([]childwrite.Cache, 0, len(types))
 	for _, ch := range types {
 		inf := sp.Factory.ForResource(ch.gvr).Informer()

@@ -18,6 +18,31 @@ func OnlyStatusChanged(a, b *unstructured.Unstructured) bool {
 		SameExcept(NestedMap(a.Object, "metadata"), NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields")
 }
 
+// OnlyAnnotationChanged reports whether b differs from a only in the annotation key (and
+// status, resourceVersion, managedFields): ork's own write of that annotation coming back,
+// no news.
+func OnlyAnnotationChanged(a, b *unstructured.Unstructured, key string) bool {
+	if !SameExcept(a.Object, b.Object, "status", "metadata") ||
+		!SameExcept(NestedMap(a.Object, "metadata"), NestedMap(b.Object, "metadata"), "resourceVersion", "managedFields", "annotations") {
+		return false
+	}
+	aa, ba := a.GetAnnotations(), b.GetAnnotations()
+	if aa[key] == ba[key] {
+		return false
+	}
+	for k, v := range aa {
+		if w, ok := ba[k]; k != key && (!ok || w != v) {
+			return false
+		}
+	}
+	for k := range ba {
+		if _, ok := aa[k]; k != key && !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // OnlyFinalizerAdded reports whether b differs from a only by finalizer added (and status,
 // resourceVersion, managedFields): ork's own finalizer write coming back, no news.
 func OnlyFinalizerAdded(a, b *unstructured.Unstructured, finalizer string) bool {

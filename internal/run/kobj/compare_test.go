@@ -62,3 +62,28 @@ func TestOnlyFinalizerAdded(t *testing.T) {
 		}
 	}
 }
+
+// ork's own write of an annotation coming back is no news; any other change with it is.
+func TestOnlyAnnotationChanged(t *testing.T) {
+	obj := func(ann map[string]string, spec string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"v": spec}}}
+		u.SetAnnotations(ann)
+		return u
+	}
+	const key = "orkestra.orkspace.io/operation"
+	for _, tt := range []struct {
+		name string
+		a, b *unstructured.Unstructured
+		want bool
+	}{
+		{"the annotation set", obj(nil, "1"), obj(map[string]string{key: "x"}, "1"), true},
+		{"the annotation removed", obj(map[string]string{key: "x", "team": "a"}, "1"), obj(map[string]string{"team": "a"}, "1"), true},
+		{"another annotation too", obj(nil, "1"), obj(map[string]string{key: "x", "team": "a"}, "1"), false},
+		{"the spec too", obj(nil, "1"), obj(map[string]string{key: "x"}, "2"), false},
+		{"nothing", obj(map[string]string{key: "x"}, "1"), obj(map[string]string{key: "x"}, "1"), false},
+	} {
+		if got := OnlyAnnotationChanged(tt.a, tt.b, key); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
