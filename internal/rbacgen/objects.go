@@ -176,7 +176,12 @@ func (r *Result) YAML(orkVersion string) ([]byte, error) {
 		fmt.Fprintf(&b, "#   %s\n", s)
 	}
 	fmt.Fprintf(&b, "# Regenerate, do not edit: %s\n", r.command())
-	for _, o := range r.Objects() {
+	return appendYAML(&b, r.Objects())
+}
+
+// appendYAML appends objs to b as YAML documents, each after "---".
+func appendYAML(b *bytes.Buffer, objs []runtime.Object) ([]byte, error) {
+	for _, o := range objs {
 		y, err := sigsyaml.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("encode %T: %w", o, err)
@@ -188,9 +193,12 @@ func (r *Result) YAML(orkVersion string) ([]byte, error) {
 }
 
 // JSON is a v1 List holding the objects, indented.
-func (r *Result) JSON() ([]byte, error) {
+func (r *Result) JSON() ([]byte, error) { return listJSON(r.Objects()) }
+
+// listJSON is a v1 List holding objs, indented.
+func listJSON(objs []runtime.Object) ([]byte, error) {
 	list := &metav1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
-	for _, o := range r.Objects() {
+	for _, o := range objs {
 		raw, err := json.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("encode %T: %w", o, err)

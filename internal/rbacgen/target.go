@@ -2,7 +2,6 @@ package rbacgen
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/naming"
@@ -195,33 +193,11 @@ func (r *TargetResult) YAML(orkVersion string) ([]byte, error) {
 		fmt.Fprintf(&b, "#   %s\n", s)
 	}
 	fmt.Fprintf(&b, "# Apply on each target cluster. Regenerate, do not edit: %s\n", r.command())
-	for _, o := range r.Objects() {
-		y, err := sigsyaml.Marshal(o)
-		if err != nil {
-			return nil, fmt.Errorf("encode %T: %w", o, err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	return b.Bytes(), nil
+	return appendYAML(&b, r.Objects())
 }
 
 // JSON is a v1 List holding the objects, indented.
-func (r *TargetResult) JSON() ([]byte, error) {
-	list := &metav1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
-	for _, o := range r.Objects() {
-		raw, err := json.Marshal(o)
-		if err != nil {
-			return nil, fmt.Errorf("encode %T: %w", o, err)
-		}
-		list.Items = append(list.Items, runtime.RawExtension{Raw: raw})
-	}
-	b, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode list: %w", err)
-	}
-	return append(b, '\n'), nil
-}
+func (r *TargetResult) JSON() ([]byte, error) { return listJSON(r.Objects()) }
 
 // command is the `ork rbac gen --target` invocation that gives this result.
 func (r *TargetResult) command() string {
