@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -209,6 +211,7 @@ func completeRun(env *Env) (runOptions, error) {
 }
 
 func runRun(cmd *cobra.Command, env *Env, opts runOptions) error {
+	setMemoryLimit(opts.engine.Logger, memlimit.FromCgroup)
 	set, err := loadValidKatalog(env, opts.files)
 	if err != nil {
 		return err
