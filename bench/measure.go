@@ -72,7 +72,9 @@ func startSystem(ctx context.Context, c *cluster, bin string, sys system, rec *r
 		if err != nil {
 			return nil, nil, err
 		}
-		return r, profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%s-%d.pprof", c.w.name, n))), nil
+		cpu := profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-%s-%d.pprof", c.w.name, n)))
+		heap := filepath.Join(o.out, fmt.Sprintf("ork-heap-%s-%d.pprof", c.w.name, n))
+		return r, func() { cpu(); saveHeap(metrics, heap) }, nil
 	}
 	r, err := startOperator(ctx, c, sys.workers)
 	return r, func() {}, err
@@ -199,6 +201,29 @@ func percentile(ds []time.Duration, p float64) float64 {
 	slices.Sort(ds)
 	i := int(p * float64(len(ds)-1))
 	return float64(ds[i].Microseconds()) / 1000
+}
+
+// saveHeap saves ork's heap profile, after a collection: at the end of a measurement, what
+// ork holds at rest with everything cached.
+func saveHeap(addr, path string) {
+	err := func() error {
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", addr))
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, res.Body)
+		return errors.Join(err, f.Close())
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: heap profile:", err)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "bench: heap profile in", path)
 }
 
 // profileCPU starts taking ork's CPU profile; the returned func waits for it and saves it.
