@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/orkspace/ork/internal/exchange"
-	"github.com/orkspace/ork/internal/version"
 )
 
 // Reconcile POSTs the PreparedRequest of req and decodes the answer. The whole call, secret
@@ -131,7 +130,7 @@ func (r *Reconciler) post(parent, ctx context.Context, client *http.Client, u *u
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", version.UserAgent())
+	req.Header.Set("User-Agent", r.userAgent)
 	req.Header.Set(ContractVersionHeader, ContractVersion)
 	// Reconciles are idempotent by contract: the key lets Go's transport send the request
 	// again on a fresh connection when the endpoint had closed the reused keep-alive one

@@ -14,6 +14,7 @@ import (
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/operation"
+	"github.com/orkspace/ork/internal/version"
 )
 
 // ContractVersion is the version of the wire contract (schema/prepared-request.schema.json
@@ -167,6 +168,8 @@ type Reconciler struct {
 	now              func() time.Time
 	// paused are the endpoints that asked to wait (Retry-After).
 	paused *Pauses
+	// userAgent is made once: reading the build info parses it anew each time.
+	userAgent string
 }
 
 // New prepares the Reconciler of a remote CRD: it parses the timeout, exclude paths and
@@ -196,6 +199,7 @@ func New(crd *katalog.CRD, opts Options) (*Reconciler, error) {
 		record:           opts.Record,
 		now:              opts.Now,
 		paused:           opts.Pauses,
+		userAgent:        version.UserAgent(),
 	}
 	if r.paused == nil {
 		r.paused = NewPauses()
