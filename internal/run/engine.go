@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -167,9 +169,20 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	}
 	// A write that wants its warnings (the status keys a schema prunes) collects them.
 	guarded.WarningHandlerWithContext = apiwarnings.NewRouter(opts.RESTConfig)
-	kube, err := kubernetes.NewForConfig(guarded)
+	// The typed client speaks protobuf, as kube-controller-manager's clients do: it writes
+	// only built-in kinds (an Event for each CR turning Ready above all), and protobuf costs
+	// a fraction of JSON to encode and decode. Discovery stays on JSON, the one form its
+	// decoder reads.
+	typed := rest.CopyConfig(guarded)
+	typed.ContentType = runtime.ContentTypeProtobuf
+	typed.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	kube, err := kubernetes.NewForConfig(typed)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(guarded)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(guarded)
 	if err != nil {
@@ -203,10 +216,10 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		dyn:        dyn,
 		meta:       metaClient,
 		creator:    creator,
-		api:        apitypes.New(kube.Discovery(), opts.DiscoveryResetInterval),
+		api:        apitypes.New(disco, opts.DiscoveryResetInterval),
 		lead:       lead,
 		writes:     childwrite.NewBook(),
-		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(kube.Discovery().RESTClient()), Manager: FieldManager}),
+		owned:      ownedfields.New(ownedfields.Options{Client: openapi.NewClientWithContext(disco.RESTClient()), Manager: FieldManager}),
 		childLocks: childwrite.NewLocks(),
 		secrets:    secretcache.New(kube, opts.SecretTTL),
 		pauses:     pauses,
