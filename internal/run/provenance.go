@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
@@ -25,6 +27,10 @@ type passRecord struct {
 	version, side string
 	args          any
 	related       []prov.Related
+	// redact are ork run's --redact paths, masked in the inputs digest as in a recording:
+	// status.lastDecision is public, and a short secret under a digest could be found by
+	// hashing guesses.
+	redact []dotpath.Path
 }
 
 // newRecord starts the record of a pass of in. A pass without an id (a dry run's, or one
@@ -33,13 +39,13 @@ type passRecord struct {
 func (c *controller) newRecord(in input) passRecord {
 	now := time.Now()
 	if c.crw != nil && !c.crw.records() {
-		return passRecord{at: now, trigger: in.trigger}
+		return passRecord{at: now, trigger: in.trigger, redact: c.e.redact}
 	}
 	id, err := prov.NewID(now, rand.Reader)
 	if err != nil {
 		c.cfg.log.Warn("no decision id for this pass", "key", in.key, "err", err)
 	}
-	return passRecord{id: id, at: now, trigger: in.trigger}
+	return passRecord{id: id, at: now, trigger: in.trigger, redact: c.e.redact}
 }
 
 // answered is rec with what the reconciler's answer d said of it.
@@ -57,10 +63,16 @@ func (rec passRecord) lastDecision(cr *unstructured.Unstructured) map[string]any
 		Reconciler: prov.Reconciler{Side: rec.side, Version: rec.version}}.Status()
 }
 
-// inputs is the digest of what the answer depended on; "" when it cannot be computed (args
-// that do not encode as JSON: the request would not have encoded either).
+// inputs is the digest of what the answer depended on, the redact paths masked in the CR and
+// in args (as a recording masks them); "" when it cannot be computed (args that do not
+// encode as JSON: the request would not have encoded either).
 func (rec passRecord) inputs(cr *unstructured.Unstructured) string {
-	d, err := prov.InputsDigest(prov.InputsOf(cr, rec.args, prov.RelatedVersions(rec.related)))
+	args := rec.args
+	if m, ok := args.(map[string]any); ok {
+		args = exchange.Redact(m, rec.redact)
+	}
+	masked := &unstructured.Unstructured{Object: exchange.Redact(cr.Object, rec.redact)}
+	d, err := prov.InputsDigest(prov.InputsOf(masked, args, prov.RelatedVersions(rec.related)))
 	if err != nil {
 		return ""
 	}
