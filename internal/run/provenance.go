@@ -2,11 +2,13 @@ package run
 
 import (
 	"crypto/rand"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/decisionlog"
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/run/childwrite"
@@ -86,8 +88,8 @@ func relatedOf(objs map[string][]map[string]any) []prov.Related { return prov.Re
 func wroteChildren(rep childwrite.Report) bool { return rep.Created+rep.Changed+rep.Pruned > 0 }
 
 // logDecision appends the pass's entry to the decision log, when there is one and a
-// reconciler answered. A failed append is logged: the log records passes, it never decides
-// one.
+// reconciler answered. A failed append is counted and logged (decisionLogFailed): the log
+// records passes, it never decides one.
 func (c *controller) logDecision(in input, d decision, steps passSteps) {
 	l := c.e.opts.DecisionLog
 	if l == nil || !d.rec.called || d.rec.id == "" {
@@ -115,6 +117,23 @@ func (c *controller) logDecision(in input, d decision, steps passSteps) {
 		e.Outcome = "ok"
 	}
 	if _, err := l.Append(e); err != nil {
-		c.cfg.log.Error("decision log: the pass's entry was not written", "key", in.key, "decision", d.rec.id, "err", err)
+		c.decisionLogFailed(in.key, d.rec.id, err)
+	}
+}
+
+// decisionLogFailed counts an entry the decision log did not write and logs why: each entry
+// refused alone, and once the write error that stopped the log (decisionlog.ErrStopped),
+// after which every entry is refused: one error line a pass would bury it.
+func (c *controller) decisionLogFailed(key, id string, err error) {
+	m := c.e.opts.Metrics
+	m.DecisionLogFailures.Inc()
+	if !errors.Is(err, decisionlog.ErrStopped) {
+		c.cfg.log.Error("decision log: the pass's entry was not written", "key", key, "decision", id, "err", err)
+		return
+	}
+	if c.e.logStopped.CompareAndSwap(false, true) {
+		m.DecisionLogStopped.Set(1)
+		c.cfg.log.Error("decision log: a write failed; no entry is written until ork restarts (ork_decision_log_append_failures_total counts those lost)",
+			"key", key, "decision", id, "err", err)
 	}
 }
