@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"time"
@@ -29,6 +30,10 @@ type passRecord struct {
 	version, side string
 	args          any
 	related       []prov.Related
+	// crVersion is the CR's resourceVersion after the pass's own writes to it (its
+	// finalizer, the operation annotation, its status: crVersionAfter); "" when it wrote
+	// none.
+	crVersion string
 	// redact are ork run's --redact paths, masked in the inputs digest as in a recording:
 	// status.lastDecision is public, and a short secret under a digest could be found by
 	// hashing guesses.
@@ -81,6 +86,22 @@ func (rec passRecord) inputs(cr *unstructured.Unstructured) string {
 	return d
 }
 
+// crVersionAfter is the resourceVersion of in's CR after the pass's own writes to it, "" when
+// it wrote none: that of its status or operation annotation, the last (the ledger's record
+// of ork's last write to the CR, when the pass changed it from ownBefore), else that of its
+// finalizer (in.cr is then the write's answer). The log names it rather than the version
+// read: the call saw the finalizer's, and a later read of a CR nobody else changed shows
+// the status's.
+func (c *controller) crVersionAfter(in input, ownBefore string) string {
+	if uid, rv := c.ledger.StatusWrite(in.key); rv != "" && rv != ownBefore && uid == in.cr.GetUID() {
+		return rv
+	}
+	if in.written {
+		return in.cr.GetResourceVersion()
+	}
+	return ""
+}
+
 // relatedOf lists the related objects a request carries (prov.RelatedOf).
 func relatedOf(objs map[string][]map[string]any) []prov.Related { return prov.RelatedOf(objs) }
 
@@ -98,7 +119,7 @@ func (c *controller) logDecision(in input, d decision, steps passSteps) {
 	e := prov.Entry{
 		Decision: d.rec.id, Time: d.rec.at, Trigger: string(d.rec.trigger), Inputs: d.rec.inputs(in.cr),
 		Object: prov.Object{Ref: prov.Ref{APIVersion: in.cr.GetAPIVersion(), Kind: in.cr.GetKind(), Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()},
-			Generation: in.cr.GetGeneration(), ResourceVersion: in.cr.GetResourceVersion()},
+			Generation: in.cr.GetGeneration(), ResourceVersion: cmp.Or(d.rec.crVersion, in.cr.GetResourceVersion())},
 		Related:    d.rec.related,
 		Children:   steps.applies.Children,
 		Reconciler: prov.Reconciler{Side: d.rec.side, Version: d.rec.version},
