@@ -56,8 +56,8 @@ type Answer struct {
 	Source   string    `json:"source,omitempty"`
 	Time     time.Time `json:"time,omitzero"`
 	Trigger  string    `json:"trigger,omitempty"`
-	// Generation and ResourceVersion are the custom resource's as the decision read them
-	// (from the log only).
+	// Generation and ResourceVersion are the custom resource's in the decision's entry
+	// (decision.Object; from the log only).
 	Generation      int64               `json:"generation,omitempty"`
 	ResourceVersion string              `json:"resourceVersion,omitempty"`
 	Related         []decision.Related  `json:"related,omitempty"`

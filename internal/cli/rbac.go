@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/output"
 	"github.com/orkspace/ork/internal/rbacgen"
 	"github.com/orkspace/ork/internal/version"
@@ -132,42 +131,38 @@ func runRBACGen(env *Env, opts rbacGenOptions) error {
 	}
 	if opts.target {
 		opts.targetGen.Name = opts.gen.Name
-		return runRBACGenTarget(env, set, opts)
+		res, err := rbacgen.GenerateTarget(set, opts.targetGen)
+		if err != nil {
+			return usageError("--%v", err) // only the options can be invalid
+		}
+		return printRBAC(env, opts.format, res.Warnings, res)
 	}
 	res, err := rbacgen.Generate(set, opts.gen)
 	if err != nil {
 		return usageError("--%v", err) // only the options can be invalid
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
-	}
-	var out []byte
-	if opts.format == output.JSON {
-		out, err = res.JSON()
-	} else {
-		out, err = res.YAML(version.Get().Version)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = env.Streams.Out.Write(out)
-	return err
+	return printRBAC(env, opts.format, res.Warnings, res)
 }
 
-// runRBACGenTarget prints what a target cluster grants (ork rbac gen --target).
-func runRBACGenTarget(env *Env, set *katalog.Set, opts rbacGenOptions) error {
-	res, err := rbacgen.GenerateTarget(set, opts.targetGen)
-	if err != nil {
-		return usageError("--%v", err) // only the options can be invalid
-	}
-	for _, w := range res.Warnings {
+// rbacObjects are what ork rbac gen prints: the hub's rbacgen.Result, or a target's
+// rbacgen.TargetResult (--target).
+type rbacObjects interface {
+	YAML(orkVersion string) ([]byte, error)
+	JSON() ([]byte, error)
+}
+
+// printRBAC prints the warnings to stderr and objs to stdout, as YAML documents or a JSON
+// List.
+func printRBAC(env *Env, format output.Format, warnings []string, objs rbacObjects) error {
+	for _, w := range warnings {
 		fmt.Fprintf(env.Streams.ErrOut, "%s %s\n", env.ErrStyle().Warning("warning:"), w)
 	}
 	var out []byte
-	if opts.format == output.JSON {
-		out, err = res.JSON()
+	var err error
+	if format == output.JSON {
+		out, err = objs.JSON()
 	} else {
-		out, err = res.YAML(version.Get().Version)
+		out, err = objs.YAML(version.Get().Version)
 	}
 	if err != nil {
 		return err

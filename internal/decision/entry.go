@@ -21,7 +21,9 @@ func (r Ref) String() string {
 	return r.Kind + " " + r.Namespace + "/" + r.Name
 }
 
-// Object is the custom resource a decision was made for, as the pass read it.
+// Object is the custom resource a decision was made for: the generation the pass read, and
+// its resourceVersion after the pass's own writes to it (ork's finalizer, the operation
+// annotation, the status), or as read when the pass wrote none.
 type Object struct {
 	Ref
 	Generation      int64  `json:"generation"`

@@ -2,40 +2,16 @@ package decision
 
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/orkspace/ork/internal/statuskeep"
 )
 
 // recordFields are the keys of a LastDecision, in the order of its JSON.
 func recordFields() []string { return []string{"id", "time", "trigger", "inputs", "reconciler"} }
 
-// StatusKeeps reports whether a CRD version's structural schema (its openAPIV3Schema) keeps
-// status.lastDecision whole, for ork validate's status-schema check: status preserves
-// unknown fields and does not declare lastDecision, or lastDecision is declared and
-// preserves unknown fields or declares every field of the record. missing names the fields
-// a declared lastDecision lacks (nil when it is not declared at all). A nil schema prunes
-// nothing.
+// StatusKeeps reports whether a CRD version's structural schema keeps status.lastDecision
+// whole, every field of the record (statuskeep.Whole), for ork validate's status-schema
+// check; missing names the fields a declared lastDecision lacks.
 func StatusKeeps(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []string) {
-	if root == nil {
-		return true, nil
-	}
-	status, declared := root.Properties["status"]
-	if !declared {
-		return preserves(root), nil
-	}
-	rec, declared := status.Properties[StatusField]
-	if !declared {
-		return preserves(&status), nil
-	}
-	if preserves(&rec) {
-		return true, nil
-	}
-	for _, f := range recordFields() {
-		if _, ok := rec.Properties[f]; !ok {
-			missing = append(missing, f)
-		}
-	}
-	return len(missing) == 0, missing
-}
-
-func preserves(s *apiextensionsv1.JSONSchemaProps) bool {
-	return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
+	return statuskeep.Whole(root, StatusField, recordFields())
 }

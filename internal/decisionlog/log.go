@@ -16,6 +16,12 @@ import (
 // without its children's field paths (FieldsDropped); one still longer is refused.
 const MaxLine = 256 << 10
 
+// ErrStopped is in every Append error once a write or an fsync of the log failed: the last
+// line on disk is then unknown (written in part, or not at all), so no line can be chained
+// after it, and the log appends nothing more until it is opened again (Open cuts off a
+// partial last line).
+var ErrStopped = errors.New("decision log stopped")
+
 // Options configure a Log.
 type Options struct {
 	// SyncInterval is the longest an appended line stays written but not fsynced to disk;
@@ -35,7 +41,7 @@ type Log struct {
 	w        io.Writer
 	f        *os.File // nil when writing to a stream, which is never synced
 	prev     string
-	err      error // a failed write leaves the chain unknown: every later Append fails
+	err      error // a failed write leaves the chain unknown: every later Append fails (ErrStopped)
 	dirty    bool
 	lastSync time.Time
 	dropped  int64
@@ -102,7 +108,7 @@ func (l *Log) Append(e decision.Entry) (decision.Entry, error) {
 		return e, fmt.Errorf("append to decision log: entry %s is %d bytes without its field paths, over the bound of %d", e.Decision, len(line), MaxLine)
 	}
 	if _, err := l.w.Write(append(line, '\n')); err != nil {
-		l.err = fmt.Errorf("write decision log: %w", err)
+		l.err = fmt.Errorf("%w: write: %w", ErrStopped, err)
 		return e, l.err
 	}
 	l.prev, l.dirty = out.Hash, true
@@ -126,7 +132,7 @@ func (l *Log) syncLocked() error {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
-		l.err = fmt.Errorf("sync decision log: %w", err)
+		l.err = fmt.Errorf("%w: sync: %w", ErrStopped, err)
 		return l.err
 	}
 	l.dirty, l.lastSync = false, l.opts.Now()

@@ -263,6 +263,44 @@ func TestAppendRefusesAnInvalidEntry(t *testing.T) {
 	}
 }
 
+// failingWriter fails every write after the first ok ones, as a disk that filled up.
+type failingWriter struct {
+	ok     int
+	writes int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > w.ok {
+		return 0, errors.New("no space left on device")
+	}
+	return len(p), nil
+}
+
+// A failed write stops the log: that Append and every later one fail with ErrStopped, and
+// none writes again, since the line after a partial one could not be chained. An entry
+// refused alone (too long, invalid) does not stop it.
+func TestAWriteErrorStopsTheLog(t *testing.T) {
+	w := &failingWriter{ok: 1}
+	l := NewWriter(w, Options{})
+	bad := entry(t, 1)
+	bad.Reason = "not a reason code"
+	if _, err := l.Append(bad); err == nil || errors.Is(err, ErrStopped) {
+		t.Errorf("Append of an invalid entry = %v, want a refusal that does not stop the log", err)
+	}
+	if _, err := l.Append(entry(t, 1)); err != nil {
+		t.Fatalf("first Append = %v", err)
+	}
+	for i := 2; i < 4; i++ {
+		if _, err := l.Append(entry(t, i)); !errors.Is(err, ErrStopped) {
+			t.Errorf("Append %d after a failed write = %v, want ErrStopped", i, err)
+		}
+	}
+	if w.writes != 2 {
+		t.Errorf("%d writes, want 2: the log wrote after a failed write", w.writes)
+	}
+}
+
 // A Secret ork writes is logged by its reference and the paths of its changed keys; its
 // values never reach the log.
 func TestSecretValuesNeverReachTheLog(t *testing.T) {

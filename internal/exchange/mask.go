@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/orkspace/ork/internal/dotpath"
@@ -169,24 +170,42 @@ func maskValues(v any, mask string) {
 	}
 }
 
-// redactAt masks the value at each path below m; a path that does not exist is ignored.
-func redactAt(m map[string]any, paths []dotpath.Path) {
-	for _, p := range paths {
-		cur := m
-		for i, key := range p {
-			v, ok := cur[key]
-			if !ok {
-				break
-			}
-			if i == len(p)-1 {
-				cur[key] = Redacted
-				break
-			}
-			if cur, ok = v.(map[string]any); !ok {
-				break
-			}
-		}
+// redactAt masks the value at each path below m, in place; a path that does not exist is
+// ignored.
+func redactAt(m map[string]any, paths []dotpath.Path) { maps.Copy(m, Redact(m, paths)) }
+
+// Redact is m with the value at each redact path replaced by Redacted, as a recording masks
+// it; a path that does not exist is ignored. m is never changed (it may be an informer's
+// cached object): only the maps along a path that exists are copied, and m itself is
+// returned when none does. For what must hide what a recording hides, such as the inputs
+// digest of a decision, which status.lastDecision makes public.
+func Redact(m map[string]any, redact []dotpath.Path) map[string]any {
+	for _, p := range redact {
+		m, _ = redactCopy(m, p)
 	}
+	return m
+}
+
+// redactCopy is m with the value at p masked, copied along p; m and false when p is not in
+// it.
+func redactCopy(m map[string]any, p dotpath.Path) (map[string]any, bool) {
+	if len(p) == 0 {
+		return m, false
+	}
+	v, ok := m[p[0]]
+	if !ok {
+		return m, false
+	}
+	if len(p) == 1 {
+		v = Redacted
+	} else if child, isMap := v.(map[string]any); !isMap {
+		return m, false
+	} else if v, ok = redactCopy(child, p[1:]); !ok {
+		return m, false
+	}
+	out := maps.Clone(m)
+	out[p[0]] = v
+	return out, true
 }
 
 // dropVolatile removes from a masked request what differs between a recording and its

@@ -232,3 +232,69 @@ func TestDecisionLogAndBlame(t *testing.T) {
 		t.Errorf("ork audit verify of a flipped byte: exit %d, %q; want 1 naming line 2", code, out+errOut)
 	}
 }
+
+// An entry names the custom resource's resourceVersion after the pass's own writes to it:
+// the create pass adds ork's finalizer (the call sees that version) and writes the status,
+// so its entry names the version whose status.lastDecision is that very decision, not the
+// one created. Every entry names a version the CR had.
+func TestDecisionLogNamesTheCRAfterOrksOwnWrites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Extra: "            finalize: true\n"})
+	w, err := f.CRs().Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	logPath := filepath.Join(f.Dir, "decisions.log")
+	dlog, err := decisionlog.Open(logPath, nil, decisionlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stop := f.StartStoppable(set, nil, func(o *run.Options) { o.DecisionLog = dlog })
+	created := f.CreateCR("web", map[string]any{})
+	f.WaitReady("web", "True")
+	stop()
+	if err := dlog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	final := f.GetCR("web").GetResourceVersion()
+	versions := map[string]*unstructured.Unstructured{} // every version the CR had, up to final
+	for versions[final] == nil {
+		select {
+		case ev := <-w.ResultChan():
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+				versions[u.GetResourceVersion()] = u
+			}
+		case <-t.Context().Done():
+			t.Fatalf("the watch did not reach resourceVersion %s", final)
+		}
+	}
+	raw, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var entries []decision.Entry
+	if err := decisionlog.Scan(raw, func(_ int, e decision.Entry) error { entries = append(entries, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) == 0 || entries[0].Trigger != "create" {
+		t.Fatalf("log entries %+v, want the create pass's first", entries)
+	}
+	first := entries[0]
+	if first.Object.ResourceVersion == created.GetResourceVersion() {
+		t.Errorf("the create pass's entry names resourceVersion %s, the one created, before ork's finalizer and status", first.Object.ResourceVersion)
+	}
+	if at := versions[first.Object.ResourceVersion]; at == nil {
+		t.Errorf("the create pass's entry names resourceVersion %s, which the CR never had (%d versions seen)", first.Object.ResourceVersion, len(versions))
+	} else if d, ok, _ := decision.FromStatus(at); !ok || d.ID != first.Decision {
+		t.Errorf("at the entry's resourceVersion %s, status.lastDecision is %+v, want the entry's decision %s", first.Object.ResourceVersion, d, first.Decision)
+	}
+	for _, e := range entries[1:] {
+		if versions[e.Object.ResourceVersion] == nil {
+			t.Errorf("entry %s (%s) names resourceVersion %s, which the CR never had", e.Decision, e.Trigger, e.Object.ResourceVersion)
+		}
+	}
+}

@@ -242,19 +242,19 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		on   func(fe *faultEndpoint, proxy *tcpProxy)
-		off  func(fe *faultEndpoint, proxy *tcpProxy)
+		on   func(fe *faultEndpoint, proxy *runtest.TCPProxy)
+		off  func(fe *faultEndpoint, proxy *runtest.TCPProxy)
 		// behindProxy sends ork to the endpoint through a proxy that can be cut.
 		behindProxy bool
 		bound       func(time.Duration) int
 		// reason is docs/reliability.md's for the row.
 		reason string
 	}{
-		{name: "hangs past the timeout", reason: "RemoteTimeout", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "hangs past the timeout", reason: "RemoteTimeout", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) {
 			fe.set(func(_ http.ResponseWriter, r *http.Request) bool { <-r.Context().Done(); return true })
 		}},
-		{name: "answers 500", reason: "RemoteHTTPError", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(500, "boom")) }},
-		{name: "answers 429 with Retry-After", reason: "RemoteThrottled", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers 500", reason: "RemoteHTTPError", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) { fe.set(answer(500, "boom")) }},
+		{name: "answers 429 with Retry-After", reason: "RemoteThrottled", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.Header().Set("Retry-After", "2")
 				w.WriteHeader(http.StatusTooManyRequests)
@@ -264,8 +264,8 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 			// The pause holds for the whole endpoint: beside the first calls, one per key per
 			// Retry-After at most.
 			bound: func(d time.Duration) int { return int(d/(2*time.Second)) + 3 }},
-		{name: "answers garbage", reason: "InvalidRemoteResponse", on: func(fe *faultEndpoint, _ *tcpProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
-		{name: "streams a 100 MB body", reason: "RemoteResponseTooLarge", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "answers garbage", reason: "InvalidRemoteResponse", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) { fe.set(answer(200, "<html>gateway</html>")) }},
+		{name: "streams a 100 MB body", reason: "RemoteResponseTooLarge", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				w.WriteHeader(http.StatusOK)
 				chunk := []byte(strings.Repeat(" ", 64<<10))
@@ -282,7 +282,7 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				return true
 			})
 		}},
-		{name: "resets connections mid-response", reason: "RemoteUnreachable", on: func(fe *faultEndpoint, _ *tcpProxy) {
+		{name: "resets connections mid-response", reason: "RemoteUnreachable", on: func(fe *faultEndpoint, _ *runtest.TCPProxy) {
 			fe.set(func(w http.ResponseWriter, _ *http.Request) bool {
 				conn, buf, err := http.NewResponseController(w).Hijack()
 				if err != nil {
@@ -298,7 +298,7 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 			})
 		}},
 		{name: "is down and comes back", reason: "RemoteUnreachable", behindProxy: true,
-			on: func(_ *faultEndpoint, p *tcpProxy) { p.down() }, off: func(_ *faultEndpoint, p *tcpProxy) { p.up() }},
+			on: func(_ *faultEndpoint, p *runtest.TCPProxy) { p.Down() }, off: func(_ *faultEndpoint, p *runtest.TCPProxy) { p.Up() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 					}
 				}
 			})
-			var proxy *tcpProxy
+			var proxy *runtest.TCPProxy
 			fr := faultRun{n: 4, bound: tt.bound, reason: tt.reason,
 				on: func() { tt.on(fe, proxy) },
 				off: func() {
@@ -324,8 +324,8 @@ func TestFaultsOfTheEndpoint(t *testing.T) {
 				}}
 			if tt.behindProxy {
 				fr.cfg = func(*fixture) string {
-					proxy = newTCPProxy(t, strings.TrimPrefix(fe.srv.URL, "http://"))
-					return "http://" + proxy.addr
+					proxy = runtest.NewTCPProxy(t, strings.TrimPrefix(fe.srv.URL, "http://"))
+					return "http://" + proxy.Addr()
 				}
 			}
 			fr.run(t, f, fe)
@@ -425,7 +425,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTCPProxy(t, apiserver.Host)
+	proxy := runtest.NewTCPProxy(t, apiserver.Host)
 	cfg := restConfigVia(proxy)
 	eng := f.Start(f.WriteKatalog(runtest.RemoteSpec{Endpoint: fe.srv.URL}), cfg)
 	unhealthy := watchHealth(t, eng)
@@ -433,7 +433,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	// five times its bounds, in faultHold of real time.
 	var skew atomic.Int64
 	run.SetHealthClock(eng, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
-	proxy.down()
+	proxy.Down()
 	for i := range 4 { // created through the test's own client, while ork cannot reach it
 		f.CreateCR(fmt.Sprintf("cr-%d", i), map[string]any{})
 	}
@@ -445,7 +445,7 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	if code, body := healthz(t, eng); code != http.StatusOK {
 		t.Errorf("/healthz answered %d %q ten minutes into the apiserver's outage: a liveness probe would restart ork for it", code, body)
 	}
-	proxy.up()
+	proxy.Up()
 	for i := range 4 {
 		f.WaitReady(fmt.Sprintf("cr-%d", i), "True")
 	}
@@ -463,13 +463,13 @@ func TestFaultAPIServerUnreachable(t *testing.T) {
 	errorsBefore := testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable"))
 	f.CreateCR("late", map[string]any{})
 	f.Eventually("the call for late", func() (bool, error) { return fe.callsBetween(time.Time{}, time.Now())["late"] > 0, nil })
-	proxy.down()
+	proxy.Down()
 	fe.clear()
 	close(release)
 	f.Eventually("a write of the pass failed", func() (bool, error) {
 		return testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", "error", "stable")) > errorsBefore, nil
 	})
-	proxy.up()
+	proxy.Up()
 	f.WaitReady("late", "True")
 	if msg := unhealthy(); msg != "" {
 		t.Errorf("/healthz failed while the apiserver was unreachable: %s", msg)

@@ -94,7 +94,10 @@ type Engine struct {
 	// trace keeps each object's last decisions (DebugDecisions); nil when off.
 	trace  *trace.Store
 	redact []dotpath.Path
-	log    *slog.Logger
+	// logStopped is set by the first pass that finds the decision log stopped by a write
+	// error, which alone logs it (provenance.go).
+	logStopped atomic.Bool
+	log        *slog.Logger
 }
 
 // New checks the options and builds the clients; nothing talks to the cluster yet.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/orkspace/ork/internal/run/runtest"
 )
 
 // apiFaults sits between an in-process engine and the real apiserver: it counts ork's
@@ -219,9 +221,9 @@ func (l *laggingBody) Close() error {
 
 // restConfigVia is the admin config, sent through proxy (the apiserver's certificate names
 // 127.0.0.1, whatever the port).
-func restConfigVia(p *tcpProxy) *rest.Config {
+func restConfigVia(p *runtest.TCPProxy) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Host = "https://" + p.addr
+	cfg.Host = "https://" + p.Addr()
 	return cfg
 }
 

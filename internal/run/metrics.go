@@ -42,8 +42,13 @@ type Metrics struct {
 	// OperationCallbacks counts the completion callbacks received, by result (accepted,
 	// forged, notHeld, ...: opcallback's results).
 	OperationCallbacks *prometheus.CounterVec
-	queue              *crdqueue.Metrics
-	candidate          candidate.Metrics
+	// DecisionLogFailures counts the decision log entries not written, and DecisionLogStopped
+	// is 1 once a write error stopped the log: no entry is written after it until ork
+	// restarts (docs/provenance.md). Both stay 0 without a log.
+	DecisionLogFailures prometheus.Counter
+	DecisionLogStopped  prometheus.Gauge
+	queue               *crdqueue.Metrics
+	candidate           candidate.Metrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -100,11 +105,17 @@ func NewMetrics() *Metrics {
 		OperationCallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_operation_callbacks_total", Help: "Completion callbacks of long-running operations received (POST /operations/{token}), by result: accepted, or why refused.",
 		}, []string{"result"}),
+		DecisionLogFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ork_decision_log_append_failures_total", Help: "Decision log entries not written: refused alone (over the line bound), or lost after a write error stopped the log.",
+		}),
+		DecisionLogStopped: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ork_decision_log_stopped", Help: "1 once a write or fsync error stopped the decision log: no entry is written after it until ork restarts.",
+		}),
 		queue:     crdqueue.NewMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
-		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks,
+		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks, m.DecisionLogFailures, m.DecisionLogStopped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.Register(reg)
 	m.candidate.Register(reg)

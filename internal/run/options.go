@@ -35,8 +35,8 @@ type Options struct {
 	// DebugDecisions keeps the last decisions of each object and serves them on MetricsAddr
 	// at /debug/decisions/ (ork trace): off by default, as it is unauthenticated.
 	DebugDecisions bool
-	// Redact are dot-paths masked from what is recorded, and left out of the request digest
-	// of a decision. Default none.
+	// Redact are dot-paths masked from what is recorded, and in the request and inputs
+	// digests of a decision (docs/provenance.md). Default none.
 	Redact []string
 	// Profiling serves Go's /debug/pprof on MetricsAddr (never the probe address): off by
 	// default, as it is unauthenticated.

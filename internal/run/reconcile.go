@@ -310,7 +310,11 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		return d, steps, false
 	}
 	rec := c.newRecord(in)
-	defer func() { d.rec = rec }()
+	_, ownBefore := c.ledger.StatusWrite(in.key)
+	defer func() {
+		rec.crVersion = c.crVersionAfter(in, ownBefore) // in as the pass's writes left it
+		d.rec = rec
+	}()
 	skip, ferr := c.finalizeBefore(ctx, &in)
 	switch {
 	case errors.Is(ferr, errNotLeader):

@@ -6,11 +6,8 @@ package targetrun_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/orkspace/ork/internal/run/runtest"
 	"github.com/orkspace/ork/internal/testenv"
 )
 
@@ -92,113 +90,12 @@ func spokeNamespace(t *testing.T, ns string) {
 	}
 }
 
-// tcpProxy forwards a loopback port to the spoke's apiserver and can be cut: down closes
-// the listener and every connection (new ones are refused, as when the apiserver is not
-// running), up listens on the same port again.
-type tcpProxy struct {
-	t        testing.TB
-	addr     string
-	upstream string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]bool
-}
-
 // proxyToSpoke is a proxy in front of the spoke, and the server URL that goes through it.
-func proxyToSpoke(t *testing.T) (*tcpProxy, string) {
+func proxyToSpoke(t *testing.T) (*runtest.TCPProxy, string) {
 	u, err := url.Parse(spoke.Config.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{t: t, upstream: u.Host, conns: map[net.Conn]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(p.down)
-	return p, "https://" + p.addr
-}
-
-func (p *tcpProxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-}
-
-func (p *tcpProxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.upstream)
-	if err != nil {
-		c.Close()
-		return
-	}
-	if !p.track(c, up) {
-		return
-	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
-	<-done
-	p.close(c, up)
-}
-
-func (p *tcpProxy) track(cs ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln == nil {
-		for _, c := range cs {
-			c.Close()
-		}
-		return false
-	}
-	for _, c := range cs {
-		p.conns[c] = true
-	}
-	return true
-}
-
-func (p *tcpProxy) close(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// down refuses new connections and cuts every open one.
-func (p *tcpProxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// up listens on the same port again.
-func (p *tcpProxy) up() {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		p.t.Fatalf("proxy up again on %s: %v", p.addr, err)
-	}
-	p.serve(ln)
+	p := runtest.NewTCPProxy(t, u.Host)
+	return p, "https://" + p.Addr()
 }

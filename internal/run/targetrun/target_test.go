@@ -180,7 +180,7 @@ func TestTargetUnreachableHoldsOnlyItsOwnCRs(t *testing.T) {
 	f.CreateCR("far", spec("spoke"))
 	waitReady(f, "far", 10*time.Second)
 
-	proxy.down()
+	proxy.Down()
 	start := time.Now()
 	// Hub-local CRs converge meanwhile: no worker is held by the dead spoke's CR.
 	const local = 30
@@ -222,7 +222,7 @@ func TestTargetUnreachableHoldsOnlyItsOwnCRs(t *testing.T) {
 		}
 	}
 
-	proxy.up()
+	proxy.Up()
 	waitReady(f, "far", 30*time.Second)
 	list, err := spokeDyn(t).Resource(deployments).Namespace(f.NS).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
