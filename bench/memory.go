@@ -11,12 +11,17 @@ import (
 
 // memoryResult is ork's resident memory at rest with N CRs and their 2N children cached.
 type memoryResult struct {
-	N             int     `json:"n"`
-	Objects       int     `json:"objects"`
-	BaselineMiB   float64 `json:"baselineMiB"`
-	RSSMiB        float64 `json:"rssMiB"`
-	PeakRSSMiB    float64 `json:"peakRSSMiB"`
-	BytesPerCache float64 `json:"bytesPerObject"`
+	N           int     `json:"n"`
+	Objects     int     `json:"objects"`
+	BaselineMiB float64 `json:"baselineMiB"`
+	// BaselineAnonMiB and BaselineFileMiB split BaselineMiB: the heap, stacks and runtime,
+	// and the binary's pages (RssAnon and RssFile in /proc/<pid>/status).
+	BaselineAnonMiB float64 `json:"baselineAnonMiB"`
+	BaselineFileMiB float64 `json:"baselineFileMiB"`
+	RSSMiB          float64 `json:"rssMiB"`
+	AnonMiB         float64 `json:"anonMiB"`
+	PeakRSSMiB      float64 `json:"peakRSSMiB"`
+	BytesPerCache   float64 `json:"bytesPerObject"`
 }
 
 // settle is how long ork is left alone before its memory is read: long enough for the
@@ -33,11 +38,11 @@ func measureMemory(ctx context.Context, bin string, o options) error {
 		}
 		all = append(all, m)
 	}
-	fmt.Println("| CRs | cached objects | RSS at rest, no CRs | RSS at rest | peak RSS | per cached object |")
+	fmt.Println("| CRs | cached objects | RSS at rest, no CRs (anon + file) | RSS at rest (anon) | peak RSS | per cached object |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, m := range all {
-		fmt.Printf("| %d | %d | %.0f MiB | %.0f MiB | %.0f MiB | %.1f KiB |\n",
-			m.N, m.Objects, m.BaselineMiB, m.RSSMiB, m.PeakRSSMiB, m.BytesPerCache/1024)
+		fmt.Printf("| %d | %d | %.0f MiB (%.0f + %.0f) | %.0f MiB (%.0f) | %.0f MiB | %.1f KiB |\n",
+			m.N, m.Objects, m.BaselineMiB, m.BaselineAnonMiB, m.BaselineFileMiB, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB, m.BytesPerCache/1024)
 	}
 	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
@@ -73,6 +78,7 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 		return m, err
 	}
 	m.BaselineMiB = float64(st.RSS) / (1 << 20)
+	m.BaselineAnonMiB, m.BaselineFileMiB = float64(st.RSSAnon)/(1<<20), float64(st.RSSFile)/(1<<20)
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cv, err := watchConvergence(watchCtx, c, n)
@@ -96,6 +102,7 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 		return m, err
 	}
 	m.RSSMiB = float64(st.RSS) / (1 << 20)
+	m.AnonMiB = float64(st.RSSAnon) / (1 << 20)
 	m.PeakRSSMiB = float64(st.PeakRSS) / (1 << 20)
 	m.BytesPerCache = float64(st.RSS-int64(m.BaselineMiB*(1<<20))) / float64(m.Objects)
 	return m, nil

@@ -13,6 +13,10 @@ type procStats struct {
 	CPU     time.Duration
 	RSS     int64 // bytes, now
 	PeakRSS int64 // bytes, the high-water mark
+	// RSSFile is the part of RSS backed by files (the binary's pages touched so far, which
+	// the kernel can drop and read again); RSSAnon is the rest: the heap, stacks and the
+	// runtime's own memory.
+	RSSFile, RSSAnon int64
 }
 
 // readProc reads /proc/<pid>/stat and /proc/<pid>/status.
@@ -46,6 +50,10 @@ func readProc(pid int) (procStats, error) {
 			st.RSS = kb << 10
 		case "VmHWM":
 			st.PeakRSS = kb << 10
+		case "RssFile":
+			st.RSSFile = kb << 10
+		case "RssAnon":
+			st.RSSAnon = kb << 10
 		}
 	}
 	return st, nil
