@@ -4,8 +4,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// recordFields are the keys of a LastDecision, in the order of its JSON.
+// recordFields are the keys of a LastDecision, in the order of its JSON, that every custom
+// resource's record holds: targetField only a CRD with a target writes.
 func recordFields() []string { return []string{"id", "time", "trigger", "inputs", "reconciler"} }
+
+// targetField is the key of LastDecision.Target.
+const targetField = "target"
 
 // StatusKeeps reports whether a CRD version's structural schema (its openAPIV3Schema) keeps
 // status.lastDecision whole, for ork validate's status-schema check: status preserves
@@ -14,6 +18,16 @@ func recordFields() []string { return []string{"id", "time", "trigger", "inputs"
 // a declared lastDecision lacks (nil when it is not declared at all). A nil schema prunes
 // nothing.
 func StatusKeeps(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []string) {
+	return statusKeeps(root, recordFields())
+}
+
+// StatusKeepsTargeted is StatusKeeps for a CRD with a target (docs/multicluster.md), whose
+// record also names the cluster: a declared lastDecision must declare target too.
+func StatusKeepsTargeted(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []string) {
+	return statusKeeps(root, append(recordFields(), targetField))
+}
+
+func statusKeeps(root *apiextensionsv1.JSONSchemaProps, fields []string) (keeps bool, missing []string) {
 	if root == nil {
 		return true, nil
 	}
@@ -28,7 +42,7 @@ func StatusKeeps(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []s
 	if preserves(&rec) {
 		return true, nil
 	}
-	for _, f := range recordFields() {
+	for _, f := range fields {
 		if _, ok := rec.Properties[f]; !ok {
 			missing = append(missing, f)
 		}

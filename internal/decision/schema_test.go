@@ -46,17 +46,27 @@ func TestStatusKeeps(t *testing.T) {
 			}
 		})
 	}
+	// A CRD with a target: its record names the cluster, which a declared lastDecision must
+	// keep; one preserving unknown fields keeps it.
+	whole := root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(full, false)}, false)))
+	if keeps, missing := StatusKeepsTargeted(whole); keeps || !slices.Equal(missing, []string{targetField}) {
+		t.Errorf("StatusKeepsTargeted of a record declared without target = %v, %v; want false, [target]", keeps, missing)
+	}
+	preserving := root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(nil, true)}, false)))
+	if keeps, _ := StatusKeepsTargeted(preserving); !keeps {
+		t.Error("StatusKeepsTargeted of a lastDecision preserving unknown fields = false, want true")
+	}
 }
 
 // The schema check knows every key of the record.
 func TestRecordFieldsAreTheRecordsKeys(t *testing.T) {
-	m := LastDecision{ID: "x", Trigger: "t", Inputs: "i", Reconciler: Reconciler{Side: "s"}}.Status()
+	m := LastDecision{ID: "x", Trigger: "t", Inputs: "i", Reconciler: Reconciler{Side: "s"}, Target: "ns/a[k]"}.Status()
 	var keys []string
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := slices.Sorted(slices.Values(recordFields()))
+	want := slices.Sorted(slices.Values(append(recordFields(), targetField)))
 	if !slices.Equal(keys, want) {
 		t.Errorf("the record's keys %v, recordFields %v", keys, want)
 	}

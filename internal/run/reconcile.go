@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // reconciler decides what one custom resource should look like: the remote or the
@@ -41,9 +42,9 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
-	// target is the name of the cluster its children are in (prepared.target), empty for
-	// ork's own.
-	target string
+	// target is the cluster its children are in (its name is prepared.target); the zero
+	// Ref is ork's own.
+	target target.Ref
 }
 
 // action is what the queue does with a key after a reconcile.

@@ -82,8 +82,8 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if in.gone {
 		// Its delete call still names the cluster; nothing is written there any more (its
 		// children went before it did).
-		if err == nil && !ref.Local() {
-			in.target = ref.Name
+		if err == nil {
+			in.target = ref
 		}
 		return hub, nil, nil
 	}
@@ -95,7 +95,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if ref.Local() {
 		return hub, nil, nil
 	}
-	in.target = ref.Name
+	in.target = ref
 	if !in.deleting {
 		if skip, err := c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, true); err != nil || skip != nil {
 			return hub, skip, err

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/orkspace/ork/internal/decision"
@@ -62,6 +63,9 @@ func (k *checker) lastDecisionStatus() {
 		return
 	}
 	keeps, missing := decision.StatusKeeps(k.schema)
+	if c.Target() != nil {
+		keeps, missing = decision.StatusKeepsTargeted(k.schema) // its record names the cluster too
+	}
 	if keeps {
 		return
 	}
@@ -69,8 +73,12 @@ func (k *checker) lastDecisionStatus() {
 	if len(missing) > 0 {
 		what = fmt.Sprintf("declares status.lastDecision without %s and does not preserve unknown fields in it", strings.Join(missing, ", "))
 	}
-	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: the apiserver prunes the record of the last decision ork run writes there, so ork blame finds none on the custom resource",
-		c.APITypes.Version, c.Manifest.Name, what),
+	why := "the apiserver prunes the record of the last decision ork run writes there, so ork blame finds none on the custom resource"
+	if slices.Equal(missing, []string{"target"}) {
+		why = "the apiserver prunes the cluster the record of the last decision names"
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: %s",
+		c.APITypes.Version, c.Manifest.Name, what, why),
 		"declare lastDecision (type: object, x-kubernetes-preserve-unknown-fields: true) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
 }
 
