@@ -380,6 +380,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
 	}
+	if err == nil && d.success && !in.deleting && terr == nil && tskip == nil {
+		// Its children are on its target now: none may stay on a cluster it left.
+		var after time.Duration
+		if after, err = c.leaveOldTargets(ctx, &in, tp); err == nil && after > 0 && d.action == actionDone {
+			d.action, d.after = actionRequeueAfter, after
+		}
+	}
 	if err == nil && in.deleting && !in.gone && terr == nil && tskip == nil && (d.success || !c.cfg.finalize) {
 		// The children on a target go before the CR does: no garbage collector there.
 		var cd *decision

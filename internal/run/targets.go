@@ -119,6 +119,13 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 		d := c.unreachable(ref, err.Error())
 		return hub, &d, nil
 	}
+	if !in.deleting {
+		// Recorded before its first child goes there: a later change of target, or its
+		// delete, finds them even after a restart (targetmove.go).
+		if err := c.recordTarget(ctx, in, ref); err != nil {
+			return hub, nil, err
+		}
+	}
 	return targetPass{ref: ref, writes: sp.Writer, spoke: sp.Writer}, nil, nil
 }
 
@@ -149,29 +156,33 @@ func (c *controller) targetWritten(tp targetPass, err error, d *decision, wrote 
 	}
 }
 
-// cleanupTarget deletes a deleting CR's children from its target and lifts
-// naming.TargetCleanupFinalizer once none is left; ork's own finalizer, when the CRD has
-// finalize, goes first (the reconciler's delete may want its children). A decision asks to
-// look again while children remain.
+// cleanupTarget deletes a deleting CR's children from its target, and from every target its
+// status records as holding some (one it left), and lifts naming.TargetCleanupFinalizer once
+// none is left; ork's own finalizer, when the CRD has finalize, goes first (the reconciler's
+// delete may want its children). A decision asks to look again while children remain.
 func (c *controller) cleanupTarget(ctx context.Context, in *input, tp targetPass) (*decision, error) {
 	if !slices.Contains(in.cr.GetFinalizers(), naming.TargetCleanupFinalizer) || finalizer.Has(in.cr) {
 		return nil, nil
 	}
-	if tp.spoke != nil {
-		left, err := tp.spoke.Sweep(ctx, in.cr, childSelector(c.e.opts.Name))
-		if err != nil && target.Unreachable(err) {
-			c.e.targets.Failed(tp.ref, err)
-			d := c.unreachable(tp.ref, err.Error())
-			return &d, nil
-		}
+	refs, err := c.heldTargets(ctx, in, tp.ref)
+	if err != nil {
+		return nil, err
+	}
+	left := 0
+	for _, ref := range refs {
+		n, down, err := c.sweepTarget(ctx, in, ref, nil)
 		if err != nil {
 			return nil, err
 		}
-		c.e.targets.Succeeded(tp.ref)
-		if left > 0 {
-			return &decision{success: true, action: actionRequeueAfter, after: cleanupPoll, reason: ReasonSucceeded,
-				message: fmt.Sprintf("waiting for %d children to be deleted on target %s", left, tp.ref)}, nil
+		if down != "" {
+			d := c.unreachable(ref, down)
+			return &d, nil
 		}
+		left += n
+	}
+	if left > 0 {
+		return &decision{success: true, action: actionRequeueAfter, after: cleanupPoll, reason: ReasonSucceeded,
+			message: fmt.Sprintf("waiting for %d children to be deleted on the targets", left)}, nil
 	}
 	return c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, false)
 }

@@ -5,9 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/operation"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // statusSchema warns when the crdFile's status schema would prune what ork run writes: the
@@ -80,6 +83,34 @@ func (k *checker) lastDecisionStatus() {
 	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: %s",
 		c.APITypes.Version, c.Manifest.Name, what, why),
 		"declare lastDecision (type: object, x-kubernetes-preserve-unknown-fields: true) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+// childTargetsStatus warns when a CRD with a target has a status schema that would prune
+// status.childTargets, where ork run records the targets that may hold a custom resource's
+// children (docs/multicluster.md): a custom resource whose target changes then leaves its
+// children on the cluster it left.
+func (k *checker) childTargetsStatus() {
+	c := k.crd
+	if c.Target() == nil || c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
+		return
+	}
+	root := k.schema
+	status, declared := root.Properties["status"]
+	switch {
+	case !declared && preserves(root), declared && preserves(&status):
+		return
+	case declared:
+		if _, ok := status.Properties[target.StatusField]; ok {
+			return
+		}
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s declares no status.%s and does not preserve unknown fields in status: the apiserver prunes ork run's record of the targets that hold a custom resource's children, so a custom resource whose target changes leaves its children on the cluster it left",
+		c.APITypes.Version, c.Manifest.Name, target.StatusField),
+		"declare "+target.StatusField+" (type: array, items: {type: string}) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+func preserves(s *apiextensionsv1.JSONSchemaProps) bool {
+	return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 }
 
 // hasStatusSubresource reports whether the crdFile's version of the CRD has the status

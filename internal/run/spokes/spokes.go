@@ -39,6 +39,13 @@ func (u *Uses) add(ref target.Ref) {
 	u.refs[ref]++
 }
 
+// Holds reports whether a controller holds a spoke of ref.
+func (u *Uses) Holds(ref target.Ref) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.refs[ref] > 0
+}
+
 // done releases one hold; true when it was the last.
 func (u *Uses) done(ref target.Ref) bool {
 	u.mu.Lock()
@@ -217,6 +224,14 @@ func (s *Set) Current(key string, uid types.UID) (*Spoke, bool) {
 		return nil, false
 	}
 	return sp, true
+}
+
+// Running is the spoke of ref, when one runs.
+func (s *Set) Running(ref target.Ref) (*Spoke, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.byRef[ref]
+	return sp, ok
 }
 
 // For is the spoke of ref, built by build (or rebuilt, when the pool's client is no longer
