@@ -306,6 +306,25 @@ func (c *controller) onSpokeChild(sp *spokes.Spoke, gr schema.GroupResource, old
 	c.childChanged(key)
 }
 
+// turnTarget names the target of key's CR for the work queue's turns (crdqueue.New): the
+// one its last pass went to, else the one its cached object renders; "" for the hub, a
+// target that does not render, or a CRD without targets. The queue's lock is held: it reads
+// only the spokes' record and the CR cache.
+func (c *controller) turnTarget(key string) string {
+	if c.spokes == nil {
+		return ""
+	}
+	ref, ok := c.spokes.TargetOf(key)
+	if !ok {
+		cr := c.cached(key)
+		if cr == nil {
+			return ""
+		}
+		ref, _ = target.Resolve(c.spokes.Template, cr.Object) // an error is the hub's turn: the pass says it
+	}
+	return targetName(ref)
+}
+
 // requeueTarget queues the CRs whose last pass went to ref (its reachability changed).
 func (c *controller) requeueTarget(ref target.Ref) {
 	if c.spokes == nil {

@@ -205,6 +205,14 @@ func (s *Set) KeysOf(ref target.Ref) []string {
 	return out
 }
 
+// TargetOf is the target key's CR went to at its last pass; false before its first.
+func (s *Set) TargetOf(key string) (target.Ref, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kt, ok := s.keys[key]
+	return kt.ref, ok
+}
+
 // OwnerKey is the key of the CR of uid, as its last pass recorded it.
 func (s *Set) OwnerKey(uid types.UID) (string, bool) {
 	s.mu.Lock()
