@@ -119,3 +119,51 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 		t.Errorf("the deployment on the hub: %v", err)
 	}
 }
+
+// A target the CR left that does not answer keeps its children there listed, and the
+// target-cleanup finalizer on: the CR, deleted meanwhile, goes only once the target answers
+// again and its children there are gone.
+func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
+	f := runtest.NewFixture(t, hub)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	spokeNamespace(t, f.NS)
+	proxy, server := proxyToSpoke(t)
+	putKubeconfig(t, f.NS, "spoke", spokeKubeconfig(t, server))
+	f.Start(targetKatalog(f, ep), nil)
+	spokeRef := f.NS + "/spoke[kubeconfig]"
+
+	cr := f.CreateCR("web", spec("spoke"))
+	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
+	waitReady(f, "web", 10*time.Second)
+
+	proxy.down()
+	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
+	f.Eventually("the deployment on the hub", func() (bool, error) {
+		_, err := f.Get(deployments, "web")
+		return err == nil, err
+	})
+	waitReady(f, "web", 10*time.Second) // its children are where it wants them
+	if got := childTargets(f, "web"); !slices.Equal(got, []string{spokeRef}) {
+		t.Errorf("status.childTargets with the left target down = %q, want [%s]", got, spokeRef)
+	}
+	if !slices.Contains(f.GetCR("web").GetFinalizers(), naming.TargetCleanupFinalizer) {
+		t.Errorf("finalizers with the left target down = %q, want %s kept", f.GetCR("web").GetFinalizers(), naming.TargetCleanupFinalizer)
+	}
+
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(f, "web", "False", "TargetUnreachable", 10*time.Second)
+
+	proxy.up()
+	// The breaker's next try (1 s doubling, a few seconds in all here); 60 s leaves slack
+	// for a slow machine's extra doublings.
+	f.EventuallyWithin(60*time.Second, "the CR gone once the spoke answers", func() (bool, error) {
+		_, err := f.CRs().Get(t.Context(), "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	onSpoke(t, f, cr.GetUID(), false, time.Second) // gone before the CR was
+}
