@@ -153,6 +153,9 @@ func writeTimeline(w io.Writer, st output.Style, t trace.ObjectTrace) error {
 		if d.Result != "" {
 			about = append(about, "result "+d.Result)
 		}
+		if d.Target != "" {
+			about = append(about, "target "+d.Target) // the children's cluster, when not ork's own
+		}
 		if len(about) > 0 {
 			fmt.Fprintf(&b, "    %s\n", strings.Join(about, "  "))
 		}

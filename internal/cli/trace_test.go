@@ -31,7 +31,7 @@ func traceServer(t *testing.T) string {
 		},
 		Durations: trace.Durations{Remote: ms(12.34), Apply: ms(30.1), Status: ms(5), Total: ms(48.2)}})
 	s.Record(k, trace.Decision{Time: t0.Add(time.Minute), Trigger: "update", Attempt: 1, Request: "sha256:ffee00112233445566",
-		Reason: "RemoteTimeout", Message: "POST http://127.0.0.1:8088/reconcile: no response within 30s", Next: "backoff",
+		Target: "orkestra-system/spoke-eu-kubeconfig[kubeconfig]", Reason: "RemoteTimeout", Message: "POST http://127.0.0.1:8088/reconcile: no response within 30s", Next: "backoff",
 		Durations: trace.Durations{Remote: trace.Duration(30 * time.Second), Total: trace.Duration(30*time.Second + 2*time.Millisecond)}})
 	s.Record(k, trace.Decision{Time: t0.Add(time.Minute + 31*time.Second), Trigger: "requeue", Attempt: 2, Request: "sha256:ffee00112233445566",
 		Result: "ok", Success: true, Reason: "ReconcileSucceeded", Next: "done",

@@ -63,6 +63,9 @@ type Entry struct {
 	Decision string    `json:"decision"`
 	Time     time.Time `json:"time"`
 	Object   Object    `json:"object"`
+	// Target is the cluster of the pass's children, as in LastDecision; empty for the
+	// cluster ork runs in.
+	Target   string    `json:"target,omitempty"`
 	Trigger  string    `json:"trigger"`
 	Inputs   string    `json:"inputs,omitempty"`
 	Related  []Related `json:"related,omitempty"`

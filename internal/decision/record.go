@@ -37,6 +37,10 @@ type LastDecision struct {
 	// Inputs is InputsDigest of what the answer depended on.
 	Inputs     string     `json:"inputs"`
 	Reconciler Reconciler `json:"reconciler,omitzero"`
+	// Target is the cluster the pass's children went to, as the engine names it in
+	// conditions and logs (namespace/name[key] of the kubeconfig Secret); empty for the
+	// cluster ork runs in.
+	Target string `json:"target,omitempty"`
 }
 
 // Status is the record as an unstructured value, for a status write. The write is a merge
@@ -59,6 +63,10 @@ func (d LastDecision) Status() map[string]any {
 	m["reconciler"] = r
 	if d.Reconciler == (Reconciler{}) {
 		m["reconciler"] = nil
+	}
+	m[targetField] = nil // back to the local cluster: an earlier record's target goes
+	if d.Target != "" {
+		m[targetField] = d.Target
 	}
 	return m
 }

@@ -23,17 +23,32 @@ func TestStatusKeepsChecksLastDecision(t *testing.T) {
 	if keeps, missing := StatusKeeps(declared(recordFields()...)); !keeps || missing != nil {
 		t.Errorf("StatusKeeps of a lastDecision with every key = %v, %v; want true", keeps, missing)
 	}
+	// A CRD with a target: its record names the cluster, which a declared lastDecision must
+	// keep; one preserving unknown fields keeps it.
+	if keeps, missing := StatusKeepsTargeted(declared(recordFields()...)); keeps || !slices.Equal(missing, []string{targetField}) {
+		t.Errorf("StatusKeepsTargeted of a record declared without target = %v, %v; want false, [target]", keeps, missing)
+	}
+	if keeps, missing := StatusKeepsTargeted(declared(append(recordFields(), targetField)...)); !keeps || missing != nil {
+		t.Errorf("StatusKeepsTargeted of a record declared with target = %v, %v; want true", keeps, missing)
+	}
+	preserving := declared()
+	rec := preserving.Properties["status"].Properties[StatusField]
+	rec.XPreserveUnknownFields = new(true)
+	preserving.Properties["status"].Properties[StatusField] = rec
+	if keeps, _ := StatusKeepsTargeted(preserving); !keeps {
+		t.Error("StatusKeepsTargeted of a lastDecision preserving unknown fields = false, want true")
+	}
 }
 
 // The schema check knows every key of the record.
 func TestRecordFieldsAreTheRecordsKeys(t *testing.T) {
-	m := LastDecision{ID: "x", Trigger: "t", Inputs: "i", Reconciler: Reconciler{Side: "s"}}.Status()
+	m := LastDecision{ID: "x", Trigger: "t", Inputs: "i", Reconciler: Reconciler{Side: "s"}, Target: "ns/a[k]"}.Status()
 	var keys []string
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := slices.Sorted(slices.Values(recordFields()))
+	want := slices.Sorted(slices.Values(append(recordFields(), targetField)))
 	if !slices.Equal(keys, want) {
 		t.Errorf("the record's keys %v, recordFields %v", keys, want)
 	}

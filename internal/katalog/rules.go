@@ -108,7 +108,7 @@ func Rules() []RuleInfo {
 		{RuleCRDFile, SeverityError, "crdFile is a readable CustomResourceDefinition manifest.", false},
 		{RuleCRDFileMismatch, SeverityError, "apiTypes and namespaced agree with crdFile.", false},
 		{RuleStatusSubresource, SeverityError, "crdFile's version has the status subresource (without it ork run writes no status), unless the CRD entry says status: false.", false},
-		{RuleStatusSchema, SeverityWarning, "crdFile's status schema keeps conditions, observedGeneration and lastDecision (declared, or x-kubernetes-preserve-unknown-fields): the apiserver prunes what it does not know, and ork run then writes none of them.", false},
+		{RuleStatusSchema, SeverityWarning, "crdFile's status schema keeps conditions, observedGeneration and lastDecision (declared, or x-kubernetes-preserve-unknown-fields), and, for a CRD with a target, lastDecision.target and childTargets: the apiserver prunes what it does not know, and ork run then writes none of them.", false},
 		{RuleOperationStatus, SeverityWarning, "A remote CRD's crdFile status schema keeps status.operation (declared, or x-kubernetes-preserve-unknown-fields), where ork run holds a long-running operation the reconciler answered pending for; otherwise ork run keeps it in the annotation orkestra.orkspace.io/operation.", false},
 		{RuleAPIVersion, SeverityError, "apiVersion is orkestra.orkspace.io/v1 (or the legacy orkestra.konductor.io/v1Alpha).", true},
 		{RuleKind, SeverityError, "kind is Katalog.", true},

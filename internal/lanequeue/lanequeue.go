@@ -1,7 +1,8 @@
 // Package lanequeue is the order in which a CRD's work queue hands out keys: two lanes, fast
 // for real changes and slow for passes that change nothing most of the time, each lane fair
-// between namespaces. It plugs into client-go's work queue (workqueue.TypedQueueConfig.Queue),
-// which keeps de-duplication, one worker per key, delayed adds, rate limiting and metrics.
+// between groups of keys (namespaces, or namespaces per cluster). It plugs into client-go's
+// work queue (workqueue.TypedQueueConfig.Queue), which keeps de-duplication, one worker per
+// key, delayed adds, rate limiting and metrics.
 package lanequeue
 
 import (
@@ -46,8 +47,11 @@ type Observer interface {
 
 // Options configure a Queue.
 type Options[T comparable] struct {
-	// Group is the namespace of a key: keys of one group share a turn. Default: one group.
+	// Group is the group of a key: keys of one group share a turn. Default: one group.
 	Group func(T) string
+	// Namespace is the namespace of a key, which the Observer's NamespaceDepth counts by:
+	// a group may be narrower (a namespace's keys of one cluster). Default Group.
+	Namespace func(T) string
 	// SlowEvery: while both lanes have keys ready, at least one take in every SlowEvery is
 	// from the slow lane. Default DefaultSlowEvery; 1 would make the slow lane the only one
 	// taken while it has keys.
@@ -84,6 +88,8 @@ type item[T comparable] struct {
 	group *group[T]
 	elem  *list.Element
 	since time.Time
+	// ns is the key's namespace, as NamespaceDepth counted it at its push.
+	ns string
 }
 
 // lane is a round robin over the groups with keys ready in it.
@@ -94,7 +100,7 @@ type lane[T comparable] struct {
 	n      int
 }
 
-// group is one namespace's ready keys in one lane, oldest first.
+// group is one group's ready keys in one lane, oldest first.
 type group[T comparable] struct {
 	name string
 	keys *list.List // of *item[T]
@@ -105,6 +111,9 @@ type group[T comparable] struct {
 func New[T comparable](opts Options[T]) *Queue[T] {
 	if opts.Group == nil {
 		opts.Group = func(T) string { return "" }
+	}
+	if opts.Namespace == nil {
+		opts.Namespace = opts.Group
 	}
 	if opts.SlowEvery <= 0 {
 		opts.SlowEvery = DefaultSlowEvery
@@ -157,14 +166,14 @@ func (q *Queue[T]) Push(key T) {
 		delete(q.fast, key)
 		l = Fast
 	}
-	it := &item[T]{key: key, since: q.opts.Now()}
+	it := &item[T]{key: key, since: q.opts.Now(), ns: q.opts.Namespace(key)}
 	q.items[key] = it
 	q.insert(it, l)
-	q.countGroup(it.group.name, 1)
+	q.countNamespace(it.ns, 1)
 }
 
 // Touch is an add of a key already waiting: a fast cause moves it to the fast lane, at the
-// back of its namespace's keys there.
+// back of its group's keys there.
 func (q *Queue[T]) Touch(key T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -192,7 +201,7 @@ func (q *Queue[T]) Len() int {
 }
 
 // Pop takes the next key: from the fast lane, but from the slow one at least once in every
-// SlowEvery takes while both have keys; within the lane, from the next namespace in turn.
+// SlowEvery takes while both have keys; within the lane, from the next group in turn.
 // The work queue calls it only when Len is not 0.
 func (q *Queue[T]) Pop() T {
 	q.mu.Lock()
@@ -215,7 +224,7 @@ func (q *Queue[T]) Pop() T {
 	delete(q.items, it.key)
 	q.taken[it.key] = l
 	q.observeDepth(l)
-	q.countGroup(it.group.name, -1)
+	q.countNamespace(it.ns, -1)
 	if o := q.opts.Observer; o != nil {
 		o.Waited(l, q.opts.Now().Sub(it.since))
 	}
@@ -239,8 +248,8 @@ func (q *Queue[T]) observeDepth(l Lane) {
 	}
 }
 
-// countGroup keeps the per-namespace depth over both lanes.
-func (q *Queue[T]) countGroup(name string, delta int) {
+// countNamespace keeps the per-namespace depth over both lanes.
+func (q *Queue[T]) countNamespace(name string, delta int) {
 	n := q.depth[name] + delta
 	if n <= 0 {
 		delete(q.depth, name)

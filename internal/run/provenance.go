@@ -13,6 +13,7 @@ import (
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // passRecord is the provenance of one pass (docs/provenance.md): its decision id and what the
@@ -38,6 +39,8 @@ type passRecord struct {
 	// status.lastDecision is public, and a short secret under a digest could be found by
 	// hashing guesses.
 	redact []dotpath.Path
+	// target names the cluster of the pass's children (targetName); "" for the local one.
+	target string
 }
 
 // newRecord starts the record of a pass of in. A pass without an id (a dry run's, or one
@@ -46,13 +49,23 @@ type passRecord struct {
 func (c *controller) newRecord(in input) passRecord {
 	now := time.Now()
 	if c.crw != nil && !c.crw.records() {
-		return passRecord{at: now, trigger: in.trigger, redact: c.e.redact}
+		return passRecord{at: now, trigger: in.trigger, redact: c.e.redact, target: targetName(in.target)}
 	}
 	id, err := prov.NewID(now, rand.Reader)
 	if err != nil {
 		c.cfg.log.Warn("no decision id for this pass", "key", in.key, "err", err)
 	}
-	return passRecord{id: id, at: now, trigger: in.trigger, redact: c.e.redact}
+	return passRecord{id: id, at: now, trigger: in.trigger, redact: c.e.redact, target: targetName(in.target)}
+}
+
+// targetName is how the decision record and the trace name ref: as conditions and logs do
+// (namespace/name[key] of its kubeconfig Secret), and "" for the local cluster, which a
+// record leaves out.
+func targetName(ref target.Ref) string {
+	if ref.Local() {
+		return ""
+	}
+	return ref.String()
 }
 
 // answered is rec with what the reconciler's answer d said of it.
@@ -67,7 +80,7 @@ func (rec passRecord) lastDecision(cr *unstructured.Unstructured) map[string]any
 		return nil
 	}
 	return prov.LastDecision{ID: rec.id, Time: rec.at, Trigger: string(rec.trigger), Inputs: rec.inputs(cr),
-		Reconciler: prov.Reconciler{Side: rec.side, Version: rec.version}}.Status()
+		Reconciler: prov.Reconciler{Side: rec.side, Version: rec.version}, Target: rec.target}.Status()
 }
 
 // inputs is the digest of what the answer depended on, the redact paths masked in the CR and
@@ -120,6 +133,7 @@ func (c *controller) logDecision(in input, d decision, steps passSteps) {
 		Decision: d.rec.id, Time: d.rec.at, Trigger: string(d.rec.trigger), Inputs: d.rec.inputs(in.cr),
 		Object: prov.Object{Ref: prov.Ref{APIVersion: in.cr.GetAPIVersion(), Kind: in.cr.GetKind(), Namespace: in.cr.GetNamespace(), Name: in.cr.GetName()},
 			Generation: in.cr.GetGeneration(), ResourceVersion: cmp.Or(d.rec.crVersion, in.cr.GetResourceVersion())},
+		Target:     d.rec.target,
 		Related:    d.rec.related,
 		Children:   steps.applies.Children,
 		Reconciler: prov.Reconciler{Side: d.rec.side, Version: d.rec.version},

@@ -18,6 +18,7 @@ import (
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/kobj"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // reconciler decides what one custom resource should look like: the remote or the
@@ -41,9 +42,9 @@ type input struct {
 	// written is true when cr is the answer of this pass's own write (its finalizer), newer
 	// than the cache.
 	written bool
-	// target is the name of the cluster its children are in (prepared.target), empty for
-	// ork's own.
-	target string
+	// target is the cluster its children are in (its name is prepared.target); the zero
+	// Ref is ork's own.
+	target target.Ref
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -382,6 +383,13 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	}
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
+	}
+	if err == nil && d.success && !in.deleting && terr == nil && tskip == nil {
+		// Its children are on its target now: none may stay on a cluster it left.
+		var after time.Duration
+		if after, err = c.leaveOldTargets(ctx, &in, tp); err == nil && after > 0 && d.action == actionDone {
+			d.action, d.after = actionRequeueAfter, after
+		}
 	}
 	if err == nil && in.deleting && !in.gone && terr == nil && tskip == nil && (d.success || !c.cfg.finalize) {
 		// The children on a target go before the CR does: no garbage collector there.

@@ -149,7 +149,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if in.deleting && in.cr.GetDeletionTimestamp() == nil {
 		obj = withDeletionTimestamp(obj)
 	}
-	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: env.dryRun, Target: in.target}
+	req := remote.Request{Key: in.key, Object: obj, Trigger: wireTrigger(in.trigger), Attempt: in.attempt, DryRun: env.dryRun, Target: in.target.Name}
 	if rr.children {
 		req.Children = env.children(in.cr)
 	}

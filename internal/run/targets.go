@@ -82,8 +82,8 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if in.gone {
 		// Its delete call still names the cluster; nothing is written there any more (its
 		// children went before it did).
-		if err == nil && !ref.Local() {
-			in.target = ref.Name
+		if err == nil {
+			in.target = ref
 		}
 		return hub, nil, nil
 	}
@@ -95,7 +95,7 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 	if ref.Local() {
 		return hub, nil, nil
 	}
-	in.target = ref.Name
+	in.target = ref
 	if !in.deleting {
 		if skip, err := c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, true); err != nil || skip != nil {
 			return hub, skip, err
@@ -118,6 +118,13 @@ func (c *controller) passTarget(ctx context.Context, in *input) (targetPass, *de
 		c.e.targets.Failed(ref, err)
 		d := c.unreachable(ref, err.Error())
 		return hub, &d, nil
+	}
+	if !in.deleting {
+		// Recorded before its first child goes there: a later change of target, or its
+		// delete, finds them even after a restart (targetmove.go).
+		if err := c.recordTarget(ctx, in, ref); err != nil {
+			return hub, nil, err
+		}
 	}
 	return targetPass{ref: ref, writes: sp.Writer, spoke: sp.Writer}, nil, nil
 }
@@ -149,29 +156,33 @@ func (c *controller) targetWritten(tp targetPass, err error, d *decision, wrote 
 	}
 }
 
-// cleanupTarget deletes a deleting CR's children from its target and lifts
-// naming.TargetCleanupFinalizer once none is left; ork's own finalizer, when the CRD has
-// finalize, goes first (the reconciler's delete may want its children). A decision asks to
-// look again while children remain.
+// cleanupTarget deletes a deleting CR's children from its target, and from every target its
+// status records as holding some (one it left), and lifts naming.TargetCleanupFinalizer once
+// none is left; ork's own finalizer, when the CRD has finalize, goes first (the reconciler's
+// delete may want its children). A decision asks to look again while children remain.
 func (c *controller) cleanupTarget(ctx context.Context, in *input, tp targetPass) (*decision, error) {
 	if !slices.Contains(in.cr.GetFinalizers(), naming.TargetCleanupFinalizer) || finalizer.Has(in.cr) {
 		return nil, nil
 	}
-	if tp.spoke != nil {
-		left, err := tp.spoke.Sweep(ctx, in.cr, childSelector(c.e.opts.Name))
-		if err != nil && target.Unreachable(err) {
-			c.e.targets.Failed(tp.ref, err)
-			d := c.unreachable(tp.ref, err.Error())
-			return &d, nil
-		}
+	refs, err := c.heldTargets(ctx, in, tp.ref)
+	if err != nil {
+		return nil, err
+	}
+	left := 0
+	for _, ref := range refs {
+		n, down, err := c.sweepTarget(ctx, in, ref, nil)
 		if err != nil {
 			return nil, err
 		}
-		c.e.targets.Succeeded(tp.ref)
-		if left > 0 {
-			return &decision{success: true, action: actionRequeueAfter, after: cleanupPoll, reason: ReasonSucceeded,
-				message: fmt.Sprintf("waiting for %d children to be deleted on target %s", left, tp.ref)}, nil
+		if down != "" {
+			d := c.unreachable(ref, down)
+			return &d, nil
 		}
+		left += n
+	}
+	if left > 0 {
+		return &decision{success: true, action: actionRequeueAfter, after: cleanupPoll, reason: ReasonSucceeded,
+			message: fmt.Sprintf("waiting for %d children to be deleted on the targets", left)}, nil
 	}
 	return c.setFinalizerNamed(ctx, in, naming.TargetCleanupFinalizer, false)
 }
@@ -293,6 +304,25 @@ func (c *controller) onSpokeChild(sp *spokes.Spoke, gr schema.GroupResource, old
 		return
 	}
 	c.childChanged(key)
+}
+
+// turnTarget names the target of key's CR for the work queue's turns (crdqueue.New): the
+// one its last pass went to, else the one its cached object renders; "" for the hub, a
+// target that does not render, or a CRD without targets. The queue's lock is held: it reads
+// only the spokes' record and the CR cache.
+func (c *controller) turnTarget(key string) string {
+	if c.spokes == nil {
+		return ""
+	}
+	ref, ok := c.spokes.TargetOf(key)
+	if !ok {
+		cr := c.cached(key)
+		if cr == nil {
+			return ""
+		}
+		ref, _ = target.Resolve(c.spokes.Template, cr.Object) // an error is the hub's turn: the pass says it
+	}
+	return targetName(ref)
 }
 
 // requeueTarget queues the CRs whose last pass went to ref (its reachability changed).

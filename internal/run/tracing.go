@@ -18,7 +18,7 @@ func (c *controller) traceDecision(in input, d decision, steps passSteps, start 
 	if d.candidate {
 		side = sideCandidate
 	}
-	c.e.trace.Record(key, trace.Decision{Side: side,
+	c.e.trace.Record(key, trace.Decision{Side: side, Target: d.rec.target,
 		Time: start, Trigger: string(in.trigger), Attempt: in.attempt, Request: d.request, Result: d.result,
 		Success: d.success, Reason: d.reason, Message: d.message, Next: next(d), Related: d.related, Applies: steps.applies.Objects,
 		Durations: trace.Durations{Remote: trace.Duration(d.remoteTime), Apply: trace.Duration(steps.apply),

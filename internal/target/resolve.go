@@ -25,6 +25,11 @@ const (
 	ReasonTargetNamespaceMissing = "TargetNamespaceMissing"
 )
 
+// StatusField is the key under a custom resource's status where ork records the targets
+// that may hold its children, each as its Ref's String: a target change, or a delete, finds
+// them there after a restart.
+const StatusField = "childTargets"
+
 // Ref is a rendered target: the Secret key holding a kubeconfig. The zero Ref is the local
 // cluster.
 type Ref struct {
@@ -43,6 +48,28 @@ func (r Ref) String() string {
 		return "local"
 	}
 	return fmt.Sprintf("%s/%s[%s]", r.Namespace, r.Name, r.Key)
+}
+
+// ParseRef reads a Ref back from its String form, namespace/name[key]: how ork names the
+// targets holding a custom resource's children in its status (docs/multicluster.md). "local"
+// is no target: an error, as is anything that is not a valid Secret reference.
+func ParseRef(s string) (Ref, error) {
+	ns, rest, ok := strings.Cut(s, "/")
+	name, key, ok2 := strings.Cut(rest, "[")
+	key, ok3 := strings.CutSuffix(key, "]")
+	if !ok || !ok2 || !ok3 || key == "" {
+		return Ref{}, fmt.Errorf("target %q is not namespace/name[key]", s)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return Ref{}, fmt.Errorf("target %q: namespace: %s", s, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return Ref{}, fmt.Errorf("target %q: name: %s", s, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+		return Ref{}, fmt.Errorf("target %q: key: %s", s, strings.Join(errs, "; "))
+	}
+	return Ref{Namespace: ns, Name: name, Key: key}, nil
 }
 
 // Template is a katalog.Target with its templates parsed once, for every custom resource

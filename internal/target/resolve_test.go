@@ -59,3 +59,15 @@ func TestRefString(t *testing.T) {
 		t.Errorf("ref: %q", s)
 	}
 }
+
+// A target named in a status reads back as the same Ref; anything else is refused.
+func TestParseRef(t *testing.T) {
+	if got, err := ParseRef(spokeRef.String()); err != nil || got != spokeRef {
+		t.Errorf("ParseRef(%q) = %+v, %v; want %+v", spokeRef.String(), got, err, spokeRef)
+	}
+	for _, s := range []string{"local", "", "ns/name", "ns/name[]", "name[key]", "ns/Name[key]", "ns/a/b[key]", "ns/name[k/ey]"} {
+		if got, err := ParseRef(s); err == nil {
+			t.Errorf("ParseRef(%q) = %+v, want an error", s, got)
+		}
+	}
+}

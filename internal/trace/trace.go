@@ -60,6 +60,9 @@ type Decision struct {
 	// Next is what the engine did with the key: "done", "requeue after 30s", "backoff",
 	// "retry after 2s".
 	Next string `json:"next,omitempty"`
+	// Target is the cluster of the object's children when it is not the one ork runs in:
+	// namespace/name[key] of its kubeconfig Secret, as conditions and logs name it.
+	Target string `json:"target,omitempty"`
 	// Related are the objects payload.related read for the pass, "as: resource
 	// namespace/name@resourceVersion", and what found nothing, "as: resource ref (none)".
 	Related []string `json:"related,omitempty"`

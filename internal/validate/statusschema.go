@@ -2,11 +2,15 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/operation"
+	"github.com/orkspace/ork/internal/target"
 )
 
 // statusSchema warns when the crdFile's status schema would prune what ork run writes: the
@@ -62,6 +66,9 @@ func (k *checker) lastDecisionStatus() {
 		return
 	}
 	keeps, missing := decision.StatusKeeps(k.schema)
+	if c.Target() != nil {
+		keeps, missing = decision.StatusKeepsTargeted(k.schema) // its record names the cluster too
+	}
 	if keeps {
 		return
 	}
@@ -69,9 +76,41 @@ func (k *checker) lastDecisionStatus() {
 	if len(missing) > 0 {
 		what = fmt.Sprintf("declares status.lastDecision without %s and does not preserve unknown fields in it", strings.Join(missing, ", "))
 	}
-	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: the apiserver prunes the record of the last decision ork run writes there, so ork blame finds none on the custom resource",
-		c.APITypes.Version, c.Manifest.Name, what),
+	why := "the apiserver prunes the record of the last decision ork run writes there, so ork blame finds none on the custom resource"
+	if slices.Equal(missing, []string{"target"}) {
+		why = "the apiserver prunes the cluster the record of the last decision names"
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s %s: %s",
+		c.APITypes.Version, c.Manifest.Name, what, why),
 		"declare lastDecision (type: object, x-kubernetes-preserve-unknown-fields: true) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+// childTargetsStatus warns when a CRD with a target has a status schema that would prune
+// status.childTargets, where ork run records the targets that may hold a custom resource's
+// children (docs/multicluster.md): a custom resource whose target changes then leaves its
+// children on the cluster it left.
+func (k *checker) childTargetsStatus() {
+	c := k.crd
+	if c.Target() == nil || c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
+		return
+	}
+	root := k.schema
+	status, declared := root.Properties["status"]
+	switch {
+	case !declared && preserves(root), declared && preserves(&status):
+		return
+	case declared:
+		if _, ok := status.Properties[target.StatusField]; ok {
+			return
+		}
+	}
+	k.warnAt(katalog.RuleStatusSchema, "crdFile", fmt.Sprintf("the status schema of version %s of %s declares no status.%s and does not preserve unknown fields in status: the apiserver prunes ork run's record of the targets that hold a custom resource's children, so a custom resource whose target changes leaves its children on the cluster it left",
+		c.APITypes.Version, c.Manifest.Name, target.StatusField),
+		"declare "+target.StatusField+" (type: array, items: {type: string}) under status.properties, or set x-kubernetes-preserve-unknown-fields: true on status")
+}
+
+func preserves(s *apiextensionsv1.JSONSchemaProps) bool {
+	return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 }
 
 // hasStatusSubresource reports whether the crdFile's version of the CRD has the status

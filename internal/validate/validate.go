@@ -36,6 +36,7 @@ func KatalogWith(set *katalog.Set, opts Options) []katalog.Finding {
 		k.statusSubresource()
 		k.statusSchema()
 		k.lastDecisionStatus()
+		k.childTargetsStatus()
 		k.operationStatus()
 		out = append(out, k.out...)
 	}

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/naming"
@@ -18,12 +19,14 @@ import (
 const reasonCleanupFailed = "TargetCleanupFailed"
 
 // Sweep deletes from the target every child cr marks (a Remote writer: no garbage collector
-// there follows an ownerReference to the CR), and says how many of them still exist: the
-// CR's finalizer (naming.TargetCleanupFinalizer) is lifted only at zero. It lists live, not
-// from the caches, which may not have heard of a child written just before; each delete
-// carries the object's uid as precondition, so a replacement someone else made meanwhile is
-// left alone and counted again.
-func (w *Writer) Sweep(ctx context.Context, cr *unstructured.Unstructured, selector string) (left int, err error) {
+// there follows an ownerReference to the CR), but those whose uid keep holds, and says how
+// many of them still exist: the CR's finalizer (naming.TargetCleanupFinalizer) is lifted
+// only at zero. It lists live, not from the caches, which may not have heard of a child
+// written just before; each delete carries the object's uid as precondition, so a
+// replacement someone else made meanwhile is left alone and counted again. keep is for a CR
+// that left this target for another: two kubeconfig Secrets may reach one cluster, whose
+// children are then the new target's.
+func (w *Writer) Sweep(ctx context.Context, cr *unstructured.Unstructured, selector string, keep map[types.UID]bool) (left int, err error) {
 	for _, ch := range w.Children {
 		list, err := w.Meta.Resource(ch.GVR).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
@@ -31,7 +34,7 @@ func (w *Writer) Sweep(ctx context.Context, cr *unstructured.Unstructured, selec
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
-			if !planner.MarkedBy(cr, obj) {
+			if !planner.MarkedBy(cr, obj) || keep[obj.GetUID()] {
 				continue
 			}
 			left++
@@ -60,6 +63,23 @@ func (w *Writer) Sweep(ctx context.Context, cr *unstructured.Unstructured, selec
 		}
 	}
 	return left, nil
+}
+
+// Held are the uids of the children cr marks on the target, listed live.
+func (w *Writer) Held(ctx context.Context, cr *unstructured.Unstructured, selector string) (map[types.UID]bool, error) {
+	held := map[types.UID]bool{}
+	for _, ch := range w.Children {
+		list, err := w.Meta.Resource(ch.GVR).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, failed(reasonCleanupFailed, "list %s on the target: %v", ch.GVR.Resource, err).withCause(err)
+		}
+		for i := range list.Items {
+			if planner.MarkedBy(cr, &list.Items[i]) {
+				held[list.Items[i].GetUID()] = true
+			}
+		}
+	}
+	return held, nil
 }
 
 // MarkedOwnerIndex is OwnerIndex for the caches of a target's children: the uid in

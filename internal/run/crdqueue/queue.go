@@ -25,9 +25,15 @@ type Queue struct {
 }
 
 // New is the queue of the CRD name, retrying with an exponential backoff from base to
-// ceiling, its metrics in m.
-func New(name string, base, ceiling time.Duration, m *Metrics) *Queue {
-	lanes := lanequeue.New(lanequeue.Options[string]{Group: keyNamespace, Observer: m.laneObserver(name)})
+// ceiling, its metrics in m. target names the cluster of a key's children ("" for the one
+// ork runs in; nil: every key's): the keys of one namespace take turns per cluster, so that
+// the custom resources of one busy target never wait behind another's (docs/multicluster.md).
+func New(name string, base, ceiling time.Duration, m *Metrics, target func(key string) string) *Queue {
+	group := keyNamespace
+	if target != nil {
+		group = func(key string) string { return turnGroup(target(key), keyNamespace(key)) }
+	}
+	lanes := lanequeue.New(lanequeue.Options[string]{Group: group, Namespace: keyNamespace, Observer: m.laneObserver(name)})
 	provider := m.queue
 	// The same chain client-go builds by default (rate limiting over delaying over the
 	// queue), with the lane queue as the queue's storage: de-duplication, one worker per
@@ -86,6 +92,16 @@ func (q *Queue) KeepLane(key string) {
 
 // Depth is the number of keys ready in lane.
 func (q *Queue) Depth(lane lanequeue.Lane) int { return q.lanes.Depth(lane) }
+
+// turnGroup is the lane queue's group of a key of namespace ns whose children are on
+// target: the namespace alone for the local cluster, as without targets. A namespace has no
+// NUL, so no two pairs share a group.
+func turnGroup(target, ns string) string {
+	if target == "" {
+		return ns
+	}
+	return target + "\x00" + ns
+}
 
 // keyNamespace is the namespace of a queue key; "" for a cluster-scoped CR (one group).
 func keyNamespace(key string) string {

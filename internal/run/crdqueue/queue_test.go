@@ -2,6 +2,8 @@ package crdqueue
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ func TestKeyNamespace(t *testing.T) {
 // to the cap; the rest are summed under "(other)"; a namespace left with none loses its series.
 func TestNamespaceDepthSeriesAreCappedAndRemovedAtZero(t *testing.T) {
 	m := NewMetrics()
-	q := New("app", time.Millisecond, time.Second, m)
+	q := New("app", time.Millisecond, time.Second, m, nil)
 	defer q.ShutDown()
 	for i := range maxNamespaceSeries + 10 {
 		q.Add(fmt.Sprintf("ns-%03d/a", i))
@@ -54,7 +56,7 @@ func TestNamespaceDepthSeriesAreCappedAndRemovedAtZero(t *testing.T) {
 func TestRetryKeepsTheLaneOfTheFailedPass(t *testing.T) {
 	for _, lane := range []lanequeue.Lane{lanequeue.Fast, lanequeue.Slow} {
 		t.Run(lane.String(), func(t *testing.T) {
-			q := New("app", 0, 0, NewMetrics())
+			q := New("app", 0, 0, NewMetrics(), nil)
 			defer q.ShutDown()
 			if lane == lanequeue.Fast {
 				q.MarkFast("ns/a")
@@ -68,5 +70,36 @@ func TestRetryKeepsTheLaneOfTheFailedPass(t *testing.T) {
 				t.Fatalf("%s depth after the retry = %d, want 1", lane, got)
 			}
 		})
+	}
+}
+
+// TestEachTargetTakesItsOwnTurn: the keys of one namespace whose children are on a busy
+// target do not hold back those of the same namespace on another cluster, nor the other way
+// round; the namespace's depth still counts them all.
+func TestEachTargetTakesItsOwnTurn(t *testing.T) {
+	busy := func(key string) string {
+		if strings.HasPrefix(key, "ns/far-") {
+			return "orkestra-system/spoke[kubeconfig]"
+		}
+		return ""
+	}
+	m := NewMetrics()
+	q := New("app", time.Millisecond, time.Second, m, busy)
+	defer q.ShutDown()
+	for i := range 50 {
+		q.Add(fmt.Sprintf("ns/far-%02d", i))
+	}
+	q.Add("ns/near")
+	if v := testutil.ToFloat64(m.lanes.namespace.WithLabelValues("app", "ns")); v != 51 {
+		t.Errorf("namespace depth = %v, want 51: the namespace counts the keys of every target", v)
+	}
+	var order []string
+	for range 2 {
+		k, _ := q.Get()
+		order = append(order, k)
+		q.Done(k)
+	}
+	if !slices.Contains(order, "ns/near") {
+		t.Errorf("the first two takes = %v, want the hub's key among them (one turn per target)", order)
 	}
 }

@@ -46,3 +46,17 @@ func TestTheDecisionIsWrittenOnlyWithAWrite(t *testing.T) {
 		})
 	}
 }
+
+// The targets holding a CR's children are the engine's record: an answer's key of that name
+// is not written.
+func TestTheAnswerDoesNotWriteTheTargetsRecord(t *testing.T) {
+	base := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "a", "uid": "u1", "resourceVersion": "7", "generation": int64(1)},
+		"status":   map[string]any{TargetsField: []any{"ns/spoke[kubeconfig]"}},
+	}}
+	o := Outcome{Success: true, Status: map[string]any{TargetsField: []any{}, "phase": "Ready"}}
+	patch, _ := Patch(base, o, 1, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), keepAll)
+	if _, written := patch["status"].(map[string]any)[TargetsField]; written {
+		t.Errorf("the patch writes the answer's %s: %v", TargetsField, patch)
+	}
+}

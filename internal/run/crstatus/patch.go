@@ -80,7 +80,7 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 	patch := map[string]any{}
 	if o.Success {
 		for k, v := range o.Status {
-			if k == "conditions" || k == "observedGeneration" || k == OperationField || k == DecisionField || pruned(k) {
+			if k == "conditions" || k == "observedGeneration" || k == OperationField || k == DecisionField || k == TargetsField || pruned(k) {
 				continue // ork's own keys (set below), or keys the schema drops
 			}
 			if kobj.MergeChanges(current, map[string]any{k: v}) {
@@ -133,6 +133,11 @@ func Patch(base *unstructured.Unstructured, o Outcome, generation int64, now tim
 
 // DecisionField is the status key of the pass's decision record.
 const DecisionField = "lastDecision"
+
+// TargetsField is the status key of the targets that may hold a custom resource's children
+// (docs/multicluster.md, target.StatusField), which the engine writes on its own: never from
+// an answer.
+const TargetsField = "childTargets"
 
 // withDecision adds the pass's decision to a patch that writes something, or to any patch
 // when the pass wrote a child.

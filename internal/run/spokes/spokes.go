@@ -39,6 +39,13 @@ func (u *Uses) add(ref target.Ref) {
 	u.refs[ref]++
 }
 
+// Holds reports whether a controller holds a spoke of ref.
+func (u *Uses) Holds(ref target.Ref) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.refs[ref] > 0
+}
+
 // done releases one hold; true when it was the last.
 func (u *Uses) done(ref target.Ref) bool {
 	u.mu.Lock()
@@ -198,6 +205,14 @@ func (s *Set) KeysOf(ref target.Ref) []string {
 	return out
 }
 
+// TargetOf is the target key's CR went to at its last pass; false before its first.
+func (s *Set) TargetOf(key string) (target.Ref, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kt, ok := s.keys[key]
+	return kt.ref, ok
+}
+
 // OwnerKey is the key of the CR of uid, as its last pass recorded it.
 func (s *Set) OwnerKey(uid types.UID) (string, bool) {
 	s.mu.Lock()
@@ -217,6 +232,14 @@ func (s *Set) Current(key string, uid types.UID) (*Spoke, bool) {
 		return nil, false
 	}
 	return sp, true
+}
+
+// Running is the spoke of ref, when one runs.
+func (s *Set) Running(ref target.Ref) (*Spoke, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.byRef[ref]
+	return sp, ok
 }
 
 // For is the spoke of ref, built by build (or rebuilt, when the pool's client is no longer

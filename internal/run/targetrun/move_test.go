@@ -1,0 +1,169 @@
+package targetrun_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/run/runtest"
+)
+
+// onSpoke waits until the spoke holds both of cr's children (want) or none of them.
+func onSpoke(t *testing.T, f *runtest.Fixture, cr types.UID, want bool, within time.Duration) {
+	t.Helper()
+	sd := spokeDyn(t)
+	f.EventuallyWithin(within, fmt.Sprintf("the CR's children on the spoke: %v", want), func() (bool, error) {
+		n := 0
+		for _, gvr := range []schema.GroupVersionResource{deployments, services} {
+			list, err := sd.Resource(gvr).Namespace(f.NS).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, u := range list.Items {
+				if u.GetAnnotations()[naming.OwnerAnnotation] == string(cr) && u.GetDeletionTimestamp() == nil {
+					n++
+				}
+			}
+		}
+		if want && n == 2 || !want && n == 0 {
+			return true, nil
+		}
+		return false, fmt.Errorf("%d children there", n)
+	})
+}
+
+// childTargets is the CR's status record of the targets that may hold its children.
+func childTargets(f *runtest.Fixture, name string) []string {
+	raw, _, _ := unstructured.NestedStringSlice(f.GetCR(name).Object, "status", "childTargets")
+	return raw
+}
+
+// A CR whose target changes leaves nothing on the cluster it left, once its children are on
+// the new one; the status records where they may be, so a change made while ork was stopped
+// is cleaned up too; the target-cleanup finalizer goes when no target holds any.
+func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
+	f := runtest.NewFixture(t, hub)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	spokeNamespace(t, f.NS)
+	putKubeconfig(t, f.NS, "spoke", spokeKubeconfig(t, ""))
+	putKubeconfig(t, f.NS, "spoke-again", spokeKubeconfig(t, "")) // the same cluster, another Secret
+	set := targetKatalog(f, ep)
+	_, stop := f.StartStoppable(set, nil)
+	spokeRef := f.NS + "/spoke[kubeconfig]"
+
+	cr := f.CreateCR("web", spec("spoke"))
+	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
+	waitReady(f, "web", 10*time.Second)
+	if got := childTargets(f, "web"); !slices.Equal(got, []string{spokeRef}) {
+		t.Errorf("status.childTargets = %q, want [%s]", got, spokeRef)
+	}
+
+	// To the hub: the children come there, and go from the spoke.
+	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
+	f.Eventually("the deployment on the hub", func() (bool, error) {
+		_, err := f.Get(deployments, "web")
+		return err == nil, err
+	})
+	onSpoke(t, f, cr.GetUID(), false, 10*time.Second)
+	f.Eventually("the record and the finalizer gone", func() (bool, error) {
+		u := f.GetCR("web")
+		if len(childTargets(f, "web")) != 0 || slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer) {
+			return false, fmt.Errorf("childTargets %q, finalizers %q", childTargets(f, "web"), u.GetFinalizers())
+		}
+		return true, nil
+	})
+
+	// Back to the spoke: the hub's children go.
+	f.PatchSpec("web", `{"spec":{"cluster":"spoke"}}`)
+	onSpoke(t, f, cr.GetUID(), true, 10*time.Second)
+	f.Eventually("the hub's deployment gone", func() (bool, error) {
+		if _, err := f.Get(deployments, "web"); !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("still there: %v", err)
+		}
+		return true, nil
+	})
+
+	// Another Secret of the same cluster: the children there are the new target's, and stay.
+	f.PatchSpec("web", `{"spec":{"cluster":"spoke-again"}}`)
+	f.Eventually("the record names the new Secret alone", func() (bool, error) {
+		if got := childTargets(f, "web"); !slices.Equal(got, []string{f.NS + "/spoke-again[kubeconfig]"}) {
+			return false, fmt.Errorf("childTargets %q", got)
+		}
+		return true, nil
+	})
+	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
+
+	// Moved while ork is stopped: the record tells the next start where the children are.
+	stop()
+	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
+	f.StartStoppable(set, nil)
+	onSpoke(t, f, cr.GetUID(), false, 15*time.Second)
+	f.Eventually("the record, the finalizer and lastDecision.target gone", func() (bool, error) {
+		u := f.GetCR("web")
+		rec, _, _ := prov.FromStatus(u)
+		if len(childTargets(f, "web")) != 0 || slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer) || rec.Target != "" {
+			return false, fmt.Errorf("childTargets %q, finalizers %q, lastDecision.target %q", childTargets(f, "web"), u.GetFinalizers(), rec.Target)
+		}
+		return true, nil
+	})
+	if _, err := f.Get(deployments, "web"); err != nil {
+		t.Errorf("the deployment on the hub: %v", err)
+	}
+}
+
+// A target the CR left that does not answer keeps its children there listed, and the
+// target-cleanup finalizer on: the CR, deleted meanwhile, goes only once the target answers
+// again and its children there are gone.
+func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
+	f := runtest.NewFixture(t, hub)
+	ep := runtest.NewEndpoint(t, runtest.OKWithChildren)
+	spokeNamespace(t, f.NS)
+	proxy, server := proxyToSpoke(t)
+	putKubeconfig(t, f.NS, "spoke", spokeKubeconfig(t, server))
+	f.Start(targetKatalog(f, ep), nil)
+	spokeRef := f.NS + "/spoke[kubeconfig]"
+
+	cr := f.CreateCR("web", spec("spoke"))
+	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
+	waitReady(f, "web", 10*time.Second)
+
+	proxy.Down()
+	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
+	f.Eventually("the deployment on the hub", func() (bool, error) {
+		_, err := f.Get(deployments, "web")
+		return err == nil, err
+	})
+	waitReady(f, "web", 10*time.Second) // its children are where it wants them
+	if got := childTargets(f, "web"); !slices.Equal(got, []string{spokeRef}) {
+		t.Errorf("status.childTargets with the left target down = %q, want [%s]", got, spokeRef)
+	}
+	if !slices.Contains(f.GetCR("web").GetFinalizers(), naming.TargetCleanupFinalizer) {
+		t.Errorf("finalizers with the left target down = %q, want %s kept", f.GetCR("web").GetFinalizers(), naming.TargetCleanupFinalizer)
+	}
+
+	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(f, "web", "False", "TargetUnreachable", 10*time.Second)
+
+	proxy.Up()
+	// The breaker's next try (1 s doubling, a few seconds in all here); 60 s leaves slack
+	// for a slow machine's extra doublings.
+	f.EventuallyWithin(60*time.Second, "the CR gone once the spoke answers", func() (bool, error) {
+		_, err := f.CRs().Get(t.Context(), "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	onSpoke(t, f, cr.GetUID(), false, time.Second) // gone before the CR was
+}
