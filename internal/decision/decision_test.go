@@ -120,7 +120,7 @@ func TestInputsDigest(t *testing.T) {
 
 func TestLastDecisionStatusRoundTrip(t *testing.T) {
 	d := LastDecision{ID: "01JEXAMPLE0000000000000000", Time: t0, Trigger: "update", Inputs: "sha256:ab",
-		Reconciler: Reconciler{Side: "stable", Version: "1.4.2"}}
+		Reconciler: Reconciler{Side: "stable", Version: "1.4.2"}, Children: "sha256:cd", RequeueAfter: "30s"}
 	cr := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{StatusField: d.Status()}}}
 	got, ok, err := FromStatus(cr)
 	if err != nil || !ok || got != d {
@@ -133,6 +133,11 @@ func TestLastDecisionStatusRoundTrip(t *testing.T) {
 	// is sent as null, so that it goes.
 	if v, ok := (LastDecision{ID: "x"}).Status()["reconciler"]; !ok || v != nil {
 		t.Errorf("a record without a reconciler sends reconciler %v (present %v), want null to remove the earlier one", v, ok)
+	}
+	for _, k := range []string{"children", "requeueAfter"} {
+		if v, ok := (LastDecision{ID: "x"}).Status()[k]; !ok || v != nil {
+			t.Errorf("a record without %s sends %v (present %v), want null to remove the earlier one's", k, v, ok)
+		}
 	}
 	side := (LastDecision{ID: "x", Reconciler: Reconciler{Side: "stable"}}).Status()["reconciler"].(map[string]any)
 	if v, ok := side["version"]; !ok || v != nil || side["side"] != "stable" {

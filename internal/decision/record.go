@@ -37,6 +37,13 @@ type LastDecision struct {
 	// Inputs is InputsDigest of what the answer depended on.
 	Inputs     string     `json:"inputs"`
 	Reconciler Reconciler `json:"reconciler,omitzero"`
+	// Children is ChildrenDigest of the custom resource's children as the pass left them,
+	// recorded with reconcile.remote.skipUnchanged by a pass whose answer was applied
+	// whole; "" otherwise, and no skip trusts a record without it (skip.go).
+	Children string `json:"children,omitempty"`
+	// RequeueAfter is the periodic requeue that answer asked for (a Go duration; "" none),
+	// so that a pass that skips its call keeps it.
+	RequeueAfter string `json:"requeueAfter,omitempty"`
 }
 
 // Status is the record as an unstructured value, for a status write. The write is a merge
@@ -60,6 +67,9 @@ func (d LastDecision) Status() map[string]any {
 	if d.Reconciler == (Reconciler{}) {
 		m["reconciler"] = nil
 	}
+	// The same for the keys only skipUnchanged records: an earlier record's would describe
+	// children this pass did not look at.
+	m["children"], m["requeueAfter"] = nilIfEmpty(d.Children), nilIfEmpty(d.RequeueAfter)
 	return m
 }
 
@@ -77,4 +87,11 @@ func FromStatus(cr *unstructured.Unstructured) (d LastDecision, ok bool, err err
 		return LastDecision{}, false, fmt.Errorf("status.%s: %w", StatusField, err)
 	}
 	return d, true, nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -27,20 +27,22 @@ func TestStatusKeeps(t *testing.T) {
 	tests := []struct {
 		name    string
 		schema  *apiextensionsv1.JSONSchemaProps
+		skip    bool
 		keeps   bool
 		missing []string
 	}{
-		{"no schema", nil, true, nil},
-		{"no status declared", root(nil), false, nil},
-		{"status preserves unknown fields", root(new(obj(nil, true))), true, nil},
-		{"status without lastDecision", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{"conditions": {}}, false))), false, nil},
-		{"lastDecision preserving", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(nil, true)}, false))), true, nil},
-		{"lastDecision declared whole", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(full, false)}, false))), true, nil},
-		{"lastDecision without reconciler", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(map[string]apiextensionsv1.JSONSchemaProps{"id": {}, "time": {}, "trigger": {}, "inputs": {}}, false)}, false))), false, []string{"reconciler"}},
+		{"no schema", nil, false, true, nil},
+		{"no status declared", root(nil), false, false, nil},
+		{"status preserves unknown fields", root(new(obj(nil, true))), false, true, nil},
+		{"status without lastDecision", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{"conditions": {}}, false))), false, false, nil},
+		{"lastDecision preserving", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(nil, true)}, false))), false, true, nil},
+		{"lastDecision declared whole", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(full, false)}, false))), false, true, nil},
+		{"declared whole without skipUnchanged's keys, with it", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(full, false)}, false))), true, false, []string{"children", "requeueAfter"}},
+		{"lastDecision without reconciler", root(new(obj(map[string]apiextensionsv1.JSONSchemaProps{StatusField: obj(map[string]apiextensionsv1.JSONSchemaProps{"id": {}, "time": {}, "trigger": {}, "inputs": {}}, false)}, false))), false, false, []string{"reconciler"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			keeps, missing := StatusKeeps(tt.schema)
+			keeps, missing := StatusKeeps(tt.schema, tt.skip)
 			if keeps != tt.keeps || !slices.Equal(missing, tt.missing) {
 				t.Errorf("StatusKeeps = %v, %v; want %v, %v", keeps, missing, tt.keeps, tt.missing)
 			}

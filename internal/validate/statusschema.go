@@ -61,7 +61,7 @@ func (k *checker) lastDecisionStatus() {
 	if c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
 		return
 	}
-	keeps, missing := decision.StatusKeeps(k.schema)
+	keeps, missing := decision.StatusKeeps(k.schema, c.IsRemote() && c.OperatorBox.Reconcile.Remote.SkipUnchanged != nil)
 	if keeps {
 		return
 	}
