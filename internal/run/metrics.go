@@ -42,8 +42,10 @@ type Metrics struct {
 	// OperationCallbacks counts the completion callbacks received, by result (accepted,
 	// forged, notHeld, ...: opcallback's results).
 	OperationCallbacks *prometheus.CounterVec
-	queue              *crdqueue.Metrics
-	candidate          candidate.Metrics
+	// SkippedUnchanged counts the passes whose call reconcile.remote.skipUnchanged skipped.
+	SkippedUnchanged *prometheus.CounterVec
+	queue            *crdqueue.Metrics
+	candidate        candidate.Metrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -100,11 +102,14 @@ func NewMetrics() *Metrics {
 		OperationCallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ork_operation_callbacks_total", Help: "Completion callbacks of long-running operations received (POST /operations/{token}), by result: accepted, or why refused.",
 		}, []string{"result"}),
+		SkippedUnchanged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_reconcile_skipped_unchanged_total", Help: "Passes whose call reconcile.remote.skipUnchanged skipped: the first pass of a custom resource after a restart, a leadership won or a bucket taken, with its inputs and children as its last decision left them.",
+		}, []string{"crd"}),
 		queue:     crdqueue.NewMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
-		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks,
+		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks, m.SkippedUnchanged,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.Register(reg)
 	m.candidate.Register(reg)
