@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -87,23 +88,37 @@ func canonicalFields(raw []byte) string {
 	return string(out)
 }
 
-// ChildrenDigest is "sha256:" and the hex SHA-256 of the states, sorted by group, resource,
-// namespace and name: the exact set of a custom resource's children and what ork holds of
-// each. A child missing, extra, replaced under its annotation or with a field taken from ork
-// changes it.
-func ChildrenDigest(states []ChildState) string {
+// ChildrenDigest is "sha256:" and the hex SHA-256 of config and the states, sorted by group,
+// resource, namespace and name: the exact set of a custom resource's children and what ork
+// holds of each. A child missing, extra, replaced under its annotation or with a field taken
+// from ork changes it. config is the digest of the CRD's reconcile configuration
+// (ConfigDigest): a changed Katalog (another endpoint, other excludes or types) is not a
+// question answered before.
+func ChildrenDigest(config string, states []ChildState) string {
 	states = slices.Clone(states)
 	slices.SortFunc(states, func(a, b ChildState) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource),
 			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", config)
 	for _, s := range states {
 		// NUL separates the fields: none of them can hold one.
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%t\x00%s\n",
 			s.Group, s.Resource, s.Namespace, s.Name, s.Applied, s.Owned, s.Deleting, s.ResourceVersion)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// ConfigDigest is the hex SHA-256 of v's JSON (a CRD's reconcile configuration); "" when it
+// does not encode.
+func ConfigDigest(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Why a first pass calls although skipUnchanged is on: the verdicts of Unchanged.

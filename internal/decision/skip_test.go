@@ -55,7 +55,7 @@ func TestOwnedFieldsDigest(t *testing.T) {
 func TestChildrenDigest(t *testing.T) {
 	deploy := ChildState{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web", Applied: "a1", Owned: "o1"}
 	cm := ChildState{Resource: "configmaps", Namespace: "ns", Name: "web-cfg", Applied: "a2", Owned: "o2"}
-	base := ChildrenDigest([]ChildState{deploy, cm})
+	base := ChildrenDigest("c1", []ChildState{deploy, cm})
 	with := func(s ChildState, f func(*ChildState)) ChildState { f(&s); return s }
 	tests := []struct {
 		name   string
@@ -74,14 +74,17 @@ func TestChildrenDigest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ChildrenDigest(tt.states); (got == base) != tt.same {
+			if got := ChildrenDigest("c1", tt.states); (got == base) != tt.same {
 				t.Errorf("same %v, want %v", got == base, tt.same)
 			}
 		})
 	}
 	// Fields run together must not digest alike: "ab"+"c" is not "a"+"bc".
-	if ChildrenDigest([]ChildState{{Name: "ab", Applied: "c"}}) == ChildrenDigest([]ChildState{{Name: "a", Applied: "bc"}}) {
+	if ChildrenDigest("c1", []ChildState{{Name: "ab", Applied: "c"}}) == ChildrenDigest("c1", []ChildState{{Name: "a", Applied: "bc"}}) {
 		t.Error("the digest does not separate its fields")
+	}
+	if ChildrenDigest("c2", []ChildState{deploy, cm}) == base {
+		t.Error("another reconcile configuration digests alike")
 	}
 }
 

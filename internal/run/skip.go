@@ -5,6 +5,7 @@ import (
 	"time"
 
 	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run/childwrite"
 )
 
@@ -35,7 +36,7 @@ func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
 	w := c.writerOf(in)
 	same, why := last.Unchanged(inputs, func() string {
 		states, _ := w.ChildStates(in.cr, nil, c.cfg.childrenPayload)
-		return prov.ChildrenDigest(states)
+		return prov.ChildrenDigest(c.cfg.skipConfig, states)
 	}, time.Now(), c.cfg.skipMaxAge)
 	if !same {
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why, "decision", last.ID)
@@ -47,6 +48,16 @@ func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
 		d.action, d.after = actionRequeueAfter, after
 	}
 	return d, true
+}
+
+// skipConfig is the digest of r, the CRD's reconcile.remote, that a record's children digest
+// carries: a Katalog changed since the decision (another endpoint, other excludes, args
+// templates or types) calls. Without skipUnchanged itself (a new maxAge asks nothing new)
+// and the candidate (no skip during a rollout).
+func skipConfig(r *katalog.Remote) string {
+	cp := *r
+	cp.SkipUnchanged, cp.Candidate = nil, nil
+	return prov.ConfigDigest(cp)
 }
 
 // writerOf is the writer of in's children: its target's when the pass resolved one
@@ -80,7 +91,7 @@ func (c *controller) recordOf(in input, d decision, rec passRecord, tp targetPas
 	}
 	if appliedWhole(in, d) {
 		if states, ok := tp.writes.ChildStates(in.cr, rep, c.cfg.childrenPayload); ok {
-			ld.Children = prov.ChildrenDigest(states)
+			ld.Children = prov.ChildrenDigest(c.cfg.skipConfig, states)
 		}
 		if d.action == actionRequeueAfter {
 			ld.RequeueAfter = max(d.after, minRequeueAfter).String()
