@@ -18,12 +18,12 @@ const ReasonSkippedUnchanged = "SkippedUnchanged"
 // Only the first pass of a CR in this holder's life may (in.first, whatever became of it): a
 // restart, a leadership won or a bucket taken passes every CR once although nearly every
 // answer would be the one already applied; any later pass comes from a change seen while
-// running, a resync or a retry, and calls. It skips when
-// the CR's status.lastDecision was recorded with its children, holds these inputs, is
-// younger than maxAge, and every child is as that pass left it (none drifted, missing or
-// extra). The reconciler's remote path asks only for a CR not being deleted, with no
-// operation held and no rollout in progress. A skipped pass writes nothing; one whose last
-// answer asked for a periodic requeue is queued again after it, as that answer was.
+// running, a resync or a retry, and calls. It skips when the CR's status.lastDecision was
+// recorded with its children, holds these inputs, is younger than maxAge, and every child
+// is as that pass left it (none drifted, missing or extra). The remote reconciler asks only
+// for a CR not being deleted, with no operation held and no rollout in progress. A skipped
+// pass writes nothing; one whose last answer asked for a periodic requeue is queued again
+// after that delay, as the answer was.
 func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
 	if !in.first || in.deleting || in.cr.GetDeletionTimestamp() != nil {
 		return decision{}, false
