@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -59,7 +60,7 @@ func OwnedFieldsDigest(entries []metav1.ManagedFieldsEntry) string {
 		if e.Manager != naming.FieldManager || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
-		mine = append(mine, own{string(e.Operation), e.APIVersion, canonicalFields(e.FieldsV1.Raw)})
+		mine = append(mine, own{string(e.Operation), e.APIVersion, canonicalFields(e.FieldsV1.GetRawReader())})
 	}
 	if len(mine) == 0 {
 		return ""
@@ -76,14 +77,18 @@ func OwnedFieldsDigest(entries []metav1.ManagedFieldsEntry) string {
 
 // canonicalFields is a FieldsV1 document in the field set's own encoding; the raw bytes when
 // they do not decode (still a digest of what the server holds).
-func canonicalFields(raw []byte) string {
+func canonicalFields(raw io.Reader) string {
+	b, err := io.ReadAll(raw)
+	if err != nil {
+		return ""
+	}
 	var set fieldpath.Set
-	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
-		return string(raw)
+	if err := set.FromJSON(bytes.NewReader(b)); err != nil {
+		return string(b)
 	}
 	out, err := set.ToJSON()
 	if err != nil {
-		return string(raw)
+		return string(b)
 	}
 	return string(out)
 }
