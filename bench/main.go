@@ -11,6 +11,7 @@
 //	go run ./bench -workload startup -ork-before /tmp/ork-base
 //	go run ./bench -memory 1000,5000,10000               # memory per cached object
 //	go run ./bench -shard 1,2,4 -n 5000 -runs 3          # sharded rings (ork run --shard-buckets), medians
+//	go run ./bench -restart 2000 -runs 3                 # restart catch-up with and without skipUnchanged
 //
 // It prints the tables, writes results.json and convergence-*.svg to -out.
 package main
@@ -70,6 +71,7 @@ func run(ctx context.Context, args []string) error {
 	target := fs.Float64("target", 0.90, "the share of ceiling (a) a system's median must reach for the target to be met")
 	memory := fs.String("memory", "", "instead: ork's memory at these numbers of CRs (e.g. 1000,5000,10000)")
 	shards := fs.String("shard", "", "instead: rings of ork run --shard-buckets with these numbers of replicas (e.g. 1,2,4) over -n CRs (default 5000): catch-up, RSS per replica, Lease writes at rest, failover")
+	restart := fs.Int("restart", 0, "instead: ork restarted over this many converged CRs (e.g. 2000), its catch-up without and with reconcile.remote.skipUnchanged")
 	idle := fs.Duration("idle", 30*time.Second, "how long to watch ork idle after convergence")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on one convergence")
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
@@ -129,6 +131,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if len(o.memory) > 0 {
 		return measureMemory(ctx, bin, o)
+	}
+	if *restart > 0 {
+		return measureRestart(ctx, bin, *restart, o)
 	}
 	if *shards != "" {
 		replicas, err := ints(*shards)

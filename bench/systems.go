@@ -55,8 +55,12 @@ func start(cmd *exec.Cmd, logPath string) (*running, error) {
 // startOrk runs `ork run` with its default flags (plus extra) on the cluster and waits
 // until /readyz says its caches synced.
 func startOrk(ctx context.Context, c *cluster, bin, endpoint string, extra []string) (*running, error) {
+	return startOrkWith(ctx, c, bin, c.w.katalog(endpoint), extra)
+}
+
+// startOrkWith is startOrk with the Katalog doc.
+func startOrkWith(ctx context.Context, c *cluster, bin, doc string, extra []string) (*running, error) {
 	katalog := filepath.Join(c.dir, "katalog.yaml")
-	doc := c.w.katalog(endpoint)
 	if err := os.WriteFile(katalog, []byte(doc), 0o600); err != nil {
 		return nil, err
 	}

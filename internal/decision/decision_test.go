@@ -120,7 +120,8 @@ func TestInputsDigest(t *testing.T) {
 
 func TestLastDecisionStatusRoundTrip(t *testing.T) {
 	d := LastDecision{ID: "01JEXAMPLE0000000000000000", Time: t0, Trigger: "update", Inputs: "sha256:ab",
-		Reconciler: Reconciler{Side: "stable", Version: "1.4.2"}, Target: "orkestra-system/spoke-a-kubeconfig[kubeconfig]"}
+		Reconciler: Reconciler{Side: "stable", Version: "1.4.2"}, Target: "orkestra-system/spoke-a-kubeconfig[kubeconfig]",
+		Children: "sha256:cd", RequeueAfter: "30s"}
 	cr := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{StatusField: d.Status()}}}
 	got, ok, err := FromStatus(cr)
 	if err != nil || !ok || got != d {
@@ -137,6 +138,11 @@ func TestLastDecisionStatusRoundTrip(t *testing.T) {
 	// A pass back on the local cluster removes the target an earlier record named.
 	if v, ok := (LastDecision{ID: "x"}).Status()["target"]; !ok || v != nil {
 		t.Errorf("a record of the local cluster sends target %v (present %v), want null to remove the earlier one", v, ok)
+	}
+	for _, k := range []string{"children", "requeueAfter"} {
+		if v, ok := (LastDecision{ID: "x"}).Status()[k]; !ok || v != nil {
+			t.Errorf("a record without %s sends %v (present %v), want null to remove the earlier one's", k, v, ok)
+		}
 	}
 	side := (LastDecision{ID: "x", Reconciler: Reconciler{Side: "stable"}}).Status()["reconciler"].(map[string]any)
 	if v, ok := side["version"]; !ok || v != nil || side["side"] != "stable" {

@@ -41,6 +41,13 @@ type LastDecision struct {
 	// conditions and logs (namespace/name[key] of the kubeconfig Secret); empty for the
 	// cluster ork runs in.
 	Target string `json:"target,omitempty"`
+	// Children is ChildrenDigest of the custom resource's children as the pass left them,
+	// recorded with reconcile.remote.skipUnchanged by a pass whose answer was applied
+	// whole; "" otherwise, and no skip trusts a record without it (skip.go).
+	Children string `json:"children,omitempty"`
+	// RequeueAfter is the periodic requeue that answer asked for (a Go duration; "" none),
+	// so that a pass that skips its call keeps it.
+	RequeueAfter string `json:"requeueAfter,omitempty"`
 }
 
 // Status is the record as an unstructured value, for a status write. The write is a merge
@@ -68,6 +75,9 @@ func (d LastDecision) Status() map[string]any {
 	if d.Target != "" {
 		m[targetField] = d.Target
 	}
+	// The same for the keys only skipUnchanged records: an earlier record's would describe
+	// children this pass did not look at.
+	m["children"], m["requeueAfter"] = nilIfEmpty(d.Children), nilIfEmpty(d.RequeueAfter)
 	return m
 }
 
@@ -85,4 +95,11 @@ func FromStatus(cr *unstructured.Unstructured) (d LastDecision, ok bool, err err
 		return LastDecision{}, false, fmt.Errorf("status.%s: %w", StatusField, err)
 	}
 	return d, true, nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

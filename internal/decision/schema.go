@@ -6,22 +6,34 @@ import (
 	"github.com/orkspace/ork/internal/statuskeep"
 )
 
-// recordFields are the keys of a LastDecision, in the order of its JSON, that every custom
-// resource's record holds: targetField only a CRD with a target writes.
+// recordFields are the keys every LastDecision holds, in the order of its JSON.
 func recordFields() []string { return []string{"id", "time", "trigger", "inputs", "reconciler"} }
 
-// targetField is the key of LastDecision.Target.
+// targetField is the key of LastDecision.Target, which only a CRD with a target writes.
 const targetField = "target"
 
-// StatusKeeps reports whether a CRD version's structural schema keeps status.lastDecision
-// whole, every field of the record (statuskeep.Whole), for ork validate's status-schema
-// check; missing names the fields a declared lastDecision lacks.
-func StatusKeeps(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []string) {
-	return statuskeep.Whole(root, StatusField, recordFields())
+// skipFields are the keys only reconcile.remote.skipUnchanged writes.
+func skipFields() []string { return []string{"children", "requeueAfter"} }
+
+// Writes says which of the record's optional keys a CRD's passes write.
+type Writes struct {
+	// Target: the CRD names a target (docs/multicluster.md); its record names the cluster.
+	Target bool
+	// SkipUnchanged: reconcile.remote.skipUnchanged is on.
+	SkipUnchanged bool
 }
 
-// StatusKeepsTargeted is StatusKeeps for a CRD with a target (docs/multicluster.md), whose
-// record also names the cluster: a declared lastDecision must declare target too.
-func StatusKeepsTargeted(root *apiextensionsv1.JSONSchemaProps) (keeps bool, missing []string) {
-	return statuskeep.Whole(root, StatusField, append(recordFields(), targetField))
+// StatusKeeps reports whether a CRD version's structural schema keeps status.lastDecision
+// whole, every key its passes write (statuskeep.Whole), for ork validate's status-schema
+// check; missing names the keys a declared lastDecision lacks.
+func StatusKeeps(root *apiextensionsv1.JSONSchemaProps, w Writes) (keeps bool, missing []string) {
+	keys := recordFields()
+	if w.Target {
+		keys = append(keys, targetField)
+	}
+	if w.SkipUnchanged {
+		keys = append(keys, skipFields()...)
+	}
+	return statuskeep.Whole(root, StatusField, keys)
 }
+

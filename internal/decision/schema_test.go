@@ -7,7 +7,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// StatusKeeps asks statuskeep about status.lastDecision and every key of the record.
+// StatusKeeps asks statuskeep about status.lastDecision and every key the CRD's passes
+// write: the target's and skipUnchanged's only when they write them.
 func TestStatusKeepsChecksLastDecision(t *testing.T) {
 	declared := func(keys ...string) *apiextensionsv1.JSONSchemaProps {
 		rec := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
@@ -17,26 +18,32 @@ func TestStatusKeepsChecksLastDecision(t *testing.T) {
 		status := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{StatusField: rec}}
 		return &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"status": status}}
 	}
-	if keeps, missing := StatusKeeps(declared("id", "time")); keeps || !slices.Equal(missing, []string{"trigger", "inputs", "reconciler"}) {
-		t.Errorf("StatusKeeps of a lastDecision with id and time = %v, %v; want false, the other keys missing", keeps, missing)
-	}
-	if keeps, missing := StatusKeeps(declared(recordFields()...)); !keeps || missing != nil {
-		t.Errorf("StatusKeeps of a lastDecision with every key = %v, %v; want true", keeps, missing)
-	}
-	// A CRD with a target: its record names the cluster, which a declared lastDecision must
-	// keep; one preserving unknown fields keeps it.
-	if keeps, missing := StatusKeepsTargeted(declared(recordFields()...)); keeps || !slices.Equal(missing, []string{targetField}) {
-		t.Errorf("StatusKeepsTargeted of a record declared without target = %v, %v; want false, [target]", keeps, missing)
-	}
-	if keeps, missing := StatusKeepsTargeted(declared(append(recordFields(), targetField)...)); !keeps || missing != nil {
-		t.Errorf("StatusKeepsTargeted of a record declared with target = %v, %v; want true", keeps, missing)
-	}
 	preserving := declared()
 	rec := preserving.Properties["status"].Properties[StatusField]
 	rec.XPreserveUnknownFields = new(true)
 	preserving.Properties["status"].Properties[StatusField] = rec
-	if keeps, _ := StatusKeepsTargeted(preserving); !keeps {
-		t.Error("StatusKeepsTargeted of a lastDecision preserving unknown fields = false, want true")
+	every := append(append(recordFields(), targetField), skipFields()...)
+	for _, tt := range []struct {
+		name    string
+		schema  *apiextensionsv1.JSONSchemaProps
+		writes  Writes
+		keeps   bool
+		missing []string
+	}{
+		{"id and time only", declared("id", "time"), Writes{}, false, []string{"trigger", "inputs", "reconciler"}},
+		{"every key of every record", declared(recordFields()...), Writes{}, true, nil},
+		{"a target's record without target", declared(recordFields()...), Writes{Target: true}, false, []string{targetField}},
+		{"a target's record with it", declared(append(recordFields(), targetField)...), Writes{Target: true}, true, nil},
+		{"skipUnchanged's record without its keys", declared(recordFields()...), Writes{SkipUnchanged: true}, false, skipFields()},
+		{"both, every key", declared(every...), Writes{Target: true, SkipUnchanged: true}, true, nil},
+		{"preserving unknown fields", preserving, Writes{Target: true, SkipUnchanged: true}, true, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			keeps, missing := StatusKeeps(tt.schema, tt.writes)
+			if keeps != tt.keeps || !slices.Equal(missing, tt.missing) {
+				t.Errorf("StatusKeeps = %v, %v; want %v, %v", keeps, missing, tt.keeps, tt.missing)
+			}
+		})
 	}
 }
 
@@ -48,7 +55,7 @@ func TestRecordFieldsAreTheRecordsKeys(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := slices.Sorted(slices.Values(append(recordFields(), targetField)))
+	want := slices.Sorted(slices.Values(append(append(recordFields(), targetField), skipFields()...)))
 	if !slices.Equal(keys, want) {
 		t.Errorf("the record's keys %v, recordFields %v", keys, want)
 	}

@@ -120,7 +120,7 @@ func Rules() []RuleInfo {
 		{RuleCRValidationRule, SeverityError, "Every sample custom resource in crFiles passes its crdFile's x-kubernetes-validations (CEL) rules, evaluated as the apiserver does on create (transition rules, which read oldSelf, do not apply).", false},
 		{RuleCRDValidationRule, SeverityError, "Every x-kubernetes-validations (CEL) rule of crdFile compiles and stays within the apiserver's estimated cost limits.", false},
 		{RuleWorkers, SeverityError, "reconcile.workers is between 1 and 64.", true},
-		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout and remote.finalizeTimeout are positive Go durations.", true},
+		{RuleDuration, SeverityError, "reconcile.resync, remote.timeout, remote.finalizeTimeout and remote.skipUnchanged.maxAge are positive Go durations.", true},
 		{RuleNothingReconciles, SeverityWarning, "Something reconciles the CRD: reconcile.default is not false without reconcile.remote.", false},
 		{RuleRemoteRequiresDefaultOff, SeverityError, "reconcile.remote requires reconcile.default: false.", true},
 		{RuleEndpoint, SeverityError, "remote.endpoint is set: an absolute http(s) URL or a template.", true},

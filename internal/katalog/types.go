@@ -120,6 +120,29 @@ type Remote struct {
 	Candidate *Candidate `json:"candidate,omitempty"`
 	// Target is where the reconciler's children go (target.go); default the local cluster.
 	Target *Target `json:"target,omitempty"`
+	// SkipUnchanged lets the first pass of a CR after a restart, a leader change or a
+	// bucket take skip the call when nothing it depends on changed since its last decision;
+	// off when nil.
+	SkipUnchanged *SkipUnchanged `json:"skipUnchanged,omitempty"`
+}
+
+// SkipUnchanged is reconcile.remote.skipUnchanged (docs/remote-reconciler.md#failover-without-re-asking).
+type SkipUnchanged struct {
+	// MaxAge is how old a decision may be and still be trusted without a call (Go duration,
+	// positive); required.
+	MaxAge string `json:"maxAge,omitempty"`
+}
+
+// MaxAgeOrZero is MaxAge parsed; zero (no skip) when it is not a positive duration (validate
+// reports that) or s is nil.
+func (s *SkipUnchanged) MaxAgeOrZero() time.Duration {
+	if s == nil {
+		return 0
+	}
+	if d, err := time.ParseDuration(s.MaxAge); err == nil && d > 0 {
+		return d
+	}
+	return 0
 }
 
 // DefaultFinalizeTimeout is reconcile.remote.finalizeTimeout's default.

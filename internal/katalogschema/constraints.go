@@ -59,9 +59,10 @@ func constraints() map[string]*obj {
 		// workers
 		reconcile + ".workers": object("minimum", 1, "maximum", 64),
 		// duration
-		reconcile + ".resync":       positive(),
-		remote + ".timeout":         positive(),
-		remote + ".finalizeTimeout": positive(),
+		reconcile + ".resync":            positive(),
+		remote + ".timeout":              positive(),
+		remote + ".finalizeTimeout":      positive(),
+		remote + ".skipUnchanged.maxAge": positive(),
 		// remote-requires-default-false; target: reconcile.target only without remote
 		reconcile: object(
 			"if", object("required", []string{"remote"}, "properties", object("remote", object("type", "object"))),

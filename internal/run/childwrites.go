@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	prov "github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/resources"
 	"github.com/orkspace/ork/internal/run/childwrite"
@@ -45,6 +46,9 @@ type childWrites interface {
 	// RemoveAll deletes the objects of a declarative onDelete block that cr controls or
 	// marks.
 	RemoveAll(ctx context.Context, cr *unstructured.Unstructured, objs []resources.Object) error
+	// ChildStates are cr's children for the drift test without a call (skip.go): as the
+	// caches show them, or as the pass of rep left them.
+	ChildStates(cr *unstructured.Unstructured, rep *childwrite.Report, withVersion bool) ([]prov.ChildState, bool)
 }
 
 var _ childWrites = (*childwrite.Writer)(nil)

@@ -133,6 +133,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		// again may have its two incarnations in two replicas' buckets, and only the name
 		// held until the old one's delete is answered orders their calls (docs/scaling.md).
 		c.cfg.finalize, c.cfg.finalizeTimeout = r.Finalize || e.opts.ShardBuckets != 0, r.FinalizeTimeoutOrDefault()
+		c.cfg.skipMaxAge, c.cfg.skipConfig = r.SkipUnchanged.MaxAgeOrZero(), skipConfig(r)
 	}
 
 	if r := crd.OperatorBox.Reconcile.Resync; r != "" {

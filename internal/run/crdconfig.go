@@ -34,7 +34,11 @@ type crdConfig struct {
 	passTimeout time.Duration
 	// resync is reconcile.resync, 0 for none.
 	resync time.Duration
-	log    *slog.Logger
+	// skipMaxAge is reconcile.remote.skipUnchanged.maxAge, 0 when it is off; skipConfig is
+	// the digest of the rest of reconcile.remote, recorded with the children (skip.go).
+	skipMaxAge time.Duration
+	skipConfig string
+	log        *slog.Logger
 	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
 	// is on a target (fixedTarget); the controller's children are none then.
 	targetTypes []child

@@ -7,8 +7,9 @@ import "k8s.io/apimachinery/pkg/types"
 // replica knew of them is stale by the time it takes them back. This is the one list of
 // that memory; a feature that remembers something per CR adds itself here.
 //   - The ledger's per-object memos: what applying the last answer did, the finalized and
-//     removed marks, ork's last status write. Pending triggers stay: a take passes every
-//     CR of the bucket anyway.
+//     removed marks, ork's last status write, the first pass run (skipUnchanged: the take's
+//     pass may skip its call). Pending triggers stay: a take passes every CR of the bucket
+//     anyway.
 //   - Suspensions and resume marks: ork_suspended_crs counts the held buckets' CRs only.
 //   - The related index's references: a change of an object they read must not queue
 //     them here (and a pass still in flight records none: relatedwatch.Deps.Owns).

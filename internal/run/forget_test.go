@@ -42,6 +42,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		uid types.UID
 	}{{"ns/gone", "u-gone"}, {"ns/kept", "u-kept"}} {
 		c.ledger.MarkFinalized(cr.key, cr.uid)
+		c.ledger.FirstPass(cr.key, cr.uid)
 		c.suspended.Set(ctx, cr.key, cr.uid, true)
 		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
@@ -59,6 +60,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		gone, kept bool
 	}{
 		{"ledger finalized mark", c.ledger.Finalized("ns/gone", "u-gone"), c.ledger.Finalized("ns/kept", "u-kept")},
+		{"ledger first pass run", !c.ledger.FirstPass("ns/gone", "u-gone"), !c.ledger.FirstPass("ns/kept", "u-kept")},
 		{"suspension", suspendedAt(c, "ns/gone", "u-gone"), suspendedAt(c, "ns/kept", "u-kept")},
 		{"resume mark", !c.suspended.ResumedAt("ns/gone", "u-gone").IsZero(), !c.suspended.ResumedAt("ns/kept", "u-kept").IsZero()},
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},

@@ -47,8 +47,10 @@ type Metrics struct {
 	// restarts (docs/provenance.md). Both stay 0 without a log.
 	DecisionLogFailures prometheus.Counter
 	DecisionLogStopped  prometheus.Gauge
-	queue               *crdqueue.Metrics
-	candidate           candidate.Metrics
+	// SkippedUnchanged counts the passes whose call reconcile.remote.skipUnchanged skipped.
+	SkippedUnchanged *prometheus.CounterVec
+	queue            *crdqueue.Metrics
+	candidate        candidate.Metrics
 }
 
 // NewMetrics registers every metric on a fresh registry.
@@ -111,11 +113,14 @@ func NewMetrics() *Metrics {
 		DecisionLogStopped: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ork_decision_log_stopped", Help: "1 once a write or fsync error stopped the decision log: no entry is written after it until ork restarts.",
 		}),
+		SkippedUnchanged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ork_reconcile_skipped_unchanged_total", Help: "Passes whose call reconcile.remote.skipUnchanged skipped: the first pass of a custom resource after a restart, a leadership won or a bucket taken, with its inputs and children as its last decision left them.",
+		}, []string{"crd"}),
 		queue:     crdqueue.NewMetrics(),
 		candidate: candidate.NewMetrics(),
 	}
 	reg.MustRegister(m.ReconcileTotal, m.ReconcileDuration, m.RemoteDuration, m.ApplyTotal, m.TriggersTotal, m.StatusFieldsPruned, m.SuspendedCRs, m.ChildLockWait,
-		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks, m.DecisionLogFailures, m.DecisionLogStopped,
+		m.OperationsInFlight, m.OperationDuration, m.OperationCallbacks, m.DecisionLogFailures, m.DecisionLogStopped, m.SkippedUnchanged,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.queue.Register(reg)
 	m.candidate.Register(reg)

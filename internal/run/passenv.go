@@ -35,6 +35,10 @@ type passEnv struct {
 	// callback is the completion callback of the operation id of uid at generation (id
 	// "": one the call may start); nil when ork serves none (opcallbacks.go).
 	callback func(ctx context.Context, uid types.UID, generation int64, id string) *operation.Callback
+	// unchanged is the skip of a first pass whose inputs digest is inputs
+	// (reconcile.remote.skipUnchanged, skip.go): ok says the call is skipped, and d is the
+	// pass's decision. nil when the CRD does not skip, and in a dry run.
+	unchanged func(in input, inputs string) (d decision, ok bool)
 	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
 	// redact applied first.
 	traced bool
@@ -48,10 +52,14 @@ type passEnv struct {
 // newPassEnv is c's environment for its reconciler; newController and the white-box tests
 // both build it here, so that no reconciler runs with half of it.
 func newPassEnv(c *controller) passEnv {
-	return passEnv{
+	env := passEnv{
 		dryRun: c.e.dry != nil, children: c.childrenOf, lastApply: c.ledger.LastApply, related: c.related,
 		mayWrite: c.e.fence.mayWrite, event: c.event, traced: c.e.trace != nil, redact: c.e.redact,
 		operation: c.heldOperation, generation: c.cachedGeneration, callback: c.e.callbackFunc(),
 		built: true,
 	}
+	if c.cfg.skipMaxAge > 0 && c.e.dry == nil {
+		env.unchanged = c.skipUnchanged
+	}
+	return env
 }

@@ -74,13 +74,13 @@ func (rec passRecord) answered(d decision) passRecord {
 	return rec
 }
 
-// lastDecision is the record of rec for status.lastDecision; nil without an id.
-func (rec passRecord) lastDecision(cr *unstructured.Unstructured) map[string]any {
+// lastDecision is the record of rec for status.lastDecision; ok is false without an id.
+func (rec passRecord) lastDecision(cr *unstructured.Unstructured) (d prov.LastDecision, ok bool) {
 	if rec.id == "" {
-		return nil
+		return prov.LastDecision{}, false
 	}
 	return prov.LastDecision{ID: rec.id, Time: rec.at, Trigger: string(rec.trigger), Inputs: rec.inputs(cr),
-		Reconciler: prov.Reconciler{Side: rec.side, Version: rec.version}, Target: rec.target}.Status()
+		Reconciler: prov.Reconciler{Side: rec.side, Version: rec.version}, Target: rec.target}, true
 }
 
 // inputs is the digest of what the answer depended on, the redact paths masked in the CR and

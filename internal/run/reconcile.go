@@ -45,6 +45,9 @@ type input struct {
 	// target is the cluster its children are in (its name is prepared.target); the zero
 	// Ref is ork's own.
 	target target.Ref
+	// first: the first pass of this object in this holder's life, with
+	// reconcile.remote.skipUnchanged on (skip.go).
+	first bool
 }
 
 // action is what the queue does with a key after a reconcile.
@@ -113,6 +116,9 @@ type decision struct {
 	rec          passRecord
 	lastDecision map[string]any
 	wrote        bool
+	// refresh: skipUnchanged's record on the CR is stale, so lastDecision is written even
+	// alone (skip.go); skipped: the pass's call was skipped, nothing is written.
+	refresh, skipped bool
 }
 
 func failure(reason, format string, a ...any) decision {
@@ -298,6 +304,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	// The failures below replace the decision; which reconciler answered stays.
 	var candidate bool
 	defer func() { d.candidate = d.candidate || candidate }()
+	in.first = c.cfg.skipMaxAge > 0 && !in.gone && c.ledger.FirstPass(in.key, in.cr.GetUID())
 	if d, held, ok := c.suspension(ctx, &in); held || !ok {
 		return d, steps, ok // suspended: nothing but its condition is written
 	}
@@ -340,7 +347,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		candidate = d.candidate
 		rec = rec.answered(d)
 	}
-	if d.quiet {
+	if d.quiet || d.skipped {
 		return d, steps, true // nothing was attempted: nothing to write or report
 	}
 	if d.success && !in.deleting && c.replaced(in) {
@@ -415,7 +422,8 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	// A CR being deleted but still there (another controller's finalizer holds it) gets its
 	// failures reported like any other: it is where users look.
 	if !in.gone && (!in.deleting || !d.success) {
-		d.lastDecision, d.wrote = rec.lastDecision(in.cr), wroteChildren(steps.applies)
+		d.lastDecision, d.refresh = c.recordOf(in, d, rec, tp, &steps.applies)
+		d.wrote = wroteChildren(steps.applies)
 		t = time.Now()
 		d, err = c.report(ctx, in, d, steps.applies)
 		steps.status = time.Since(t)
@@ -447,6 +455,11 @@ func (c *controller) endPass(key string, forget bool) {
 }
 
 func (c *controller) observe(in input, d decision, start time.Time) {
+	if d.skipped {
+		c.e.opts.Metrics.SkippedUnchanged.WithLabelValues(c.cfg.crd.Name).Inc()
+		c.cfg.log.Debug("call skipped: unchanged since the last decision", "key", in.key, "trigger", string(in.trigger), "note", d.message)
+		return
+	}
 	result := "success"
 	switch {
 	case d.quiet:

@@ -156,6 +156,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if rr.lastApply {
 		req.LastApply = env.lastApply(in.key, in.cr.GetUID())
 	}
+	var relObjs map[string][]map[string]any
 	if env.related != nil {
 		rel, hold := env.related.Read(ctx, in.key, in.cr, in.gone, in.deleting)
 		if hold != nil {
@@ -163,7 +164,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 			held.related = rel.Names
 			return held
 		}
-		req.Related = rel.Objects
+		req.Related, relObjs = rel.Objects, rel.Objects
 		defer func() {
 			d.related, d.relatedCut, d.relatedRead = rel.Names, rel.Cut, true
 			if d.rec.called {
@@ -183,6 +184,14 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 	if held.Expired(now) && !in.deleting {
 		// A delete is never timed out: its tombstone keeps no mark, and its call must come.
 		return timedOut(held, heldAt, now)
+	}
+	if env.unchanged != nil && !in.deleting && held == nil && !unreadable && rr.cand == nil {
+		// After the related read: their resourceVersions are inputs, and the read records the
+		// references whose next change passes this CR again, skipped or not.
+		args, _ := rr.r.RenderArgs(in.cr.Object)
+		if skip, ok := env.unchanged(in, passRecord{args: args, related: relatedOf(relObjs)}.inputs(in.cr)); ok {
+			return skip
+		}
 	}
 	req.Operation = held.Prepared(in.cr.GetGeneration())
 	if env.callback != nil && !in.deleting {

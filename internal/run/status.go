@@ -114,7 +114,7 @@ func (d decision) outcome(place operation.Where) crstatus.Outcome {
 		RelatedRead: d.relatedRead, RelatedCut: d.relatedCut,
 		Pending: d.pending, HoldGeneration: d.holdGeneration, Progressing: d.progress,
 		PlainMessage: d.pending || d.reason == operation.ReasonTimedOut,
-		Decision:     d.lastDecision, Wrote: d.wrote}
+		Decision:     d.lastDecision, Wrote: d.wrote, Refresh: d.refresh}
 	switch s := d.op; {
 	case !s.writes():
 	case place == operation.InStatus:

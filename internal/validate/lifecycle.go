@@ -2,6 +2,23 @@ package validate
 
 import "github.com/orkspace/ork/internal/katalog"
 
+// skipUnchanged checks reconcile.remote.skipUnchanged: its maxAge is required and a positive
+// duration (docs/katalog.md#operatorboxreconcileremote).
+func (k *checker) skipUnchanged(s *katalog.SkipUnchanged) {
+	if s == nil {
+		return
+	}
+	const at = remotePath + ".skipUnchanged.maxAge"
+	if s.MaxAge == "" {
+		k.errorAt(katalog.RuleDuration, at, "skipUnchanged.maxAge is required",
+			"set maxAge to how old a decision may be and still be trusted without a call, such as 24h")
+		return
+	}
+	if msg := checkDuration("skipUnchanged.maxAge", s.MaxAge); msg != "" {
+		k.errorAt(katalog.RuleDuration, at, msg, "use a positive Go duration such as 24h")
+	}
+}
+
 // lifecycle checks prune and finalize: a reconciler that prunes without seeing its children
 // decides blind, and finalizeTimeout means nothing without finalize.
 func (k *checker) lifecycle(r *katalog.Remote) {

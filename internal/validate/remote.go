@@ -33,6 +33,7 @@ func (k *checker) remote() {
 	k.payload(r.Payload)
 	k.related(r)
 	k.lifecycle(r)
+	k.skipUnchanged(r.SkipUnchanged)
 	k.managedResources(r.ManagedResources)
 	k.auth(remotePath+".auth", r.Auth)
 	k.tokenOverHTTP(remotePath, r.Endpoint, r.Auth)

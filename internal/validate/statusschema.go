@@ -65,10 +65,10 @@ func (k *checker) lastDecisionStatus() {
 	if c.Manifest == nil || c.APITypes == nil || k.schema == nil || !k.hasStatusSubresource() {
 		return
 	}
-	keeps, missing := decision.StatusKeeps(k.schema)
-	if c.Target() != nil {
-		keeps, missing = decision.StatusKeepsTargeted(k.schema) // its record names the cluster too
-	}
+	keeps, missing := decision.StatusKeeps(k.schema, decision.Writes{
+		Target:        c.Target() != nil,
+		SkipUnchanged: c.IsRemote() && c.OperatorBox.Reconcile.Remote.SkipUnchanged != nil,
+	})
 	if keeps {
 		return
 	}

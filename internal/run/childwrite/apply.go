@@ -52,6 +52,8 @@ type planned struct {
 	decision string
 	// seen collects what the write saw, for the decision log; nil when it is off.
 	seen *seen
+	// after is where a write puts what it answered (wrote), for the pass's ChildStates.
+	after *metav1.Object
 }
 
 // sent is p's object as a write sends it: with the pass's decision annotation. obj itself,
@@ -92,6 +94,10 @@ type Report struct {
 	// conflicts are the conflicting field managers of the object at each index that failed
 	// on a server-side apply conflict.
 	conflicts map[int][]string
+	// written are the children the pass created or applied, as their writes answered, and
+	// pruned those it deleted: how the pass left them (ChildStates).
+	written map[Ref]metav1.Object
+	pruned  map[Ref]bool
 }
 
 // Error is a failed write with the reason the pass's condition and Event carry; Managers
@@ -128,6 +134,7 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 	}
 	for i := range plans {
 		plans[i].decision = id
+		plans[i].after = new(metav1.Object)
 		if w.Record {
 			plans[i].seen = &seen{}
 		}
@@ -166,6 +173,12 @@ func (w *Writer) ApplyAll(ctx context.Context, cr *unstructured.Unstructured, ap
 	for i, p := range plans {
 		created, changed, err := w.writeChild(ctx, cr, p, lives[i])
 		held.release(p.ref)
+		if out := *p.after; out != nil {
+			if rep.written == nil {
+				rep.written = map[Ref]metav1.Object{}
+			}
+			rep.written[p.ref] = out
+		}
 		if w.Record {
 			rep.Children = append(rep.Children, p.recorded(created, changed, lives[i], err))
 		}

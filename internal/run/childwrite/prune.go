@@ -52,6 +52,10 @@ func (w *Writer) Prune(ctx context.Context, cr *unstructured.Unstructured, rep *
 			return err
 		}
 		if pruned {
+			if rep.pruned == nil {
+				rep.pruned = map[Ref]bool{}
+			}
+			rep.pruned[cand.ref] = true
 			rep.Pruned++
 			rep.Objects = append(rep.Objects, trace.Apply{Ref: cand.gvr.Resource + "/" + cand.ref.name,
 				Namespace: cand.ref.namespace, Outcome: trace.Pruned})

@@ -35,6 +35,9 @@ func (w *Writer) readFull(ctx context.Context, p planned, live metav1.Object) {
 
 // wrote notes what a write answered.
 func (p planned) wrote(out metav1.Object) {
+	if p.after != nil && out != nil {
+		*p.after = out
+	}
 	if p.seen == nil || out == nil {
 		return
 	}

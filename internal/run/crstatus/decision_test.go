@@ -27,6 +27,7 @@ func TestTheDecisionIsWrittenOnlyWithAWrite(t *testing.T) {
 	}{
 		{"converged: nothing written", Outcome{Success: true, Status: map[string]any{"phase": "Ready"}, Decision: rec}, keepAll, nil},
 		{"a child written", Outcome{Success: true, Status: map[string]any{"phase": "Ready"}, Decision: rec, Wrote: true}, keepAll, rec},
+		{"a stale record refreshed", Outcome{Success: true, Status: map[string]any{"phase": "Ready"}, Decision: rec, Refresh: true}, keepAll, rec},
 		{"a status change", Outcome{Success: true, Status: map[string]any{"phase": "Degraded"}, Decision: rec}, keepAll, rec},
 		{"a failure", Outcome{Reason: "X", Message: "boom", Decision: rec}, keepAll, rec},
 		{"the answer's own lastDecision is not ork's", Outcome{Success: true, Status: map[string]any{DecisionField: "theirs"}}, keepAll, nil},

@@ -54,6 +54,10 @@ type Outcome struct {
 	Decision map[string]any
 	// Wrote: the pass wrote a child (created, applied, pruned or deleted one).
 	Wrote bool
+	// Refresh: the record on the custom resource no longer describes what Decision does (its
+	// inputs, children or requeue, or its age: reconcile.remote.skipUnchanged, which trusts it
+	// without a call), so Decision is written even alone.
+	Refresh bool
 }
 
 // Progress is the Progressing condition of a pass.
@@ -140,9 +144,9 @@ const DecisionField = "lastDecision"
 const TargetsField = "childTargets"
 
 // withDecision adds the pass's decision to a patch that writes something, or to any patch
-// when the pass wrote a child.
+// when the pass wrote a child or the record must be refreshed.
 func withDecision(patch map[string]any, o Outcome, pruned func(string) bool) map[string]any {
-	if o.Decision != nil && (len(patch) > 0 || o.Wrote) && !pruned(DecisionField) {
+	if o.Decision != nil && (len(patch) > 0 || o.Wrote || o.Refresh) && !pruned(DecisionField) {
 		patch[DecisionField] = o.Decision
 	}
 	return patch

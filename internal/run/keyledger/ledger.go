@@ -98,6 +98,9 @@ type keyRecord struct {
 	// resyncAt is when the key's periodic resync is due (reconcile.resync); zero when none
 	// is scheduled. A pass before it moves it on.
 	resyncAt time.Time
+	// passedUID is the object whose first pass in this holder's life has run
+	// (reconcile.remote.skipUnchanged: only that pass may skip its call).
+	passedUID types.UID
 }
 
 // New returns an empty ledger.
@@ -344,9 +347,23 @@ func (l *Ledger) Removed(key string, uid types.UID) bool {
 	return r != nil && uid != "" && r.removedUID == uid
 }
 
+// FirstPass reports whether this is the first pass of uid in this holder's life (since the
+// start, a leadership won, or its bucket taken), and marks it passed.
+func (l *Ledger) FirstPass(key string, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.record(key)
+	if r.passedUID == uid {
+		return false
+	}
+	r.passedUID = uid
+	return true
+}
+
 // ForgetObjects drops what the ledger remembers of the objects for which gone is true (their
 // bucket moves between replicas, and another may write them meanwhile): what applying their
-// last answer did, the finalized and removed marks, ork's last status write. A record left
+// last answer did, the finalized and removed marks, ork's last status write, the first pass
+// run. A record left
 // with nothing owed (no pending trigger, delete or pass) goes with them.
 func (l *Ledger) ForgetObjects(gone func(types.UID) bool) {
 	l.mu.Lock()
@@ -364,6 +381,7 @@ func (l *Ledger) ForgetObjects(gone func(types.UID) bool) {
 		}
 		forget(&r.finalizedUID)
 		forget(&r.removedUID)
+		forget(&r.passedUID)
 		forget(&r.statusUID)
 		if r.statusUID == "" {
 			r.statusRV = ""

@@ -125,3 +125,33 @@ func TestForgetObjectsDropsARecordWithNothingOwed(t *testing.T) {
 		t.Error("another object's lastApply went")
 	}
 }
+
+// Only the first pass of an object in a holder's life is its first: a later pass is not,
+// another incarnation's is, and a forgotten object (its bucket moved away and back) starts
+// again.
+func TestFirstPassIsOncePerObjectUntilForgotten(t *testing.T) {
+	l := New()
+	steps := []struct {
+		what string
+		key  string
+		uid  types.UID
+		want bool
+	}{
+		{"the first pass", "ns/a", "u1", true},
+		{"a later pass", "ns/a", "u1", false},
+		{"another CR", "ns/b", "u2", true},
+		{"a new incarnation of the name", "ns/a", "u3", true},
+	}
+	for _, s := range steps {
+		if got := l.FirstPass(s.key, s.uid); got != s.want {
+			t.Errorf("%s: FirstPass = %v, want %v", s.what, got, s.want)
+		}
+	}
+	l.ForgetObjects(func(uid types.UID) bool { return uid == "u3" })
+	if !l.FirstPass("ns/a", "u3") {
+		t.Error("after its forget, an object's next pass is not its first")
+	}
+	if l.FirstPass("ns/b", "u2") {
+		t.Error("the forget of another object made this one's next pass a first")
+	}
+}
