@@ -131,8 +131,15 @@ const (
 	NotRecorded     = "no decision recorded with its children"
 	InputsChanged   = "inputs changed"
 	DecisionTooOld  = "decision older than maxAge"
+	// DecisionAhead: the record's time is ahead of this replica's clock by more than
+	// clockSkew; trusting it would keep it young for as long.
+	DecisionAhead = "decision dated ahead of this clock"
 	ChildrenChanged = "children changed"
 )
+
+// clockSkew is how far ahead of this replica's clock a record written by another replica may
+// be dated and still be trusted.
+const clockSkew = time.Minute
 
 // Unchanged reports whether a pass whose inputs digest is inputs and whose children digest
 // is children may skip its call on the strength of d, the custom resource's last decision, at
@@ -147,6 +154,8 @@ func (d LastDecision) Unchanged(inputs string, children func() string, now time.
 		return false, InputsChanged
 	case maxAge <= 0 || now.Sub(d.Time) >= maxAge:
 		return false, DecisionTooOld
+	case d.Time.Sub(now) > clockSkew:
+		return false, DecisionAhead
 	case children() != d.Children:
 		return false, ChildrenChanged
 	}
@@ -156,12 +165,13 @@ func (d LastDecision) Unchanged(inputs string, children func() string, now time.
 // Stale reports whether d, the record on the custom resource, must give way to next, the
 // record of a pass that may write nothing else: next records no children (its answer was not
 // applied whole) while d would let a call be skipped; or next does, and d holds other
-// inputs, children or requeue, or is more than half of maxAge old (refreshed so that a
-// converged custom resource stays skippable). skipUnchanged writes such a record even alone.
+// inputs or children, or is more than half of maxAge old (refreshed so that a converged
+// custom resource stays skippable). A requeue delay that changed alone does not count (the
+// children digest holds whether there is one): a reconciler whose delay varies would make
+// every pass write. skipUnchanged writes such a record even alone.
 func (d LastDecision) Stale(next LastDecision, now time.Time, maxAge time.Duration) bool {
 	if next.Children == "" {
 		return d.Children != ""
 	}
-	return d.Inputs != next.Inputs || d.Children != next.Children || d.RequeueAfter != next.RequeueAfter ||
-		now.Sub(d.Time) >= maxAge/2
+	return d.Inputs != next.Inputs || d.Children != next.Children || now.Sub(d.Time) >= maxAge/2
 }

@@ -135,7 +135,7 @@ func TestStale(t *testing.T) {
 		{"the same: nothing to write", on, next, 24 * time.Hour, false},
 		{"other inputs, the same answer", on, with(next, func(d *LastDecision) { d.Inputs = "sha256:x" }), 24 * time.Hour, true},
 		{"children repaired by another pass", on, with(next, func(d *LastDecision) { d.Children = "sha256:x" }), 24 * time.Hour, true},
-		{"a requeue asked for now", on, with(next, func(d *LastDecision) { d.RequeueAfter = "30s" }), 24 * time.Hour, true},
+		{"a requeue delay changed alone (its presence is in the children digest)", with(on, func(d *LastDecision) { d.RequeueAfter = "30s" }), with(next, func(d *LastDecision) { d.RequeueAfter = "45s" }), 24 * time.Hour, false},
 		{"a record from before skipUnchanged", with(on, func(d *LastDecision) { d.Children = "" }), next, 24 * time.Hour, true},
 		{"half maxAge old", on, next, 2 * time.Hour, true},
 		{"half maxAge old, nothing to record", with(on, func(d *LastDecision) { d.Children = "" }), with(next, func(d *LastDecision) { d.Children = "" }), 2 * time.Hour, false},

@@ -122,9 +122,16 @@ func TestSkipUnchangedRestartCallsOnlyWhatChanged(t *testing.T) {
 		t.Errorf("without skipUnchanged, %d CRs were called after the restart, want all %d", len(without), crs)
 	}
 	t.Logf("calls after the restart: %d with skipUnchanged (of %d CRs), %d without", withCalls, len(calls), withoutCalls)
-	// At most 2% of the calls of the same restart without skipUnchanged.
-	if withCalls*50 > withoutCalls {
-		t.Errorf("with skipUnchanged, %d calls after the restart (of %d CRs); without it %d: more than 2%%", withCalls, len(calls), withoutCalls)
+	// Only the two CRs that changed were called (a retry of one of them, which a busy
+	// machine may cause, is still theirs): 2% of the CRs the same restart without
+	// skipUnchanged calls.
+	for cr := range calls {
+		if cr != name(edited) && cr != name(drifted) {
+			t.Errorf("%s, unchanged while ork was stopped, was called after the restart", cr)
+		}
+	}
+	if len(calls)*50 > len(without) {
+		t.Errorf("with skipUnchanged, %d CRs called after the restart; without it %d: more than 2%%", len(calls), len(without))
 	}
 }
 

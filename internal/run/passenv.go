@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	prov "github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/remote"
@@ -35,10 +36,10 @@ type passEnv struct {
 	// callback is the completion callback of the operation id of uid at generation (id
 	// "": one the call may start); nil when ork serves none (opcallbacks.go).
 	callback func(ctx context.Context, uid types.UID, generation int64, id string) *operation.Callback
-	// unchanged is the skip of a first pass whose inputs digest is inputs
-	// (reconcile.remote.skipUnchanged, skip.go): ok says the call is skipped, and d is the
-	// pass's decision. nil when the CRD does not skip, and in a dry run.
-	unchanged func(in input, inputs string) (d decision, ok bool)
+	// unchanged is the skip of a first pass whose rendered args are args and whose related
+	// objects are related (reconcile.remote.skipUnchanged, skip.go): ok says the call is
+	// skipped, and d is the pass's decision. nil when the CRD does not skip, and in a dry run.
+	unchanged func(in input, args any, related []prov.Related) (d decision, ok bool)
 	// traced says decisions are traced (--debug-decisions): the request's digest is kept,
 	// redact applied first.
 	traced bool

@@ -189,7 +189,7 @@ func (rr *remoteReconciler) reconcile(ctx context.Context, env passEnv, in input
 		// After the related read: their resourceVersions are inputs, and the read records the
 		// references whose next change passes this CR again, skipped or not.
 		args, _ := rr.r.RenderArgs(in.cr.Object)
-		if skip, ok := env.unchanged(in, passRecord{args: args, related: relatedOf(relObjs)}.inputs(in.cr)); ok {
+		if skip, ok := env.unchanged(in, args, relatedOf(relObjs)); ok {
 			return skip
 		}
 	}

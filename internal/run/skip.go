@@ -2,11 +2,18 @@ package run
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/dotpath"
+	"github.com/orkspace/ork/internal/exchange"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/version"
 )
 
 // ReasonSkippedUnchanged is the decision trace's reason for a pass whose call
@@ -24,8 +31,16 @@ const ReasonSkippedUnchanged = "SkippedUnchanged"
 // for a CR not being deleted, with no operation held and no rollout in progress. A skipped
 // pass writes nothing; one whose last answer asked for a periodic requeue is queued again
 // after that delay, as the answer was.
-func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
+func (c *controller) skipUnchanged(in input, args any, related []prov.Related) (decision, bool) {
 	if !in.first || in.deleting || in.cr.GetDeletionTimestamp() != nil {
+		return decision{}, false
+	}
+	if why := c.redactHides(in.cr, args); why != "" {
+		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why)
+		return decision{}, false
+	}
+	if why := c.leftBehind(in); why != "" {
+		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why)
 		return decision{}, false
 	}
 	last, ok, err := prov.FromStatus(in.cr)
@@ -33,11 +48,14 @@ func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", prov.NotRecorded, "err", err)
 		return decision{}, false
 	}
+	// The same digest as the pass's record (newRecord): the --redact paths masked.
+	inputs := passRecord{args: args, related: related, redact: c.e.redact}.inputs(in.cr)
 	w := c.writerOf(in)
+	now := time.Now()
 	same, why := last.Unchanged(inputs, func() string {
 		states, _ := w.ChildStates(in.cr, nil, c.cfg.childrenPayload)
-		return prov.ChildrenDigest(c.cfg.skipConfig, states)
-	}, time.Now(), c.cfg.skipMaxAge)
+		return prov.ChildrenDigest(c.childrenConfig(last.RequeueAfter), states)
+	}, now, c.cfg.skipMaxAge)
 	if !same {
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why, "decision", last.ID)
 		return decision{}, false
@@ -45,19 +63,73 @@ func (c *controller) skipUnchanged(in input, inputs string) (decision, bool) {
 	d := decision{success: true, skipped: true, action: actionDone, reason: ReasonSkippedUnchanged,
 		message: fmt.Sprintf("inputs and children unchanged since decision %s: call skipped", last.ID)}
 	if after, err := time.ParseDuration(last.RequeueAfter); err == nil && after > 0 {
-		d.action, d.after = actionRequeueAfter, after
+		// Due from the decision, not from this pass: holders that change more often than
+		// the requeue's period would otherwise put it off for ever.
+		d.action, d.after = actionRequeueAfter, max(last.Time.Add(after).Sub(now), minRequeueAfter)
 	}
 	return d, true
 }
 
-// skipConfig is the digest of r, the CRD's reconcile.remote, that a record's children digest
-// carries: a Katalog changed since the decision (another endpoint, other excludes, args
-// templates or types) calls. Without skipUnchanged itself (a new maxAge asks nothing new)
+// childrenConfig is what a record's children digest starts with: skipConfig, and whether the answer asked for a periodic requeue, so that a record
+// whose requeueAfter a status schema pruned never matches and a skip never drops it. Only
+// whether: a reconciler whose delay varies from call to call would otherwise make each
+// record stale, and the skip's requeue takes the delay from the record.
+func (c *controller) childrenConfig(requeueAfter string) string {
+	return fmt.Sprintf("%s\x00requeue=%t", c.cfg.skipConfig, requeueAfter != "")
+}
+
+// redactHides names why a --redact path keeps the inputs digest from seeing a change the
+// answer may depend on ("" when none does): the digest masks them (status.lastDecision is
+// public), which is safe under spec, whose every change moves the generation the digest
+// holds, and blind anywhere else (labels, annotations, args).
+func (c *controller) redactHides(cr *unstructured.Unstructured, args any) string {
+	for _, p := range c.e.redact {
+		if len(p) > 0 && p[0] == "spec" {
+			continue
+		}
+		if masked := exchange.Redact(cr.Object, []dotpath.Path{p}); !sameMap(masked, cr.Object) {
+			return "--redact " + strings.Join(p, ".") + " masks an input outside spec"
+		}
+		if m, ok := args.(map[string]any); ok && !sameMap(exchange.Redact(m, []dotpath.Path{p}), m) {
+			return "--redact " + strings.Join(p, ".") + " masks an arg"
+		}
+	}
+	return ""
+}
+
+// sameMap reports whether a and b are the same map (exchange.Redact returns its argument
+// when no path exists in it).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// leftBehind names why in may still have children on a cluster it left ("" when not): a
+// target its status records other than its own, or the hub's caches holding children of a
+// CR whose children go elsewhere. Only a pass cleans those up (targetmove.go).
+func (c *controller) leftBehind(in input) string {
+	for _, ref := range c.recordedTargets(in.cr) {
+		if ref != in.target {
+			return "children may be left on " + ref.String()
+		}
+	}
+	if !in.target.Local() && c.hubHolds(in.cr) {
+		return "children may be left on this cluster"
+	}
+	return ""
+}
+
+// skipConfig is the digest of r, the CRD's reconcile.remote, and of ork's version, that a
+// record's children digest carries: a Katalog changed since the decision (another endpoint,
+// other excludes, args templates or types), or another ork (which may write children
+// differently), calls. Without skipUnchanged itself (a new maxAge asks nothing new)
 // and the candidate (no skip during a rollout).
 func skipConfig(r *katalog.Remote) string {
 	cp := *r
 	cp.SkipUnchanged, cp.Candidate = nil, nil
-	return prov.ConfigDigest(cp)
+	return prov.ConfigDigest(struct {
+		Remote katalog.Remote
+		Ork    string
+	}{cp, version.Get().Version})
 }
 
 // writerOf is the writer of in's children: its target's when the pass resolved one
@@ -90,11 +162,11 @@ func (c *controller) recordOf(in input, d decision, rec passRecord, tp targetPas
 		return ld.Status(), false
 	}
 	if appliedWhole(in, d) {
-		if states, ok := tp.writes.ChildStates(in.cr, rep, c.cfg.childrenPayload); ok {
-			ld.Children = prov.ChildrenDigest(c.cfg.skipConfig, states)
-		}
 		if d.action == actionRequeueAfter {
 			ld.RequeueAfter = max(d.after, minRequeueAfter).String()
+		}
+		if states, ok := tp.writes.ChildStates(in.cr, rep, c.cfg.childrenPayload); ok {
+			ld.Children = prov.ChildrenDigest(c.childrenConfig(ld.RequeueAfter), states)
 		}
 	}
 	last, had, err := prov.FromStatus(in.cr)

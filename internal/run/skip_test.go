@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prov "github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/dotpath"
 	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/keyledger"
@@ -46,36 +47,59 @@ func (noChildren) ChildStates(*unstructured.Unstructured, *childwrite.Report, bo
 	return nil, true
 }
 
-// A skipped pass is done, or queued again after the requeue its last answer asked for; only
-// a first pass skips, and never a CR being deleted.
+// A skipped pass is done, or queued again when the requeue its last answer asked for is due
+// (counted from that decision, not from the skip); only a first pass skips, and never a CR
+// being deleted, one whose record lost its requeue to a schema, one dated ahead of this
+// clock, or one a --redact path outside spec hides an input of.
 func TestSkipUnchangedDecision(t *testing.T) {
-	c := &controller{ledger: keyledger.New(), writes: noChildren{},
+	secret, err := dotpath.Parse("metadata.labels.secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &controller{ledger: keyledger.New(), writes: noChildren{}, e: &Engine{},
 		cfg: crdConfig{skipMaxAge: time.Hour, skipConfig: "cfg", log: slog.New(slog.DiscardHandler)}}
-	cr := func(requeue string, deleting bool) *unstructured.Unstructured {
+	type rec struct {
+		requeue, digestRequeue string
+		age                    time.Duration
+		label                  bool
+	}
+	cr := func(r rec, deleting bool) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{
-			"metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "u1"},
-			"status": map[string]any{prov.StatusField: prov.LastDecision{ID: "d1", Time: time.Now().Add(-time.Minute),
-				Inputs: "sha256:in", Children: prov.ChildrenDigest("cfg", nil), RequeueAfter: requeue}.Status()}}}
+			"metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "u1"}}}
+		if r.label {
+			u.SetLabels(map[string]string{"secret": "hunter2"})
+		}
+		inputs := passRecord{redact: c.e.redact}.inputs(u)
+		u.Object["status"] = map[string]any{prov.StatusField: prov.LastDecision{ID: "d1", Time: time.Now().Add(-r.age),
+			Inputs: inputs, Children: prov.ChildrenDigest(c.childrenConfig(r.digestRequeue), nil), RequeueAfter: r.requeue}.Status()}
 		if deleting {
 			u.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 		}
 		return u
 	}
+	minute := rec{age: time.Minute}
 	for _, tc := range []struct {
-		name   string
-		in     input
-		skip   bool
-		action action
-		after  time.Duration
+		name     string
+		in       input
+		redact   []dotpath.Path
+		skip     bool
+		action   action
+		maxAfter time.Duration
 	}{
-		{"done", input{key: "ns/web", cr: cr("", false), first: true}, true, actionDone, 0},
-		{"the recorded requeue kept", input{key: "ns/web", cr: cr("30s", false), first: true}, true, actionRequeueAfter, 30 * time.Second},
-		{"a later pass", input{key: "ns/web", cr: cr("", false)}, false, 0, 0},
-		{"a CR being deleted", input{key: "ns/web", cr: cr("", true), first: true, deleting: true}, false, 0, 0},
+		{"done", input{key: "ns/web", cr: cr(minute, false), first: true}, nil, true, actionDone, 0},
+		{"the recorded requeue, due from the decision", input{key: "ns/web", cr: cr(rec{requeue: "30s", digestRequeue: "30s", age: 10 * time.Second}, false), first: true}, nil, true, actionRequeueAfter, 20 * time.Second},
+		{"the recorded requeue, overdue", input{key: "ns/web", cr: cr(rec{requeue: "30s", digestRequeue: "30s", age: time.Minute}, false), first: true}, nil, true, actionRequeueAfter, minRequeueAfter},
+		{"a requeue a schema pruned from the record", input{key: "ns/web", cr: cr(rec{digestRequeue: "30s", age: time.Minute}, false), first: true}, nil, false, 0, 0},
+		{"a record dated ahead of this clock", input{key: "ns/web", cr: cr(rec{age: -time.Hour}, false), first: true}, nil, false, 0, 0},
+		{"a redacted label", input{key: "ns/web", cr: cr(rec{age: time.Minute, label: true}, false), first: true}, []dotpath.Path{secret}, false, 0, 0},
+		{"a redact path the CR does not hold", input{key: "ns/web", cr: cr(minute, false), first: true}, []dotpath.Path{secret}, true, actionDone, 0},
+		{"a later pass", input{key: "ns/web", cr: cr(minute, false)}, nil, false, 0, 0},
+		{"a CR being deleted", input{key: "ns/web", cr: cr(minute, true), first: true, deleting: true}, nil, false, 0, 0},
 	} {
-		d, ok := c.skipUnchanged(tc.in, "sha256:in")
-		if ok != tc.skip || ok && (d.action != tc.action || d.after != tc.after || !d.skipped || d.reason != ReasonSkippedUnchanged) {
-			t.Errorf("%s: skipped %v, action %v after %s (%+v); want skipped %v, action %v after %s", tc.name, ok, d.action, d.after, d, tc.skip, tc.action, tc.after)
+		c.e.redact = tc.redact
+		d, ok := c.skipUnchanged(tc.in, nil, nil)
+		if ok != tc.skip || ok && (d.action != tc.action || d.after > tc.maxAfter || tc.maxAfter > 0 && d.after <= 0 || !d.skipped || d.reason != ReasonSkippedUnchanged) {
+			t.Errorf("%s: skipped %v, action %v after %s (%+v); want skipped %v, action %v after at most %s", tc.name, ok, d.action, d.after, d, tc.skip, tc.action, tc.maxAfter)
 		}
 	}
 }
