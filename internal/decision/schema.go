@@ -36,4 +36,3 @@ func StatusKeeps(root *apiextensionsv1.JSONSchemaProps, w Writes) (keeps bool, m
 	}
 	return statuskeep.Whole(root, StatusField, keys)
 }
-

@@ -128,12 +128,12 @@ func ConfigDigest(v any) string {
 
 // Why a first pass calls although skipUnchanged is on: the verdicts of Unchanged.
 const (
-	NotRecorded     = "no decision recorded with its children"
-	InputsChanged   = "inputs changed"
-	DecisionTooOld  = "decision older than maxAge"
+	NotRecorded    = "no decision recorded with its children"
+	InputsChanged  = "inputs changed"
+	DecisionTooOld = "decision older than maxAge"
 	// DecisionAhead: the record's time is ahead of this replica's clock by more than
 	// clockSkew; trusting it would keep it young for as long.
-	DecisionAhead = "decision dated ahead of this clock"
+	DecisionAhead   = "decision dated ahead of this clock"
 	ChildrenChanged = "children changed"
 )
 
