@@ -20,11 +20,12 @@ import (
 )
 
 // A CR whose target changes (docs/multicluster.md) leaves nothing behind: its children on the
-// cluster it left are deleted once its new target's are written. Which targets may hold a
-// CR's children is kept in its status (crstatus.TargetsField), written before the first child
-// goes to a target, so that a restart, or another replica taking the CR's bucket, knows them
-// too; the hub needs no record, its child caches know its children. The target-cleanup
-// finalizer stays while any target may hold a child.
+// cluster it left are deleted once its answer on the new target is applied whole (written,
+// nothing pending: appliedWhole), never while an operation there goes on. Which targets may
+// hold a CR's children is kept in its status (crstatus.TargetsField), written before the
+// first child goes to a target, so that a restart, or another replica taking the CR's
+// bucket, knows them too; the hub needs no record, its child caches know its children. The
+// target-cleanup finalizer stays while any target may hold a child.
 
 // recordedTargets are the targets base's status names as holding its children. An entry
 // ork cannot read (edited by hand) is logged and left out.
@@ -107,7 +108,7 @@ func (c *controller) recordTarget(ctx context.Context, in *input, ref target.Ref
 
 // leaveOldTargets deletes in's children from every cluster other than tp's: the hub's
 // children of a pass that went there, and those of each target the status records. It runs
-// once tp's children are written. A target that does not answer keeps its record (and the
+// once the pass's answer is applied whole on tp (appliedWhole). A target that does not answer keeps its record (and the
 // finalizer), and after says when to try again (0: nothing left). When the CR is back on the
 // hub with no target left, the target-cleanup finalizer goes.
 func (c *controller) leaveOldTargets(ctx context.Context, in *input, tp targetPass) (after time.Duration, err error) {

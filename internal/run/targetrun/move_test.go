@@ -3,6 +3,7 @@ package targetrun_test
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	prov "github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 
@@ -166,4 +168,60 @@ func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
 		return false, err
 	})
 	onSpoke(t, f, cr.GetUID(), false, time.Second) // gone before the CR was
+}
+
+// A stateful move: the reconciler answers pending on the new target while its operation
+// there runs (docs/multicluster.md, "When the target changes"). The children on the cluster
+// the CR left stay for every pending answer, and go once an answer is applied whole.
+func TestAMoveKeepsTheOldChildrenWhileAnOperationIsPending(t *testing.T) {
+	f := runtest.NewFixture(t, hub)
+	var moved, finished atomic.Bool
+	var polls atomic.Int32
+	ep := runtest.NewEndpoint(t, func(c runtest.Call) runtest.Response {
+		if !moved.Load() || finished.Load() {
+			return runtest.OKWithChildren(c)
+		}
+		if op, _, _ := unstructured.NestedMap(c.Body, "prepared", "operation"); op != nil {
+			polls.Add(1)
+		}
+		name := c.CRName()
+		return runtest.JSONResponse(map[string]any{
+			"result":    "pending",
+			"operation": map[string]any{"id": "move-1", "pollAfter": "1s", "message": "copying the data"},
+			"resources": []any{
+				map[string]any{"type": "deployment", "fields": map[string]any{"name": name, "image": "nginx:1.27", "replicas": 2, "port": 8080}},
+				map[string]any{"type": "service", "fields": map[string]any{"name": name + "-svc", "port": 80, "targetPort": 8080}},
+			},
+		})
+	})
+	spokeNamespace(t, f.NS)
+	putKubeconfig(t, f.NS, "spoke", spokeKubeconfig(t, ""))
+	f.Start(targetKatalog(f, ep), nil)
+
+	cr := f.CreateCR("web", spec("spoke"))
+	onSpoke(t, f, cr.GetUID(), true, 30*time.Second)
+	waitReady(f, "web", 30*time.Second)
+
+	moved.Store(true)
+	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
+	// The pass that writes this condition has applied the hub's children and would have
+	// swept the spoke before its status write.
+	waitReason(f, "web", "False", operation.ReasonPending, 30*time.Second)
+	if _, err := f.Get(deployments, "web"); err != nil {
+		t.Fatalf("the deployment on the hub while pending: %v", err)
+	}
+	onSpoke(t, f, cr.GetUID(), true, time.Second)
+	// A second poll arrives once the first poll's pass is over: it kept them too.
+	f.Eventually("two polls of the operation", func() (bool, error) { return polls.Load() >= 2, nil })
+	onSpoke(t, f, cr.GetUID(), true, time.Second)
+
+	finished.Store(true)
+	onSpoke(t, f, cr.GetUID(), false, 30*time.Second)
+	waitReady(f, "web", 30*time.Second)
+	f.Eventually("the record gone", func() (bool, error) {
+		if got := childTargets(f, "web"); len(got) != 0 {
+			return false, fmt.Errorf("childTargets %q", got)
+		}
+		return true, nil
+	})
 }
