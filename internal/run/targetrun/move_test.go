@@ -3,6 +3,7 @@ package targetrun_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	prov "github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/naming"
 	"github.com/orkspace/ork/internal/operation"
+	engine "github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 
@@ -145,6 +147,10 @@ func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
 		return err == nil, err
 	})
 	waitReady(f, "web", 10*time.Second) // its children are where it wants them
+	if ev := f.WaitEvent("web", "Warning", engine.EventLeftTargetCleanupPending); !strings.Contains(ev.Message, spokeRef) ||
+		!strings.Contains(ev.Message, "--subresource=status") {
+		t.Errorf("the %s Event's message = %q, want the target and the way out", ev.Reason, ev.Message)
+	}
 	if got := childTargets(f, "web"); !slices.Equal(got, []string{spokeRef}) {
 		t.Errorf("status.childTargets with the left target down = %q, want [%s]", got, spokeRef)
 	}
