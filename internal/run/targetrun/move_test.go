@@ -2,6 +2,7 @@ package targetrun_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -43,6 +44,24 @@ func onSpoke(t *testing.T, f *runtest.Fixture, cr types.UID, want bool, within t
 		}
 		return false, fmt.Errorf("%d children there", n)
 	})
+}
+
+// spokeUIDs are the uids of cr's children on the spoke, by resource and name.
+func spokeUIDs(t *testing.T, f *runtest.Fixture, cr types.UID) map[string]types.UID {
+	t.Helper()
+	out := map[string]types.UID{}
+	for _, gvr := range []schema.GroupVersionResource{deployments, services} {
+		list, err := spokeDyn(t).Resource(gvr).Namespace(f.NS).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range list.Items {
+			if u.GetAnnotations()[naming.OwnerAnnotation] == string(cr) {
+				out[gvr.Resource+"/"+u.GetName()] = u.GetUID()
+			}
+		}
+	}
+	return out
 }
 
 // childTargets is the CR's status record of the targets that may hold its children.
@@ -96,7 +115,9 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 		return true, nil
 	})
 
-	// Another Secret of the same cluster: the children there are the new target's, and stay.
+	// Another Secret of the same cluster: the children there are the new target's, and stay:
+	// the very objects, not deleted and written again (their uids).
+	before := spokeUIDs(t, f, cr.GetUID())
 	f.PatchSpec("web", `{"spec":{"cluster":"spoke-again"}}`)
 	f.Eventually("the record names the new Secret alone", func() (bool, error) {
 		if got := childTargets(f, "web"); !slices.Equal(got, []string{f.NS + "/spoke-again[kubeconfig]"}) {
@@ -104,6 +125,10 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 		}
 		return true, nil
 	})
+	// The record loses the old Secret once the sweep is over: what the sweep did is done.
+	if after := spokeUIDs(t, f, cr.GetUID()); len(before) != 2 || !maps.Equal(after, before) {
+		t.Errorf("the children on the spoke after the move to another Secret = %v, want the same objects %v", after, before)
+	}
 	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
 
 	// Moved while ork is stopped: the record tells the next start where the children are.
