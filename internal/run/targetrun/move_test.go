@@ -22,6 +22,13 @@ import (
 	"github.com/orkspace/ork/internal/run/runtest"
 )
 
+// converge bounds a wait for what a pass or two does on the spoke: children written or
+// deleted, Ready set. They take well under a second alone; under -race on a 2-core CI
+// machine, with the package's other tests' control planes busy, several seconds. 30 s is
+// the fixture's own bound (runtest.Fixture.Eventually): the slack catches only behaviour
+// that never happens.
+const converge = 30 * time.Second
+
 // onSpoke waits until the spoke holds both of cr's children (want) or none of them.
 func onSpoke(t *testing.T, f *runtest.Fixture, cr types.UID, want bool, within time.Duration) {
 	t.Helper()
@@ -84,8 +91,8 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 	spokeRef := f.NS + "/spoke[kubeconfig]"
 
 	cr := f.CreateCR("web", spec("spoke"))
-	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
-	waitReady(f, "web", 10*time.Second)
+	onSpoke(t, f, cr.GetUID(), true, converge)
+	waitReady(f, "web", converge)
 	if got := childTargets(f, "web"); !slices.Equal(got, []string{spokeRef}) {
 		t.Errorf("status.childTargets = %q, want [%s]", got, spokeRef)
 	}
@@ -96,7 +103,7 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 		_, err := f.Get(deployments, "web")
 		return err == nil, err
 	})
-	onSpoke(t, f, cr.GetUID(), false, 10*time.Second)
+	onSpoke(t, f, cr.GetUID(), false, converge)
 	f.Eventually("the record and the finalizer gone", func() (bool, error) {
 		u := f.GetCR("web")
 		if len(childTargets(f, "web")) != 0 || slices.Contains(u.GetFinalizers(), naming.TargetCleanupFinalizer) {
@@ -107,7 +114,7 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 
 	// Back to the spoke: the hub's children go.
 	f.PatchSpec("web", `{"spec":{"cluster":"spoke"}}`)
-	onSpoke(t, f, cr.GetUID(), true, 10*time.Second)
+	onSpoke(t, f, cr.GetUID(), true, converge)
 	f.Eventually("the hub's deployment gone", func() (bool, error) {
 		if _, err := f.Get(deployments, "web"); !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("still there: %v", err)
@@ -129,13 +136,13 @@ func TestTargetChangeLeavesNoChildrenBehind(t *testing.T) {
 	if after := spokeUIDs(t, f, cr.GetUID()); len(before) != 2 || !maps.Equal(after, before) {
 		t.Errorf("the children on the spoke after the move to another Secret = %v, want the same objects %v", after, before)
 	}
-	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
+	onSpoke(t, f, cr.GetUID(), true, converge)
 
 	// Moved while ork is stopped: the record tells the next start where the children are.
 	stop()
 	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
 	f.StartStoppable(set, nil)
-	onSpoke(t, f, cr.GetUID(), false, 15*time.Second)
+	onSpoke(t, f, cr.GetUID(), false, converge)
 	f.Eventually("the record, the finalizer and lastDecision.target gone", func() (bool, error) {
 		u := f.GetCR("web")
 		rec, _, _ := prov.FromStatus(u)
@@ -162,8 +169,8 @@ func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
 	spokeRef := f.NS + "/spoke[kubeconfig]"
 
 	cr := f.CreateCR("web", spec("spoke"))
-	onSpoke(t, f, cr.GetUID(), true, 5*time.Second)
-	waitReady(f, "web", 10*time.Second)
+	onSpoke(t, f, cr.GetUID(), true, converge)
+	waitReady(f, "web", converge)
 
 	proxy.Down()
 	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
@@ -171,7 +178,7 @@ func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
 		_, err := f.Get(deployments, "web")
 		return err == nil, err
 	})
-	waitReady(f, "web", 10*time.Second) // its children are where it wants them
+	waitReady(f, "web", converge) // its children are where it wants them
 	if ev := f.WaitEvent("web", "Warning", engine.EventLeftTargetCleanupPending); !strings.Contains(ev.Message, spokeRef) ||
 		!strings.Contains(ev.Message, "--subresource=status") {
 		t.Errorf("the %s Event's message = %q, want the target and the way out", ev.Reason, ev.Message)
@@ -186,7 +193,7 @@ func TestALeftTargetDownHoldsTheDeleteUntilItsChildrenGo(t *testing.T) {
 	if err := f.CRs().Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitReason(f, "web", "False", "TargetUnreachable", 10*time.Second)
+	waitReason(f, "web", "False", "TargetUnreachable", converge)
 
 	proxy.Up()
 	// The breaker's next try (1 s doubling, a few seconds in all here); 60 s leaves slack
@@ -230,25 +237,25 @@ func TestAMoveKeepsTheOldChildrenWhileAnOperationIsPending(t *testing.T) {
 	f.Start(targetKatalog(f, ep), nil)
 
 	cr := f.CreateCR("web", spec("spoke"))
-	onSpoke(t, f, cr.GetUID(), true, 30*time.Second)
-	waitReady(f, "web", 30*time.Second)
+	onSpoke(t, f, cr.GetUID(), true, converge)
+	waitReady(f, "web", converge)
 
 	moved.Store(true)
 	f.PatchSpec("web", `{"spec":{"cluster":""}}`)
 	// The pass that writes this condition has applied the hub's children and would have
 	// swept the spoke before its status write.
-	waitReason(f, "web", "False", operation.ReasonPending, 30*time.Second)
+	waitReason(f, "web", "False", operation.ReasonPending, converge)
 	if _, err := f.Get(deployments, "web"); err != nil {
 		t.Fatalf("the deployment on the hub while pending: %v", err)
 	}
-	onSpoke(t, f, cr.GetUID(), true, time.Second)
+	onSpoke(t, f, cr.GetUID(), true, time.Second) // there already: a check, not a wait
 	// A second poll arrives once the first poll's pass is over: it kept them too.
 	f.Eventually("two polls of the operation", func() (bool, error) { return polls.Load() >= 2, nil })
 	onSpoke(t, f, cr.GetUID(), true, time.Second)
 
 	finished.Store(true)
-	onSpoke(t, f, cr.GetUID(), false, 30*time.Second)
-	waitReady(f, "web", 30*time.Second)
+	onSpoke(t, f, cr.GetUID(), false, converge)
+	waitReady(f, "web", converge)
 	f.Eventually("the record gone", func() (bool, error) {
 		if got := childTargets(f, "web"); len(got) != 0 {
 			return false, fmt.Errorf("childTargets %q", got)
