@@ -1,6 +1,7 @@
 // Package lanequeue is the order in which a CRD's work queue hands out keys: two lanes, fast
 // for real changes and slow for passes that change nothing most of the time, each lane fair
-// between groups of keys (namespaces, or namespaces per cluster). It plugs into client-go's
+// between groups of keys (namespaces), and within a group between its subgroups (the clusters
+// of a namespace's keys). It plugs into client-go's
 // work queue (workqueue.TypedQueueConfig.Queue), which keeps de-duplication, one worker per
 // key, delayed adds, rate limiting and metrics.
 package lanequeue
@@ -47,11 +48,14 @@ type Observer interface {
 
 // Options configure a Queue.
 type Options[T comparable] struct {
-	// Group is the group of a key: keys of one group share a turn. Default: one group.
+	// Group is the group of a key: keys of one group share a turn, and the Observer's
+	// NamespaceDepth counts by it. Default: one group.
 	Group func(T) string
-	// Namespace is the namespace of a key, which the Observer's NamespaceDepth counts by:
-	// a group may be narrower (a namespace's keys of one cluster). Default Group.
-	Namespace func(T) string
+	// Subgroup is the subgroup of a key within its group: a group's turn goes to its
+	// subgroups in turn, so that a group split over many subgroups takes no more turns than
+	// another. It is called with the queue's lock held: it must be quick and must not call
+	// back into the queue. Default: one subgroup per group.
+	Subgroup func(T) string
 	// SlowEvery: while both lanes have keys ready, at least one take in every SlowEvery is
 	// from the slow lane. Default DefaultSlowEvery; 1 would make the slow lane the only one
 	// taken while it has keys.
@@ -85,7 +89,7 @@ var _ workqueue.Queue[string] = (*Queue[string])(nil)
 type item[T comparable] struct {
 	key   T
 	lane  Lane
-	group *group[T]
+	sub   *sub[T]
 	elem  *list.Element
 	since time.Time
 	// ns is the key's namespace, as NamespaceDepth counted it at its push.
@@ -94,17 +98,69 @@ type item[T comparable] struct {
 
 // lane is a round robin over the groups with keys ready in it.
 type lane[T comparable] struct {
-	groups map[string]*group[T]
-	ring   *list.List // of *group[T]
-	next   *list.Element
+	groups round[*group[T]]
 	n      int
 }
 
-// group is one group's ready keys in one lane, oldest first.
+// group is one group's ready keys in one lane: a round robin over its subgroups.
 type group[T comparable] struct {
 	name string
-	keys *list.List // of *item[T]
-	at   *list.Element
+	subs round[*sub[T]]
+	at   *list.Element // in the lane's round
+}
+
+// sub is one subgroup's ready keys in one lane, oldest first.
+type sub[T comparable] struct {
+	name  string
+	group *group[T]
+	keys  *list.List    // of *item[T]
+	at    *list.Element // in its group's round
+}
+
+// round is a round robin over named members; next is the one whose turn it is.
+type round[M any] struct {
+	byName map[string]M
+	ring   *list.List // of M
+	next   *list.Element
+}
+
+func newRound[M any]() round[M] {
+	return round[M]{byName: map[string]M{}, ring: list.New()}
+}
+
+// join adds m at the end of the round: the member whose turn it is goes first.
+func (r *round[M]) join(name string, m M) *list.Element {
+	r.byName[name] = m
+	if r.next == nil {
+		r.next = r.ring.PushBack(m)
+		return r.next
+	}
+	return r.ring.InsertBefore(m, r.next)
+}
+
+// pass passes the turn on from e, when it is e's.
+func (r *round[M]) pass(e *list.Element) {
+	if r.next == e {
+		r.next = r.after(e)
+	}
+}
+
+// leave removes the member name, at e, from the round.
+func (r *round[M]) leave(name string, e *list.Element) {
+	delete(r.byName, name)
+	r.pass(e)
+	r.ring.Remove(e)
+	if r.ring.Len() == 0 {
+		r.next = nil
+	}
+}
+
+// after is the element after e in the round, wrapping.
+func (r *round[M]) after(e *list.Element) *list.Element {
+	if n := e.Next(); n != nil {
+		return n
+	}
+	return r.ring.Front()
 }
 
 // New returns an empty queue.
@@ -112,8 +168,8 @@ func New[T comparable](opts Options[T]) *Queue[T] {
 	if opts.Group == nil {
 		opts.Group = func(T) string { return "" }
 	}
-	if opts.Namespace == nil {
-		opts.Namespace = opts.Group
+	if opts.Subgroup == nil {
+		opts.Subgroup = func(T) string { return "" }
 	}
 	if opts.SlowEvery <= 0 {
 		opts.SlowEvery = DefaultSlowEvery
@@ -123,7 +179,7 @@ func New[T comparable](opts Options[T]) *Queue[T] {
 	}
 	q := &Queue[T]{opts: opts, items: map[T]*item[T]{}, fast: map[T]struct{}{}, taken: map[T]Lane{}, depth: map[string]int{}}
 	for i := range q.lanes {
-		q.lanes[i] = lane[T]{groups: map[string]*group[T]{}, ring: list.New()}
+		q.lanes[i] = lane[T]{groups: newRound[*group[T]]()}
 	}
 	return q
 }
@@ -166,7 +222,7 @@ func (q *Queue[T]) Push(key T) {
 		delete(q.fast, key)
 		l = Fast
 	}
-	it := &item[T]{key: key, since: q.opts.Now(), ns: q.opts.Namespace(key)}
+	it := &item[T]{key: key, since: q.opts.Now(), ns: q.opts.Group(key)}
 	q.items[key] = it
 	q.insert(it, l)
 	q.countNamespace(it.ns, 1)
@@ -201,7 +257,8 @@ func (q *Queue[T]) Len() int {
 }
 
 // Pop takes the next key: from the fast lane, but from the slow one at least once in every
-// SlowEvery takes while both have keys; within the lane, from the next group in turn.
+// SlowEvery takes while both have keys; within the lane, from the next group in turn, and
+// within the group from its next subgroup in turn.
 // The work queue calls it only when Len is not 0.
 func (q *Queue[T]) Pop() T {
 	q.mu.Lock()
@@ -233,7 +290,7 @@ func (q *Queue[T]) Pop() T {
 
 func (q *Queue[T]) insert(it *item[T], l Lane) {
 	it.lane = l
-	q.lanes[l].add(it, q.opts.Group(it.key))
+	q.lanes[l].add(it, it.ns, q.opts.Subgroup(it.key))
 	q.observeDepth(l)
 }
 
@@ -262,57 +319,49 @@ func (q *Queue[T]) countNamespace(name string, delta int) {
 	}
 }
 
-// add puts it at the back of its group, and a group that had no keys at the end of the round.
-func (l *lane[T]) add(it *item[T], name string) {
-	g := l.groups[name]
+// add puts it at the back of its subgroup of group gname; a group or subgroup that had no
+// keys joins the end of its round.
+func (l *lane[T]) add(it *item[T], gname, sname string) {
+	g := l.groups.byName[gname]
 	if g == nil {
-		g = &group[T]{name: name, keys: list.New()}
-		l.groups[name] = g
-		if l.next == nil {
-			g.at = l.ring.PushBack(g)
-			l.next = g.at
-		} else {
-			g.at = l.ring.InsertBefore(g, l.next)
-		}
+		g = &group[T]{name: gname, subs: newRound[*sub[T]]()}
+		g.at = l.groups.join(gname, g)
 	}
-	it.group = g
-	it.elem = g.keys.PushBack(it)
+	s := g.subs.byName[sname]
+	if s == nil {
+		s = &sub[T]{name: sname, group: g, keys: list.New()}
+		s.at = g.subs.join(sname, s)
+	}
+	it.sub = s
+	it.elem = s.keys.PushBack(it)
 	l.n++
 }
 
-// take removes the oldest key of the group whose turn it is, and passes the turn on.
+// take removes the oldest key of the subgroup whose turn it is in the group whose turn it
+// is, and passes both turns on.
 func (l *lane[T]) take() *item[T] {
-	g := l.next.Value.(*group[T])
-	it := g.keys.Front().Value.(*item[T])
+	g := l.groups.next.Value.(*group[T])
+	s := g.subs.next.Value.(*sub[T])
+	it := s.keys.Front().Value.(*item[T])
 	l.drop(it)
-	if l.next == g.at { // the group still has keys: the turn passes to the one after it
-		l.next = l.after(g.at)
-	}
+	// A member left empty has left its round, the turn passed on already.
+	g.subs.pass(s.at)
+	l.groups.pass(g.at)
 	return it
 }
 
-// drop removes it from its group, and a group left empty from the round.
+// drop removes it from its subgroup, a subgroup left empty from its group's round, and a
+// group left empty from the lane's.
 func (l *lane[T]) drop(it *item[T]) {
-	g := it.group
-	g.keys.Remove(it.elem)
+	s := it.sub
+	s.keys.Remove(it.elem)
 	l.n--
-	if g.keys.Len() > 0 {
+	if s.keys.Len() > 0 {
 		return
 	}
-	delete(l.groups, g.name)
-	if l.next == g.at {
-		l.next = l.after(g.at)
+	g := s.group
+	g.subs.leave(s.name, s.at)
+	if g.subs.ring.Len() == 0 {
+		l.groups.leave(g.name, g.at)
 	}
-	l.ring.Remove(g.at)
-	if l.ring.Len() == 0 {
-		l.next = nil
-	}
-}
-
-// after is the element after e in the round, wrapping.
-func (l *lane[T]) after(e *list.Element) *list.Element {
-	if n := e.Next(); n != nil {
-		return n
-	}
-	return l.ring.Front()
 }

@@ -391,8 +391,9 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 	if err == nil {
 		err = c.finalizeAfter(ctx, &in, d)
 	}
-	if err == nil && d.success && !in.deleting && terr == nil && tskip == nil {
-		// Its children are on its target now: none may stay on a cluster it left.
+	if err == nil && appliedWhole(in, d) && terr == nil && tskip == nil {
+		// Its children are on its target now, its answer applied whole (none pending, no
+		// operation going on): none may stay on a cluster it left (docs/multicluster.md).
 		var after time.Duration
 		if after, err = c.leaveOldTargets(ctx, &in, tp); err == nil && after > 0 && d.action == actionDone {
 			d.action, d.after = actionRequeueAfter, after

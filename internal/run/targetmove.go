@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,11 +21,17 @@ import (
 )
 
 // A CR whose target changes (docs/multicluster.md) leaves nothing behind: its children on the
-// cluster it left are deleted once its new target's are written. Which targets may hold a
-// CR's children is kept in its status (crstatus.TargetsField), written before the first child
-// goes to a target, so that a restart, or another replica taking the CR's bucket, knows them
-// too; the hub needs no record, its child caches know its children. The target-cleanup
-// finalizer stays while any target may hold a child.
+// cluster it left are deleted once its answer on the new target is applied whole (written,
+// nothing pending: appliedWhole), never while an operation there goes on. Which targets may
+// hold a CR's children is kept in its status (crstatus.TargetsField), written before the
+// first child goes to a target, so that a restart, or another replica taking the CR's
+// bucket, knows them too; the hub needs no record, its child caches know its children. The
+// target-cleanup finalizer stays while any target may hold a child.
+
+// EventLeftTargetCleanupPending is the Warning Event of a pass that could not delete a CR's
+// children on a cluster it left (docs/multicluster.md): the CR stays Ready, its children
+// being where it wants them, and the finalizer stays.
+const EventLeftTargetCleanupPending = "LeftTargetCleanupPending"
 
 // recordedTargets are the targets base's status names as holding its children. An entry
 // ork cannot read (edited by hand) is logged and left out.
@@ -107,7 +114,7 @@ func (c *controller) recordTarget(ctx context.Context, in *input, ref target.Ref
 
 // leaveOldTargets deletes in's children from every cluster other than tp's: the hub's
 // children of a pass that went there, and those of each target the status records. It runs
-// once tp's children are written. A target that does not answer keeps its record (and the
+// once the pass's answer is applied whole on tp (appliedWhole). A target that does not answer keeps its record (and the
 // finalizer), and after says when to try again (0: nothing left). When the CR is back on the
 // hub with no target left, the target-cleanup finalizer goes.
 func (c *controller) leaveOldTargets(ctx context.Context, in *input, tp targetPass) (after time.Duration, err error) {
@@ -148,6 +155,10 @@ func (c *controller) leaveOldTargets(ctx context.Context, in *input, tp targetPa
 		case down != "":
 			c.cfg.log.Info("a target the custom resource left does not answer: its children there are deleted later",
 				"key", in.key, "target", old.String(), "err", down)
+			c.event(in.cr, corev1.EventTypeWarning, EventLeftTargetCleanupPending, fmt.Sprintf(
+				"target %s, which the custom resource left, does not answer: its children there are deleted once it does (%s). "+
+					"If that cluster is gone for good, remove its entry from status.%s (kubectl edit --subresource=status)",
+				old, down, crstatus.TargetsField))
 			keep = append(keep, old)
 			after = minPositive(after, c.unreachable(old, down).after)
 		case left > 0:
@@ -174,22 +185,31 @@ func (c *controller) sweepTarget(ctx context.Context, in *input, ref target.Ref,
 		return 0, why, nil
 	}
 	w, oneOff, err := c.sweeper(ctx, ref)
+	if oneOff {
+		// A client built for this sweep alone, whatever its outcome: the pool would keep it
+		// (and probe the target) for ever, after the record's entry is removed by hand or
+		// the CR is gone. No spoke uses it unless a controller holds the target.
+		defer func() {
+			switch {
+			case c.e.spokeUse.Holds(ref):
+			case err == nil && down == "" && left == 0:
+				c.e.targets.Forget(ref) // done with: its breaker too
+			default:
+				c.e.targets.DropClient(ref) // its breaker says when to try again
+			}
+		}()
+	}
 	if err == nil {
 		left, err = w.Sweep(ctx, in.cr, childSelector(c.e.opts.Name), keep)
 	}
 	if err != nil && target.Unreachable(err) {
-		c.e.targets.Failed(ref, err) // its breaker, kept with its client, says when to try again
+		c.e.targets.Failed(ref, err)
 		return 0, err.Error(), nil
 	}
 	if err != nil {
 		return 0, "", err
 	}
 	c.e.targets.Succeeded(ref)
-	if oneOff && left == 0 && !c.e.spokeUse.Holds(ref) {
-		// A client built for this sweep alone, done with: no spoke keeps it, and the pool
-		// would keep it (and probe the target) for ever.
-		c.e.targets.Forget(ref)
-	}
 	return left, "", nil
 }
 

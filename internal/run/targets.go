@@ -308,8 +308,8 @@ func (c *controller) onSpokeChild(sp *spokes.Spoke, gr schema.GroupResource, old
 
 // turnTarget names the target of key's CR for the work queue's turns (crdqueue.New): the
 // one its last pass went to, else the one its cached object renders; "" for the hub, a
-// target that does not render, or a CRD without targets. The queue's lock is held: it reads
-// only the spokes' record and the CR cache.
+// target that does not render, or a CRD without targets. It runs at each add, before the
+// queue's locks are taken (crdqueue.Queue's lock order), never under them.
 func (c *controller) turnTarget(key string) string {
 	if c.spokes == nil {
 		return ""

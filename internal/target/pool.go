@@ -214,6 +214,18 @@ func (p *Pool) Forget(ref Ref) {
 	delete(p.states, ref)
 }
 
+// DropClient drops ref's client and keeps its state: the engine will try ref again when its
+// breaker lets it (a cluster a custom resource left), but uses no client of it meanwhile,
+// and one kept would be probed (Targets) for nothing, for as long as ork runs.
+func (p *Pool) DropClient(ref Ref) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.clients[ref]; c != nil {
+		c.drop()
+	}
+	delete(p.clients, ref)
+}
+
 // Close drops every client; Get fails afterwards.
 func (p *Pool) Close() {
 	p.mu.Lock()

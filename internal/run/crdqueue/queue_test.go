@@ -103,3 +103,92 @@ func TestEachTargetTakesItsOwnTurn(t *testing.T) {
 		t.Errorf("the first two takes = %v, want the hub's key among them (one turn per target)", order)
 	}
 }
+
+// takes takes n keys, each done at once, and counts them by what of returns.
+func takes(q *Queue, n int, of func(key string) string) map[string]int {
+	got := map[string]int{}
+	for range n {
+		k, _ := q.Get()
+		got[of(k)]++
+		q.Done(k)
+	}
+	return got
+}
+
+// TestANamespaceOverManyTargetsTakesOneTurn: namespaces take turns first, their targets
+// second. A namespace whose keys are spread over three targets takes as many turns as a
+// namespace whose keys are all on the hub, not three times as many.
+func TestANamespaceOverManyTargetsTakesOneTurn(t *testing.T) {
+	spread := func(key string) string {
+		if ns, name, _ := strings.Cut(key, "/"); ns == "spread" {
+			return "orkestra-system/" + name[:2] + "[kubeconfig]" // t0, t1, t2
+		}
+		return ""
+	}
+	q := New("app", time.Millisecond, time.Second, NewMetrics(), spread)
+	defer q.ShutDown()
+	for i := range 30 {
+		q.Add(fmt.Sprintf("spread/t%d-%02d", i%3, i))
+		q.Add(fmt.Sprintf("local/cr-%02d", i))
+	}
+	if got := takes(q, 20, keyNamespace); got["spread"] != 10 || got["local"] != 10 {
+		t.Errorf("the first 20 takes by namespace = %v, want 10 each", got)
+	}
+}
+
+// TestABusyTargetDoesNotStarveAnotherOfItsNamespace: within a namespace, a target with a
+// backlog takes one turn in each round, another target (and the hub) theirs.
+func TestABusyTargetDoesNotStarveAnotherOfItsNamespace(t *testing.T) {
+	targetOf := func(key string) string {
+		_, name, _ := strings.Cut(key, "/")
+		switch {
+		case strings.HasPrefix(name, "busy-"):
+			return "orkestra-system/busy[kubeconfig]"
+		case strings.HasPrefix(name, "calm-"):
+			return "orkestra-system/calm[kubeconfig]"
+		}
+		return ""
+	}
+	q := New("app", time.Millisecond, time.Second, NewMetrics(), targetOf)
+	defer q.ShutDown()
+	for i := range 100 {
+		q.Add(fmt.Sprintf("ns/busy-%03d", i))
+	}
+	for i := range 3 {
+		q.Add(fmt.Sprintf("ns/calm-%d", i))
+		q.Add(fmt.Sprintf("ns/hub-%d", i))
+	}
+	got := takes(q, 9, targetOf)
+	for _, tg := range []string{"orkestra-system/busy[kubeconfig]", "orkestra-system/calm[kubeconfig]", ""} {
+		if got[tg] != 3 {
+			t.Errorf("the first 9 takes by target = %v, want 3 each", got)
+			break
+		}
+	}
+}
+
+// TestTheTargetRunsOutOfTheQueueLocks: the target func (a template's render, the spokes'
+// lock) runs at the add, not under client-go's lock: one that calls back into the queue
+// does not deadlock it.
+func TestTheTargetRunsOutOfTheQueueLocks(t *testing.T) {
+	var q *Queue
+	q = New("app", time.Millisecond, time.Second, NewMetrics(), func(string) string {
+		_ = q.Len() // client-go's lock: held here, this would never return
+		return "orkestra-system/spoke[kubeconfig]"
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Add("ns/a")
+		q.Add("ns/a") // a touch
+		k, _ := q.Get()
+		q.Add(k) // during the pass: pushed at Done
+		q.Done(k)
+	}()
+	select {
+	case <-done:
+		q.ShutDown() // not on a deadlock: it would wait for the lock too
+	case <-time.After(10 * time.Second): // a deadlock, not a slow machine: the adds take microseconds
+		t.Fatal("the queue deadlocked: the target func ran under its lock")
+	}
+}
