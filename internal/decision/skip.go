@@ -166,12 +166,22 @@ func (d LastDecision) Unchanged(inputs string, children func() string, now time.
 // record of a pass that may write nothing else: next records no children (its answer was not
 // applied whole) while d would let a call be skipped; or next does, and d holds other
 // inputs or children, or is more than half of maxAge old (refreshed so that a converged
-// custom resource stays skippable). A requeue delay that changed alone does not count (the
-// children digest holds whether there is one): a reconciler whose delay varies would make
-// every pass write. skipUnchanged writes such a record even alone.
+// custom resource stays skippable), or asks a shorter requeue delay. A longer delay alone
+// does not count (the children digest holds whether there is one): a reconciler whose
+// delay varies would make every pass write, and a skip that requeues a little early costs
+// one call. skipUnchanged writes such a record even alone.
 func (d LastDecision) Stale(next LastDecision, now time.Time, maxAge time.Duration) bool {
 	if next.Children == "" {
 		return d.Children != ""
 	}
-	return d.Inputs != next.Inputs || d.Children != next.Children || now.Sub(d.Time) >= maxAge/2
+	return d.Inputs != next.Inputs || d.Children != next.Children || shorter(next.RequeueAfter, d.RequeueAfter) ||
+		now.Sub(d.Time) >= maxAge/2
+}
+
+// shorter reports whether requeue delay a is shorter than b: a skip schedules the recorded
+// delay, so a record holding a longer one would put the requeue off.
+func shorter(a, b string) bool {
+	da, errA := time.ParseDuration(a)
+	db, errB := time.ParseDuration(b)
+	return errA == nil && errB == nil && da < db
 }

@@ -81,14 +81,13 @@ func (c *controller) childrenConfig(requeueAfter string) string {
 // redactHides names why a --redact path keeps the inputs digest from seeing a change the
 // answer may depend on ("" when none does): the digest masks them (status.lastDecision is
 // public), which is safe under spec, whose every change moves the generation the digest
-// holds, and blind anywhere else (labels, annotations, args).
+// holds, and blind on the labels, annotations and args it also holds. Other paths (status,
+// other metadata) are no inputs.
 func (c *controller) redactHides(cr *unstructured.Unstructured, args any) string {
 	for _, p := range c.e.redact {
-		if len(p) > 0 && p[0] == "spec" {
-			continue
-		}
-		if masked := exchange.Redact(cr.Object, []dotpath.Path{p}); !sameMap(masked, cr.Object) {
-			return "--redact " + strings.Join(p, ".") + " masks an input outside spec"
+		input := len(p) >= 2 && p[0] == "metadata" && (p[1] == "labels" || p[1] == "annotations")
+		if masked := exchange.Redact(cr.Object, []dotpath.Path{p}); input && !sameMap(masked, cr.Object) {
+			return "--redact " + strings.Join(p, ".") + " masks a label or annotation"
 		}
 		if m, ok := args.(map[string]any); ok && !sameMap(exchange.Redact(m, []dotpath.Path{p}), m) {
 			return "--redact " + strings.Join(p, ".") + " masks an arg"

@@ -194,6 +194,9 @@ func (c *controller) sweepTarget(ctx context.Context, in *input, ref target.Ref,
 			case c.e.spokeUse.Holds(ref):
 			case err == nil && down == "" && left == 0:
 				c.e.targets.Forget(ref) // done with: its breaker too
+			case err == nil && down == "":
+				// Children still going (terminating): the next sweep comes within
+				// cleanupPoll and uses the same client, not a new one and its handshake.
 			default:
 				c.e.targets.DropClient(ref) // its breaker says when to try again
 			}
