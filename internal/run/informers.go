@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/informers"
 )
 
@@ -28,6 +29,8 @@ type childInformers struct {
 	watched []namespaceFactories
 	// needFull are the types some remote reconciler receives as prepared.children.
 	needFull map[schema.GroupResource]bool
+	// summary is their transform: children of a kind share one copy of ork's field set.
+	summary *childwrite.Summariser
 }
 
 // childSelector selects what the operator named name applied: every object it writes
@@ -50,6 +53,7 @@ func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *kata
 		full:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, onlyOrks),
 		metadata: metadatainformer.NewFilteredSharedInformerFactory(meta, 0, metav1.NamespaceAll, onlyOrks),
 		needFull: map[schema.GroupResource]bool{},
+		summary:  &childwrite.Summariser{},
 	}
 	for _, ns := range watch {
 		ci.watched = append(ci.watched, namespaceFactories{
