@@ -3,10 +3,13 @@ package run_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/orkspace/ork/internal/decision"
+	"github.com/orkspace/ork/internal/katalog"
 	"github.com/orkspace/ork/internal/run"
 	"github.com/orkspace/ork/internal/run/runtest"
 )
@@ -43,6 +46,29 @@ func (f *fixture) restartPasses(ep *endpoint, crs int, start func() func()) (bef
 	return before, stop
 }
 
+// convergeRecorded creates crs CRs named by name with an engine running and waits until each
+// is Ready, every call's pass has finished and each CR's status.lastDecision records its
+// children: the state a failover with skipUnchanged starts from.
+func (f *fixture) convergeRecorded(ep *endpoint, crs int, name func(int) string) {
+	f.T.Helper()
+	for i := range crs {
+		f.CreateCR(name(i), map[string]any{})
+	}
+	for i := range crs {
+		f.WaitReady(name(i), "True")
+	}
+	f.waitPassesDone(ep)
+	f.Eventually("every CR's decision recorded with its children", func() (bool, error) {
+		for i := range crs {
+			d, ok, err := decision.FromStatus(f.GetCR(name(i)))
+			if err != nil || !ok || d.Children == "" {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
 // callsSince counts the calls the endpoint received after its first before, by CR.
 func callsSince(ep *endpoint, before int) (byCR map[string]int, total int) {
 	byCR = map[string]int{}
@@ -69,21 +95,7 @@ func TestSkipUnchangedRestartCallsOnlyWhatChanged(t *testing.T) {
 	name := func(i int) string { return fmt.Sprintf("app-%03d", i) }
 
 	stop := f.runEngine(skipping, nil)
-	for i := range crs {
-		f.CreateCR(name(i), map[string]any{})
-	}
-	for i := range crs {
-		f.WaitReady(name(i), "True")
-	}
-	f.waitPassesDone(ep)
-	f.Eventually("every CR's decision recorded with its children", func() (bool, error) {
-		for i := range crs {
-			if lastDecisionOf(t, f.GetCR(name(i))).Children == "" {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	f.convergeRecorded(ep, crs, name)
 	stop()
 
 	const edited, drifted, quiet = 7, 42, 0
@@ -135,58 +147,70 @@ func TestSkipUnchangedRestartCallsOnlyWhatChanged(t *testing.T) {
 	}
 }
 
-// A leader change is the other failover: the standby that takes the Lease over converged
-// CRs calls none of them.
-func TestSkipUnchangedLeaderChangeCallsNothing(t *testing.T) {
+// A leader change is the other failover: a new leader, winning the Lease the old one
+// released, passes every CR once. With skipUnchanged it calls only the CR whose spec was
+// edited while no leader ran, 1% of the calls the same leader change without skipUnchanged
+// makes (every CR).
+func TestSkipUnchangedLeaderChangeCallsOnlyWhatChanged(t *testing.T) {
 	t.Parallel()
-	const crs = 10
+	const crs = 100
 	f := newFixture(t)
 	ep := runtest.NewEndpoint(t, oneConfigMap)
-	set := f.WriteKatalog(runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"},
-		Extra: "            skipUnchanged: {maxAge: 1h}\n"})
-	elect := func(id string) func(*run.Options) {
-		return func(o *run.Options) { o.LeaderElect, o.Identity, o.LeaseName = true, id, "ork-skip" }
-	}
-	a := f.NewEngine(set, nil, elect("replica-a"))
-	ctxA, stopA := context.WithCancel(context.Background())
-	doneA := make(chan error, 1)
-	go func() { doneA <- a.Run(ctxA) }()
-	f.Eventually("replica-a leading and ready", func() (bool, error) { return a.Ready(), nil })
-	for i := range crs {
-		f.CreateCR(fmt.Sprintf("app-%02d", i), map[string]any{})
-	}
-	for i := range crs {
-		f.WaitReady(fmt.Sprintf("app-%02d", i), "True")
-	}
-	f.waitPassesDone(ep)
-	f.Eventually("every CR's decision recorded with its children", func() (bool, error) {
-		for i := range crs {
-			if lastDecisionOf(t, f.GetCR(fmt.Sprintf("app-%02d", i))).Children == "" {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	stopA()
-	if err := <-doneA; err != nil {
-		t.Fatalf("replica-a stopped with %v", err)
-	}
+	spec := runtest.RemoteSpec{Endpoint: ep.URL(), Managed: []string{"/configmaps"}}
+	plain := f.WriteKatalog(spec)
+	spec.Extra = "            skipUnchanged: {maxAge: 1h}\n"
+	skipping := f.WriteKatalog(spec)
+	name := func(i int) string { return fmt.Sprintf("app-%03d", i) }
 
-	before, stop := f.restartPasses(ep, crs, func() func() {
-		b := f.NewEngine(set, nil, elect("replica-b"))
-		ctxB, stopB := context.WithCancel(context.Background())
-		doneB := make(chan error, 1)
-		go func() { doneB <- b.Run(ctxB) }()
-		f.Eventually("replica-b leading and ready", func() (bool, error) { return b.Ready(), nil })
-		return func() {
-			stopB()
-			if err := <-doneB; err != nil {
-				t.Errorf("replica-b: %v", err)
-			}
-		}
-	})
-	defer stop()
-	if calls, total := callsSince(ep, before); total != 0 {
-		t.Errorf("the new leader made %d calls over converged CRs (%v), want none", total, calls)
+	stopA := f.runLeader(skipping, "replica-a")
+	f.convergeRecorded(ep, crs, name)
+	stopA() // released: the next candidate wins the Lease at its first try
+
+	const edited = 17
+	f.PatchSpec(name(edited), `{"spec":{"replicas":3}}`)
+	before, stopB := f.restartPasses(ep, crs, func() func() { return f.runLeader(skipping, "replica-b") })
+	calls, withCalls := callsSince(ep, before)
+	stopB()
+
+	before, stopC := f.restartPasses(ep, crs, func() func() { return f.runLeader(plain, "replica-c") })
+	without, withoutCalls := callsSince(ep, before)
+	stopC()
+	t.Logf("calls after the leader change: %d with skipUnchanged (%d CRs), %d without (%d CRs)", withCalls, len(calls), withoutCalls, len(without))
+	if calls[name(edited)] == 0 {
+		t.Errorf("%s, whose spec changed while no leader ran, was not called by the new leader", name(edited))
 	}
+	for cr := range calls {
+		if cr != name(edited) {
+			t.Errorf("%s, unchanged while no leader ran, was called by the new leader", cr)
+		}
+	}
+	if len(without) != crs {
+		t.Errorf("without skipUnchanged, the new leader called %d CRs, want all %d", len(without), crs)
+	}
+	// A retry of the edited CR's call, which a busy machine may cause, is still within 2%.
+	if withCalls*50 > withoutCalls {
+		t.Errorf("with skipUnchanged the new leader made %d calls; without it %d: more than 2%%", withCalls, withoutCalls)
+	}
+}
+
+// runLeader runs an engine of set that leads under the Lease ork-skip as id, waits until it
+// leads and is ready, and returns the func that stops it (releasing the Lease).
+func (f *fixture) runLeader(set *katalog.Set, id string) (stop func()) {
+	f.T.Helper()
+	eng := f.NewEngine(set, nil, func(o *run.Options) { o.LeaderElect, o.Identity, o.LeaseName = true, id, "ork-skip" })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				f.T.Errorf("%s stopped with %v", id, err)
+			}
+		})
+	}
+	f.T.Cleanup(stop)
+	f.Eventually(id+" leading and ready", func() (bool, error) { return eng.Ready(), nil })
+	return stop
 }
