@@ -60,6 +60,15 @@ func measureRestart(ctx context.Context, bin string, n int, o options) error {
 		}
 		fmt.Printf("| %v | %s s | %s |\n", skip, spreadCell(secs, "%.2f"), spreadCell(calls, "%.0f"))
 	}
+	// Each run's two restarts share its cluster and its moment of the machine: the ratio is
+	// taken within a run, as the shares of convergence are.
+	var ratios []float64
+	for i := 0; i+1 < len(all); i += 2 {
+		if off, on := all[i], all[i+1]; !off.SkipUnchanged && on.SkipUnchanged && off.CatchUpSeconds > 0 {
+			ratios = append(ratios, on.CatchUpSeconds/off.CatchUpSeconds)
+		}
+	}
+	fmt.Printf("\ncatch-up with skipUnchanged over without, within each run: %s\n", spreadCell(ratios, "%.2f"))
 	return nil
 }
 
@@ -113,7 +122,7 @@ func restartRun(ctx context.Context, bin string, n int, o options) ([]restartRes
 		if skip {
 			doc = skipKatalog(w, rec.srv.URL)
 		}
-		res, err := restartOnce(ctx, c, bin, doc, rec, n, o)
+		res, err := restartOnce(ctx, c, bin, doc, rec, n, skip, o)
 		if err != nil {
 			return nil, err
 		}
@@ -123,20 +132,34 @@ func restartRun(ctx context.Context, bin string, n int, o options) ([]restartRes
 	return out, nil
 }
 
+// restartPoll is how often a restart's catch-up is polled: its resolution, against a
+// catch-up of a few hundred milliseconds with skipUnchanged. Each poll is a scrape of
+// ork's /metrics, which costs ork about the same in both restarts.
+const restartPoll = 10 * time.Millisecond
+
 // restartOnce starts ork on doc and times its catch-up.
-func restartOnce(ctx context.Context, c *cluster, bin, doc string, rec *reconciler, n int, o options) (restartResult, error) {
+func restartOnce(ctx context.Context, c *cluster, bin, doc string, rec *reconciler, n int, skip bool, o options) (restartResult, error) {
 	res := restartResult{N: n}
 	metrics, err := freeAddr()
 	if err != nil {
 		return res, err
 	}
 	calls := rec.calls.Load()
-	r, err := startOrkWith(ctx, c, bin, doc, []string{"--metrics-addr", metrics})
+	args := []string{"--metrics-addr", metrics}
+	if o.profile > 0 {
+		args = append(args, "--profiling")
+	}
+	r, err := startOrkWith(ctx, c, bin, doc, args)
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = r.stop() }()
 	ready := time.Now()
+	profiled := func() {}
+	if o.profile > 0 {
+		// From ready, the catch-up's CPU: what a skipped pass costs against a call.
+		profiled = profileCPU(metrics, o.profile, filepath.Join(o.out, fmt.Sprintf("ork-cpu-restart-%d-skip-%t.pprof", n, skip)))
+	}
 	deadline := time.Now().Add(o.timeout)
 	for {
 		passed, err := scrapePasses(ctx, metrics)
@@ -146,11 +169,12 @@ func restartOnce(ctx context.Context, c *cluster, bin, doc string, rec *reconcil
 		if time.Now().After(deadline) {
 			return res, fmt.Errorf("restart: %v of %d CRs passed within %s (err %v)", passed, n, o.timeout, err)
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := sleep(ctx, restartPoll); err != nil {
 			return res, err
 		}
 	}
 	res.CatchUpSeconds, res.Calls = time.Since(ready).Seconds(), rec.calls.Load()-calls
+	profiled() // before the stop: the profile is ork's answer
 	return res, r.stop()
 }
 

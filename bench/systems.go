@@ -80,6 +80,11 @@ func startOrkWith(ctx context.Context, c *cluster, bin, doc string, extra []stri
 	return r, nil
 }
 
+// readyPoll is how often a system's readiness is polled: a restart's catch-up counts from
+// ready, and its workers start when the caches sync, so a coarse poll would hide their first
+// passes from it.
+const readyPoll = 10 * time.Millisecond
+
 // waitReady waits until the system's /readyz on addr answers 200 (its caches synced), so
 // that no system's start-up is counted in its convergence; it stops the system on failure.
 func (r *running) waitReady(ctx context.Context, name, addr string) error {
@@ -92,7 +97,7 @@ func (r *running) waitReady(ctx context.Context, name, addr string) error {
 		case <-ctx.Done():
 			_ = r.stop()
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(readyPoll):
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
 		if err != nil {
