@@ -37,6 +37,9 @@ var subpackageImports = map[string][]string{
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
 	"internal/run/spokes":       {"internal/run/childwrite", "internal/target"},
 	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},
+	"internal/run/targetpass": {"internal/finalizer", "internal/katalog", "internal/metacreate", "internal/naming", "internal/render",
+		"internal/run/apitypes", "internal/run/childwrite", "internal/run/crstatus", "internal/run/kobj", "internal/run/ownedfields",
+		"internal/run/spokes", "internal/target"},
 }
 
 // harnesses start the engine for the tests: they may import it, and nothing imports them

@@ -37,6 +37,7 @@ import (
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/run/spokes"
+	"github.com/orkspace/ork/internal/run/targetpass"
 	"github.com/orkspace/ork/internal/target"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -228,7 +229,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		pauses:     pauses,
 		log:        opts.Logger,
 	}
-	if hasTargets(set) {
+	if targetpass.Named(set) {
 		// Kubeconfig Secrets are read through the same cache as the reconcilers' tokens: a
 		// rotation is seen within its TTL.
 		if e.targets, err = target.NewPool(target.Options{Secrets: e.secrets.Secret, UserAgent: opts.RESTConfig.UserAgent}); err != nil {
