@@ -21,6 +21,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/childlabel":   {"internal/naming", "internal/precondition", "internal/run/childwrite", "internal/run/shardring", "internal/shard"},
+	"internal/run/crdinstall":   {"internal/katalog", "internal/naming", "internal/run/apitypes"},
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/dryplan":      {"internal/runplan"},

@@ -31,6 +31,7 @@ import (
 	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crdinstall"
 	"github.com/orkspace/ork/internal/run/dryplan"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/ownedfields"
@@ -246,7 +247,7 @@ func (e *Engine) Ready() bool { return e.ready.Load() }
 // draining in-flight reconciles within the shutdown timeout. It returns nil on a clean stop.
 func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.InstallCRDs {
-		if err := e.installCRDs(ctx); err != nil {
+		if err := crdinstall.Install(ctx, e.set.CRDs, crdinstall.Deps{Dyn: e.dyn, API: e.api, Step: e.step}); err != nil {
 			return err
 		}
 	}
