@@ -32,6 +32,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/liveness":     nil,
 	"internal/run/opcallback":   nil,
 	"internal/run/ownedfields":  nil,
+	"internal/run/preflight":    {"internal/rbacgen"},
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
 	"internal/run/servers":      nil,
