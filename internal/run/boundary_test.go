@@ -30,7 +30,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,
-	"internal/run/opcallback":   nil,
+	"internal/run/opcallback":   {"internal/operation"},
 	"internal/run/ownedfields":  nil,
 	"internal/run/preflight":    {"internal/rbacgen"},
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},

@@ -34,6 +34,7 @@ import (
 	"github.com/orkspace/ork/internal/run/crdinstall"
 	"github.com/orkspace/ork/internal/run/dryplan"
 	"github.com/orkspace/ork/internal/run/liveness"
+	"github.com/orkspace/ork/internal/run/opcallback"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
@@ -122,7 +123,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
-	if err := checkCallbackOptions(opts); err != nil {
+	if err := opcallback.CheckOptions(opts.OperationCallbackURL, opts.OperationCallbackAddr, opts.OperationCallbackSecret); err != nil {
 		return nil, err
 	}
 	if opts.ShardBuckets != 0 {
