@@ -30,6 +30,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,
+	"internal/run/metrics":      {"internal/run/candidate", "internal/run/crdqueue"},
 	"internal/run/opcallback":   {"internal/operation"},
 	"internal/run/ownedfields":  nil,
 	"internal/run/preflight":    {"internal/rbacgen"},

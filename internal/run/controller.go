@@ -109,7 +109,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	lanes := crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue,
+	lanes := crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.Queue,
 		func(key string) string { return targetName(c.targets.Turn(key)) })
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
