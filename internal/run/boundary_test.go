@@ -21,6 +21,7 @@ var subpackageImports = map[string][]string{
 	"internal/run/apiwarnings":  nil,
 	"internal/run/candidate":    {"internal/exchange", "internal/katalog", "internal/leadership", "internal/naming", "internal/remote", "internal/rollout", "internal/run/kobj", "internal/trace"},
 	"internal/run/childlabel":   {"internal/naming", "internal/precondition", "internal/run/childwrite", "internal/run/shardring", "internal/shard"},
+	"internal/run/crdinstall":   {"internal/katalog", "internal/naming", "internal/run/apitypes"},
 	"internal/run/crdqueue":     {"internal/lanequeue"},
 	"internal/run/crstatus":     {"internal/precondition", "internal/run/kobj", "internal/run/relatedwatch"},
 	"internal/run/dryplan":      {"internal/runplan"},
@@ -29,14 +30,19 @@ var subpackageImports = map[string][]string{
 	"internal/run/keyledger":    {"internal/remote", "internal/run/childwrite"},
 	"internal/run/kobj":         nil,
 	"internal/run/liveness":     nil,
-	"internal/run/opcallback":   nil,
+	"internal/run/metrics":      {"internal/run/candidate", "internal/run/crdqueue"},
+	"internal/run/opcallback":   {"internal/operation"},
 	"internal/run/ownedfields":  nil,
+	"internal/run/preflight":    {"internal/rbacgen"},
 	"internal/run/relatedwatch": {"internal/katalog", "internal/related", "internal/run/informers", "internal/run/kobj"},
 	"internal/run/secretcache":  nil,
 	"internal/run/servers":      nil,
 	"internal/run/shardring":    {"internal/leadership", "internal/naming", "internal/precondition", "internal/run/kobj", "internal/shard", "internal/testkit"},
 	"internal/run/spokes":       {"internal/run/childwrite", "internal/target"},
 	"internal/run/suspensions":  {"internal/naming", "internal/run/crstatus", "internal/run/kobj"},
+	"internal/run/targetpass": {"internal/finalizer", "internal/katalog", "internal/metacreate", "internal/naming", "internal/render",
+		"internal/run/apitypes", "internal/run/childwrite", "internal/run/crstatus", "internal/run/kobj", "internal/run/ownedfields",
+		"internal/run/spokes", "internal/target"},
 }
 
 // harnesses start the engine for the tests: they may import it, and nothing imports them

@@ -61,14 +61,22 @@ func (c *controller) childWriter() *childwrite.Writer {
 	for i, ch := range c.children {
 		caches[i] = childwrite.Cache{GVR: ch.gvr, Store: ch.informer.GetIndexer()}
 	}
-	return childwrite.New(childwrite.Deps{
-		Dyn: c.e.dyn, Meta: c.e.meta, Creator: c.e.creator, Book: c.e.writes, Locks: c.e.childLocks, Owned: c.e.owned,
-		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Mapping: c.e.api.Mapping, Children: caches, Managed: c.cfg.managed,
-		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name, Watched: c.e.opts.WatchNamespaces,
+	d := c.childWriteDeps()
+	d.Dyn, d.Meta, d.Creator, d.Book, d.Locks, d.Owned = c.e.dyn, c.e.meta, c.e.creator, c.e.writes, c.e.childLocks, c.e.owned
+	d.Mapping, d.Children, d.Watched = c.e.api.Mapping, caches, c.e.opts.WatchNamespaces
+	d.Record, d.KindFor = c.e.opts.DecisionLog != nil, c.e.api.KindFor
+	return childwrite.New(d)
+}
+
+// childWriteDeps is what the hub's writer and the targets' (run/targetpass) share: the fence,
+// the CRD's names and flags, the callbacks into the ledger and the dry run, metrics, log.
+func (c *controller) childWriteDeps() childwrite.Deps {
+	return childwrite.Deps{
+		MayWrite: c.e.fence.mayWrite, NotLeader: errNotLeader, Managed: c.cfg.managed,
+		CRD: c.cfg.crd.Name, Operator: c.e.opts.Name,
 		ForceConflict: c.cfg.crd.OperatorBox.Reconcile.ForceConflict, ShardSlots: c.e.ring != nil,
 		ChildrenPayload: c.cfg.childrenPayload, DryRun: c.e.dry != nil, Note: c.note,
-		Record: c.e.opts.DecisionLog != nil, KindFor: c.e.api.KindFor,
 		Removed: c.ledger.Removed, MarkRemoved: c.ledger.MarkRemoved,
 		ApplyTotal: c.e.opts.Metrics.ApplyTotal, LockWait: c.e.opts.Metrics.ChildLockWait, Log: c.cfg.log,
-	})
+	}
 }

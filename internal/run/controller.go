@@ -28,9 +28,8 @@ import (
 	"github.com/orkspace/ork/internal/run/kobj"
 	"github.com/orkspace/ork/internal/run/liveness"
 	"github.com/orkspace/ork/internal/run/relatedwatch"
-	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/run/suspensions"
-	"github.com/orkspace/ork/internal/target"
+	"github.com/orkspace/ork/internal/run/targetpass"
 )
 
 // controller reconciles one CRD.
@@ -60,8 +59,8 @@ type controller struct {
 	ops *inflight.Book
 	// crw are the effects of the writes to the CR itself in the run's mode, built once.
 	crw crWrites
-	// spokes are the targets of its CRs (targets.go); nil when the CRD names none.
-	spokes *spokes.Set
+	// targets is its target pass (run/targetpass): where its CRs' children go.
+	targets *targetpass.Targets
 }
 
 // child is an informer on one managed resource type.
@@ -110,7 +109,8 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 			"(every write to the object would bump its generation and trigger ork again); add subresources: {status: {}} to the CRD",
 			"resource", gvr.GroupResource().String())
 	}
-	lanes := crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.queue, c.turnTarget)
+	lanes := crdqueue.New(crd.Name, e.opts.BackoffBase, e.opts.BackoffMax, e.opts.Metrics.Queue,
+		func(key string) string { return targetName(c.targets.Turn(key)) })
 	rec, managedGRs, err := newReconciler(e, crd)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 
 	// A target named by a fixed Secret name takes every child: none is ever on the hub, where
 	// `ork rbac gen` grants no rights on their types, so the hub watches none of them.
-	onlyTarget := fixedTarget(crd)
+	onlyTarget := targetpass.Fixed(crd)
 	for _, gr := range managedGRs {
 		ch, err := c.watchChildren(gr, factories, !onlyTarget)
 		if err != nil {
@@ -182,13 +182,11 @@ func newController(ctx context.Context, e *Engine, crd *katalog.CRD, factories c
 		return nil, err
 	}
 	c.writes = c.childWriter()
-	if t := crd.Target(); t != nil {
-		tmpl, err := target.Compile(targetAt(crd), t, e.opts.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		c.spokes = spokes.New(tmpl, &e.spokeUse)
+	set, err := targetpass.NewSet(crd, e.opts.Namespace, &e.spokeUse)
+	if err != nil {
+		return nil, err
 	}
+	c.targets = c.newTargets(set)
 	c.crw = newCRWrites(c)
 	c.env = newPassEnv(c)
 	return c, nil

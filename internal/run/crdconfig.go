@@ -40,6 +40,6 @@ type crdConfig struct {
 	skipConfig string
 	log        *slog.Logger
 	// targetTypes are the managed types, without a hub informer, of a CRD whose every child
-	// is on a target (fixedTarget); the controller's children are none then.
+	// is on a target (targetpass.Fixed); the controller's children are none then.
 	targetTypes []child
 }

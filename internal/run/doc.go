@@ -13,9 +13,10 @@
 //   - a pass: one key's reconcile, from the lookup through the call to the decision
 //     (reconcile.go, reconcilers.go, suspend.go, finalize.go);
 //   - writers: the children (childWrites, built in childwrites.go: internal/run/childwrite,
-//     with the write book and the child locks), the status (status.go) and Events.
+//     with the write book and the child locks; on another cluster, the target pass's:
+//     internal/run/targetpass), the status (status.go) and Events.
 //
-// Health, metrics, traces and the dry run's plan watch them (health.go, metrics.go,
+// Health, metrics, traces and the dry run's plan watch them (health.go, internal/run/metrics,
 // tracing.go, dryrun.go). The rules between features (what a moved bucket forgets, in
 // forget.go; related watches and sharding; dry run and the write book; suspend and finalize)
 // are in docs/architecture.md.

@@ -31,12 +31,15 @@ import (
 	"github.com/orkspace/ork/internal/run/apitypes"
 	"github.com/orkspace/ork/internal/run/apiwarnings"
 	"github.com/orkspace/ork/internal/run/childwrite"
+	"github.com/orkspace/ork/internal/run/crdinstall"
 	"github.com/orkspace/ork/internal/run/dryplan"
 	"github.com/orkspace/ork/internal/run/liveness"
+	"github.com/orkspace/ork/internal/run/opcallback"
 	"github.com/orkspace/ork/internal/run/ownedfields"
 	"github.com/orkspace/ork/internal/run/secretcache"
 	"github.com/orkspace/ork/internal/run/shardring"
 	"github.com/orkspace/ork/internal/run/spokes"
+	"github.com/orkspace/ork/internal/run/targetpass"
 	"github.com/orkspace/ork/internal/target"
 	"github.com/orkspace/ork/internal/trace"
 )
@@ -120,7 +123,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 	if opts.DryRun && (opts.LeaderElect || opts.InstallCRDs) {
 		return nil, errors.New("a dry run writes nothing: not with leader election (a Lease) or CRD installation")
 	}
-	if err := checkCallbackOptions(opts); err != nil {
+	if err := opcallback.CheckOptions(opts.OperationCallbackURL, opts.OperationCallbackAddr, opts.OperationCallbackSecret); err != nil {
 		return nil, err
 	}
 	if opts.ShardBuckets != 0 {
@@ -228,7 +231,7 @@ func New(set *katalog.Set, opts Options) (*Engine, error) {
 		pauses:     pauses,
 		log:        opts.Logger,
 	}
-	if hasTargets(set) {
+	if targetpass.Named(set) {
 		// Kubeconfig Secrets are read through the same cache as the reconcilers' tokens: a
 		// rotation is seen within its TTL.
 		if e.targets, err = target.NewPool(target.Options{Secrets: e.secrets.Secret, UserAgent: opts.RESTConfig.UserAgent}); err != nil {
@@ -245,7 +248,7 @@ func (e *Engine) Ready() bool { return e.ready.Load() }
 // draining in-flight reconciles within the shutdown timeout. It returns nil on a clean stop.
 func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.InstallCRDs {
-		if err := e.installCRDs(ctx); err != nil {
+		if err := crdinstall.Install(ctx, e.set.CRDs, crdinstall.Deps{Dyn: e.dyn, API: e.api, Step: e.step}); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import "k8s.io/apimachinery/pkg/types"
 //     them here (and a pass still in flight records none: relatedwatch.Deps.Owns).
 //   - The candidate's warned pins, divergence log and waiting shadow calls.
 //   - The operations counted in flight (the next holder reads them off the CR).
-//   - The targets their passes went to (targets.go): a target none of the held CRs uses
+//   - The targets their passes went to (run/targetpass): a target none of the held CRs uses
 //     has its spoke stopped.
 //
 // Not here, and why: the write book forgets a child's record when the child leaves the child
@@ -27,7 +27,7 @@ func (c *controller) forgetObjects(gone func(types.UID) bool) {
 	c.forgetSuspensions(gone)
 	c.related.ForgetObjects(gone)
 	c.ops.Forget(func(_ string, uid types.UID) bool { return gone(uid) })
-	c.forgetTargets(func(_ string, uid types.UID) bool { return gone(uid) })
+	c.targets.Forget(func(_ string, uid types.UID) bool { return gone(uid) })
 	if c.cand != nil {
 		c.cand.ForgetObjects(gone)
 	}

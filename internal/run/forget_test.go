@@ -22,6 +22,7 @@ import (
 	"github.com/orkspace/ork/internal/run/relatedwatch"
 	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/run/suspensions"
+	"github.com/orkspace/ork/internal/run/targetpass"
 	"github.com/orkspace/ork/internal/target"
 )
 
@@ -35,7 +36,8 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 	c := &controller{e: (&Engine{opts: Options{Metrics: m}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), suspended: suspensions.New(nil), related: newTestRelatedWatch(t), cand: newTestCandidate(t), cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}
 	var inFlight int
 	c.ops = inflight.New(func(n int) { inFlight = n }, func(string, time.Duration) {})
-	c.spokes = spokes.New(nil, nil)
+	set := spokes.New(nil, nil)
+	c.targets = targetpass.New(targetpass.Deps{Set: set})
 	ctx := t.Context()
 	for _, cr := range []struct {
 		key string
@@ -47,7 +49,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		c.suspended.MarkResumed(ctx, cr.key, cr.uid, time.Now())
 		c.related.Record(cr.key, cr.uid, []related.Target{{Resource: cms, Ref: related.Ref{Namespace: "ns", Name: "shared"}}})
 		c.ops.Note(cr.key, cr.uid, inflight.Step{Next: &operation.State{ID: "op", StartedAt: time.Now()}, Wrote: true}, time.Now())
-		c.spokes.Use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
+		set.Use(cr.key, cr.uid, target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"})
 		if _, warn := c.cand.SideOf(badPin(cr.uid)); !warn {
 			t.Fatalf("%s: a pin naming no side is not warned about", cr.key)
 		}
@@ -66,7 +68,7 @@ func TestForgetObjectsFansOutToEveryFeature(t *testing.T) {
 		{"related references", slices.Contains(affected, "ns/gone"), slices.Contains(affected, "ns/kept")},
 		{"candidate's warned pin", pinRemembered(c.cand, "u-gone"), pinRemembered(c.cand, "u-kept")},
 		{"operation in flight", opHeld(c.ops, "ns/gone"), opHeld(c.ops, "ns/kept")},
-		{"target used", spokeUser(c.spokes, "u-gone"), spokeUser(c.spokes, "u-kept")},
+		{"target used", spokeUser(set, "u-gone"), spokeUser(set, "u-kept")},
 	} {
 		if tc.gone || !tc.kept {
 			t.Errorf("%s: forgotten CR remembered = %v, other CR remembered = %v; want false, true", tc.what, tc.gone, tc.kept)

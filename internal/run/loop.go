@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/orkspace/ork/internal/run/shardring"
+	"github.com/orkspace/ork/internal/run/targetpass"
 )
 
 // runControllers starts informers and workers, and stops them when ctx ends. Each CRD's
@@ -79,14 +80,16 @@ func (e *Engine) runControllers(ctx context.Context) error {
 	stopInformers := startInformers(factories, controllers)
 	defer stopInformers()
 	// The targets' child informers too, after the drain; the probes stop first.
+	targets := make([]*targetpass.Targets, len(controllers))
+	for i, c := range controllers {
+		targets[i] = c.targets
+	}
 	defer func() {
-		for _, c := range controllers {
-			if c.spokes != nil {
-				c.spokes.CloseAll()
-			}
+		for _, t := range targets {
+			t.Close()
 		}
 	}()
-	defer e.probeTargets(ctx, controllers)()
+	defer targetpass.Probe(ctx, e.targets, e.log, targets...)()
 
 	// Workers get their own context: a stop signal drains the queue first and cancels
 	// in-flight calls only when the shutdown timeout runs out.

@@ -2,53 +2,17 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/orkspace/ork/internal/operation"
 	"github.com/orkspace/ork/internal/run/opcallback"
 )
 
-// callbackSecretKey is the key of the callback Secret that holds the HMAC key.
-const callbackSecretKey = "key"
-
-// checkCallbackOptions refuses a half-configured completion callback: a URL without a
-// listener (or a key) would send reconcilers somewhere nothing answers.
-func checkCallbackOptions(o Options) error {
-	set := []bool{o.OperationCallbackURL != "", o.OperationCallbackAddr != "", o.OperationCallbackSecret != ""}
-	if !set[0] && !set[1] && !set[2] {
-		return nil
-	}
-	if !set[0] || !set[1] || !set[2] {
-		return errors.New("operation callback: set the URL, the listen address and the Secret together (--operation-callback-url, --operation-callback-addr, --operation-callback-secret)")
-	}
-	if errs := validation.IsDNS1123Subdomain(o.OperationCallbackSecret); len(errs) > 0 {
-		return fmt.Errorf("operation callback Secret %q: %s", o.OperationCallbackSecret, strings.Join(errs, "; "))
-	}
-	u, err := url.Parse(o.OperationCallbackURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("operation callback URL %q: want an absolute http or https URL without query or fragment", o.OperationCallbackURL)
-	}
-	return nil
-}
-
-// callbackKey reads the HMAC key of the callback tokens through the Secret cache: a
-// rotated key is used within the cache's TTL (tokens already sent then fail, and the
-// operation is polled as usual).
-func (e *Engine) callbackKey(ctx context.Context) ([]byte, error) {
-	k, err := e.secrets.SecretValue(ctx, e.opts.Namespace, e.opts.OperationCallbackSecret, callbackSecretKey)
-	if err != nil {
-		return nil, fmt.Errorf("operation callback key: %w", err)
-	}
-	if len(k) < 16 {
-		return nil, fmt.Errorf("operation callback key: secret %s/%s key %q has %d bytes, want at least 16", e.opts.Namespace, e.opts.OperationCallbackSecret, callbackSecretKey, len(k))
-	}
-	return k, nil
+// callbackKey reads the HMAC key of the callback tokens (opcallback.KeyReader).
+func (e *Engine) callbackKey() func(context.Context) ([]byte, error) {
+	return opcallback.KeyReader(e.secrets.SecretValue, e.opts.Namespace, e.opts.OperationCallbackSecret)
 }
 
 // callbackFunc is passEnv.callback: nil unless ork serves callbacks (a dry run serves none:
@@ -57,24 +21,14 @@ func (e *Engine) callbackFunc() func(ctx context.Context, uid types.UID, generat
 	if e.opts.OperationCallbackURL == "" || e.dry != nil {
 		return nil
 	}
-	base := strings.TrimSuffix(e.opts.OperationCallbackURL, "/") + "/operations/"
-	return func(ctx context.Context, uid types.UID, generation int64, id string) *operation.Callback {
-		key, err := e.callbackKey(ctx)
-		if err != nil {
-			// The call goes on without one: the operation is polled as usual.
-			e.log.Warn("no operation callback sent", "err", err)
-			return nil
-		}
-		token := opcallback.Token(key, uid, generation, id)
-		return &operation.Callback{URL: base + token, Token: token}
-	}
+	return opcallback.Sender(e.opts.OperationCallbackURL, e.callbackKey(), e.log)
 }
 
 // callbackDeps are the callback handler's view of the engine: the controllers running now
 // (none on a standby, which then owns nothing and answers 503), the gate, the Secret cache.
 func (e *Engine) callbackDeps() opcallback.Deps {
 	return opcallback.Deps{
-		Key: e.callbackKey,
+		Key: e.callbackKey(),
 		Owns: func(uid types.UID) bool {
 			return e.passing.Load() != nil && e.gate.owns(uid)
 		},

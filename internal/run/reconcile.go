@@ -395,7 +395,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 		// Its children are on its target now, its answer applied whole (none pending, no
 		// operation going on): none may stay on a cluster it left (docs/multicluster.md).
 		var after time.Duration
-		if after, err = c.leaveOldTargets(ctx, &in, tp); err == nil && after > 0 && d.action == actionDone {
+		if after, err = c.targets.Leave(ctx, &targetCR{c: c, in: &in}, tp.Pass); err == nil && after > 0 && d.action == actionDone {
 			d.action, d.after = actionRequeueAfter, after
 		}
 	}
@@ -445,7 +445,7 @@ func (c *controller) pass(ctx context.Context, in input) (d decision, steps pass
 func (c *controller) endPass(key string, forget bool) {
 	if forget {
 		c.ops.Forget(func(k string, _ types.UID) bool { return k == key })
-		c.forgetTargets(func(k string, _ types.UID) bool { return k == key })
+		c.targets.Forget(func(k string, _ types.UID) bool { return k == key })
 	}
 	for _, ev := range c.ledger.End(key, time.Now(), forget) {
 		if !c.e.writes.Own(ev, !c.cfg.childrenPayload) {
@@ -619,7 +619,7 @@ func (c *controller) event(obj *unstructured.Unstructured, typ, reason, msg stri
 // childrenOf returns the cached children of the CR, by type key and name, as plain maps
 // (the cache's own maps: callers copy before changing them).
 func (c *controller) childrenOf(cr *unstructured.Unstructured) map[string]map[string]map[string]any {
-	if out, ok := c.spokeChildren(cr); ok {
+	if out, ok := c.targets.Children(cr); ok {
 		return out // its children are on its target: the hub has none
 	}
 	out := map[string]map[string]map[string]any{}

@@ -57,7 +57,7 @@ func newReconciler(e *Engine, crd *katalog.CRD) (reconciler, []managedType, erro
 		out := &remoteReconciler{r: rr, children: r.Payload.Children.Enabled, prune: r.Prune, lastApply: r.Payload.LastApply}
 		if r.Candidate != nil {
 			if out.cand, err = candidate.New(crd, candidate.Deps{Secrets: e.secrets, Namespace: e.opts.Namespace,
-				Metrics: e.opts.Metrics.candidate, Trace: e.trace, Log: e.log}); err != nil {
+				Metrics: e.opts.Metrics.Candidate, Trace: e.trace, Log: e.log}); err != nil {
 				rr.Close()
 				return nil, nil, err
 			}

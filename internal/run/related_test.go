@@ -24,7 +24,7 @@ import (
 // a CR that no longer exists, for ever.
 func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 	m := NewMetrics()
-	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue, nil)
+	q := crdqueue.New("app", time.Millisecond, time.Second, m.Queue, nil)
 	defer q.ShutDown()
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	w, err := relatedwatch.New([]katalog.Related{{As: "config", Kind: "ConfigMap", Name: "a-config"}}, relatedwatch.Deps{},
@@ -48,7 +48,7 @@ func TestAPassThatFindsNoObjectForgetsItsRelatedReferences(t *testing.T) {
 // anything the interval delays is not ready within a test.
 func hourIntervalController(t *testing.T) (*controller, *crdqueue.Queue) {
 	m := NewMetrics()
-	q := crdqueue.New("app", time.Millisecond, time.Second, m.queue, nil)
+	q := crdqueue.New("app", time.Millisecond, time.Second, m.Queue, nil)
 	t.Cleanup(q.ShutDown)
 	return &controller{e: (&Engine{opts: Options{Metrics: m, ChildMinInterval: time.Hour}}).useRing(leadership.New(leadership.Options{}), nil), ledger: keyledger.New(), queue: workQueue{q, q}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}}}, q
 }

@@ -34,7 +34,7 @@ func newShardedController(t *testing.T) (*controller, *shardring.Ring, *crdqueue
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := crdqueue.New("app", time.Millisecond, time.Second, metrics.queue, nil)
+	q := crdqueue.New("app", time.Millisecond, time.Second, metrics.Queue, nil)
 	t.Cleanup(q.ShutDown)
 	c := &controller{e: (&Engine{opts: Options{Metrics: metrics}}).useRing(nil, s), suspended: suspensions.New(nil), ledger: keyledger.New(), queue: workQueue{q, q}, cfg: crdConfig{crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler)}}
 	var uid types.UID

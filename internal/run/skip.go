@@ -39,7 +39,7 @@ func (c *controller) skipUnchanged(in input, args any, related []prov.Related) (
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why)
 		return decision{}, false
 	}
-	if why := c.leftBehind(in); why != "" {
+	if why := c.targets.LeftBehind(in.cr, in.target); why != "" {
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why)
 		return decision{}, false
 	}
@@ -102,21 +102,6 @@ func sameMap(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// leftBehind names why in may still have children on a cluster it left ("" when not): a
-// target its status records other than its own, or the hub's caches holding children of a
-// CR whose children go elsewhere. Only a pass cleans those up (targetmove.go).
-func (c *controller) leftBehind(in input) string {
-	for _, ref := range c.recordedTargets(in.cr) {
-		if ref != in.target {
-			return "children may be left on " + ref.String()
-		}
-	}
-	if !in.target.Local() && c.hubHolds(in.cr) {
-		return "children may be left on this cluster"
-	}
-	return ""
-}
-
 // skipConfig is the digest of r, the CRD's reconcile.remote, and of ork's version, that a
 // record's children digest carries: a Katalog changed since the decision (another endpoint,
 // other excludes, args templates or types), or another ork (which may write children
@@ -134,10 +119,8 @@ func skipConfig(r *katalog.Remote) string {
 // writerOf is the writer of in's children: its target's when the pass resolved one
 // (passTarget), the hub's otherwise.
 func (c *controller) writerOf(in input) childWrites {
-	if !in.target.Local() && c.spokes != nil {
-		if sp, ok := c.spokes.Current(in.key, in.cr.GetUID()); ok && sp.Writer != nil {
-			return sp.Writer
-		}
+	if w := c.targets.Writer(in.key, in.cr.GetUID(), in.target); w != nil {
+		return w
 	}
 	return c.writes
 }

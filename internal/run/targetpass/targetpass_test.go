@@ -1,7 +1,8 @@
-package run
+package targetpass
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"testing"
@@ -10,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/leadership"
+	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/crstatus"
 	"github.com/orkspace/ork/internal/run/spokes"
 	"github.com/orkspace/ork/internal/target"
@@ -62,20 +63,21 @@ func TestALeftTargetThatDoesNotAnswerKeepsNoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	e := (&Engine{opts: Options{Metrics: NewMetrics()}, targets: pool}).useRing(leadership.New(leadership.Options{}), nil)
-	c := &controller{e: e, spokes: spokes.New(nil, &e.spokeUse), cfg: crdConfig{
-		crd: &katalog.CRD{Name: "app"}, log: slog.New(slog.DiscardHandler),
-		targetTypes: []child{{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}}},
-	}}
+	var uses spokes.Uses
+	tp := New(Deps{Set: spokes.New(nil, &uses), Pool: pool, Uses: &uses,
+		Kinds: []ChildType{{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}}},
+		Writer: childwrite.Deps{CRD: "app", Log: slog.New(slog.DiscardHandler), NotLeader: errors.New("not the leader"),
+			MayWrite: func(string, types.UID) error { return nil }},
+	})
 	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "t.ork.test/v1", "kind": "App"}}
 	cr.SetNamespace("ns")
 	cr.SetName("a")
 	cr.SetUID("uid-a")
 	ref := target.Ref{Namespace: "ns", Name: "spoke", Key: "kubeconfig"}
 
-	_, down, err := c.sweepTarget(t.Context(), &input{key: "ns/a", cr: cr}, ref, nil)
+	_, down, err := tp.sweep(t.Context(), cr, ref, nil)
 	if err != nil || down == "" {
-		t.Fatalf("sweepTarget of a dead cluster = down %q, err %v; want down", down, err)
+		t.Fatalf("sweep of a dead cluster = down %q, err %v; want down", down, err)
 	}
 	if got := pool.Targets(); len(got) != 0 {
 		t.Errorf("the pool's clients after a failed sweep = %v, want none", got)

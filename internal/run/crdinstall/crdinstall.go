@@ -1,4 +1,6 @@
-package run
+// Package crdinstall installs a Katalog's crdFiles for `ork run --install-crds`: a
+// server-side apply of each, then a wait until it is Established and discovery serves it.
+package crdinstall
 
 import (
 	"context"
@@ -12,13 +14,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/orkspace/ork/internal/katalog"
+	"github.com/orkspace/ork/internal/naming"
+	"github.com/orkspace/ork/internal/run/apitypes"
 )
 
 var crdGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
 
-// installCRDs server-side applies every crdFile and waits until each is Established.
-func (e *Engine) installCRDs(ctx context.Context) error {
-	for _, c := range e.set.CRDs {
+// Deps is what the install uses of the engine.
+type Deps struct {
+	Dyn dynamic.Interface
+	// API is the engine's view of the served types, read again once a CRD is Established.
+	API *apitypes.Types
+	// Step reports a long step (the engine's progress); its func ends it with its error.
+	Step func(format string, a ...any) func(error)
+}
+
+// Install server-side applies every crdFile of crds and waits until each is Established.
+func Install(ctx context.Context, crds []*katalog.CRD, d Deps) error {
+	for _, c := range crds {
 		if c.Manifest == nil {
 			continue
 		}
@@ -31,12 +47,12 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 		u := &unstructured.Unstructured{Object: raw}
 		unstructured.RemoveNestedField(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		done := e.step("installing CRD %s and waiting until it is Established", m.Name)
-		_, err = e.dyn.Resource(crdGVR).Apply(ctx, m.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		done := d.Step("installing CRD %s and waiting until it is Established", m.Name)
+		_, err = d.Dyn.Resource(crdGVR).Apply(ctx, m.Name, u, metav1.ApplyOptions{FieldManager: naming.FieldManager, Force: true})
 		if err != nil {
 			err = fmt.Errorf("install crd %s: %w", m.Name, err)
 		} else {
-			err = e.waitEstablished(ctx, m.Name)
+			err = waitEstablished(ctx, d, m.Name)
 		}
 		done(err)
 		if err != nil {
@@ -46,10 +62,10 @@ func (e *Engine) installCRDs(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) waitEstablished(ctx context.Context, name string) error {
+func waitEstablished(ctx context.Context, d Deps, name string) error {
 	// Establishing takes well under a second on a healthy apiserver; a minute means trouble.
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		u, err := e.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		u, err := d.Dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -61,8 +77,8 @@ func (e *Engine) waitEstablished(ctx context.Context, name string) error {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
 				// Discovery lists a CRD a moment after it is Established; until then the
 				// informers could not map it.
-				e.api.Reset()
-				err := e.api.KindServed(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
+				d.API.Reset()
+				err := d.API.KindServed(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
 				if meta.IsNoMatchError(err) {
 					return false, nil // not in discovery yet
 				}
