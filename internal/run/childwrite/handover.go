@@ -66,7 +66,7 @@ func createdByOrk(entries []metav1.ManagedFieldsEntry) bool {
 	return false
 }
 
-// summarised reports whether entries are the child cache's summary (Summariser) with
+// summarised reports whether entries are the child cache's summary (SummariseWriters) with
 // something dropped: its marker is the one entry without fields, which the apiserver never
 // writes. A summary that dropped nothing is the whole list.
 func summarised(entries []metav1.ManagedFieldsEntry) bool {

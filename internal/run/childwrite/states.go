@@ -15,7 +15,7 @@ import (
 // answered (the cache may not have caught up), one it pruned gone, the others as cached; ok
 // is then false when a child the answer lists is in neither (the cache lags, or it is a child
 // no owner index shows, as one in another namespace is): such a record would be no proof.
-// The child caches keep ork's own managedFields entries whole (Summariser), so this
+// The child caches keep ork's own managedFields entries whole (SummariseWriters), so this
 // reads nothing from the apiserver.
 func (w *Writer) ChildStates(cr *unstructured.Unstructured, rep *Report, withVersion bool) (states []decision.ChildState, ok bool) {
 	seen := map[Ref]bool{}

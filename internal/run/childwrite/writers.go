@@ -11,17 +11,22 @@ import (
 	"github.com/orkspace/ork/internal/naming"
 )
 
+// SummariseWriters is the child informers' transform: it keeps of an object's managedFields
+// (large, and mostly unread) ork's own entries of the object whole, the fields ork owns
+// (appliedUnchanged, handOver), and drops every other entry, leaving in their place one
+// entry without fields, which marks the list as a summary (summarised).
+func SummariseWriters(obj any) (any, error) {
+	return (*Summariser)(nil).Transform(obj)
+}
+
 // sharedFieldSets bounds the field sets a Summariser shares. A CRD's children of one kind
 // carry one field set (field names and list keys, not values), so a handful covers the usual
 // case; children that differ more keep their own copies, as without sharing.
 const sharedFieldSets = 64
 
-// Summariser is the child informers' transform (Transform): it keeps of an object's
-// managedFields (large, and mostly unread) ork's own entries of the object whole, the fields
-// ork owns (appliedUnchanged, handOver), and drops every other entry, leaving in their place
-// one entry without fields, which marks the list as a summary (summarised). The children of
-// a kind it summarises share one copy of ork's field set instead of one each: the largest
-// part of a child's cached metadata. The cache's objects are never written to, and
+// Summariser is SummariseWriters for the child informers of one controller, whose cached
+// children of a kind then share one copy of ork's field set instead of one each: the
+// largest part of a child's cached metadata. The cache's objects are never written to, and
 // their field sets neither. The zero value is ready; a nil one shares nothing. Safe for
 // concurrent use.
 type Summariser struct {
@@ -62,7 +67,7 @@ func (s *Summariser) share(raw []byte) []byte {
 	return raw
 }
 
-// writers summarises entries (see Summariser): ork's field manager's entries of the
+// writers summarises entries (see SummariseWriters): ork's field manager's entries of the
 // object itself (its Apply, and the Update a create leaves until the first apply takes it
 // over: handOver) as they are, and, if any other entry was dropped, the latest of them
 // without its fields (an entry without a time counts as the latest). It is idempotent.

@@ -37,10 +37,9 @@ func (t *Targets) newSpoke(ref target.Ref, cl *target.Client) (*spokes.Spoke, er
 	}
 	sp := spokes.NewSpoke(cl, factory)
 	caches := make([]childwrite.Cache, 0, len(t.d.Kinds))
-	summary := &childwrite.Summariser{} // the spoke's children of a kind share ork's field set
 	for _, ch := range t.d.Kinds {
 		inf := sp.Factory.ForResource(ch.GVR).Informer()
-		_ = inf.SetTransform(summary.Transform)
+		_ = inf.SetTransform(childwrite.SummariseWriters)
 		if err := inf.AddIndexers(cache.Indexers{childwrite.OwnerIndex: childwrite.MarkedOwnerIndex}); err != nil {
 			return nil, fmt.Errorf("target %s: %w", ref, err)
 		}
