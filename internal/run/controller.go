@@ -213,7 +213,7 @@ func (c *controller) watchChildren(gr managedType, factories childInformers, hub
 	inf := factories.informer(gvr, namespaced)
 	// Shared informers are configured once; a second CRD managing the same type reuses it.
 	if !inf.HasSynced() {
-		_ = inf.SetTransform(factories.summary.Transform) // managedFields reduced to ork's own entries
+		_ = inf.SetTransform(childwrite.SummariseWriters) // managedFields reduced to ork's own entries
 		_ = inf.AddIndexers(cache.Indexers{ownerIndex: kobj.OwnerUIDIndex})
 	}
 	resource := gvr.GroupResource()

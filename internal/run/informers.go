@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orkspace/ork/internal/katalog"
-	"github.com/orkspace/ork/internal/run/childwrite"
 	"github.com/orkspace/ork/internal/run/informers"
 )
 
@@ -29,8 +28,6 @@ type childInformers struct {
 	watched []namespaceFactories
 	// needFull are the types some remote reconciler receives as prepared.children.
 	needFull map[schema.GroupResource]bool
-	// summary is their transform: children of a kind share one copy of ork's field set.
-	summary *childwrite.Summariser
 }
 
 // childSelector selects what the operator named name applied: every object it writes
@@ -53,7 +50,6 @@ func newChildInformers(dyn dynamic.Interface, meta metadata.Interface, set *kata
 		full:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, onlyOrks),
 		metadata: metadatainformer.NewFilteredSharedInformerFactory(meta, 0, metav1.NamespaceAll, onlyOrks),
 		needFull: map[schema.GroupResource]bool{},
-		summary:  &childwrite.Summariser{},
 	}
 	for _, ns := range watch {
 		ci.watched = append(ci.watched, namespaceFactories{

@@ -3,7 +3,6 @@ package childwrite
 import (
 	"context"
 	"encoding/hex"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,55 +15,10 @@ import (
 // (appliedUnchanged, handOver), and drops every other entry, leaving in their place one
 // entry without fields, which marks the list as a summary (summarised).
 func SummariseWriters(obj any) (any, error) {
-	return (*Summariser)(nil).Transform(obj)
-}
-
-// sharedFieldSets bounds the field sets a Summariser shares. A CRD's children of one kind
-// carry one field set (field names and list keys, not values), so a handful covers the usual
-// case; children that differ more keep their own copies, as without sharing.
-const sharedFieldSets = 64
-
-// Summariser is SummariseWriters for the child informers of one controller, whose cached
-// children of a kind then share one copy of ork's field set instead of one each: the
-// largest part of a child's cached metadata. The cache's objects are never written to, and
-// their field sets neither. The zero value is ready; a nil one shares nothing. Safe for
-// concurrent use.
-type Summariser struct {
-	mu     sync.Mutex
-	shared map[string][]byte
-}
-
-// Transform is the informers' transform (cache.TransformFunc).
-func (s *Summariser) Transform(obj any) (any, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return obj, nil
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(writers(m.GetManagedFields()))
 	}
-	entries := writers(m.GetManagedFields())
-	for i := range entries {
-		if f := entries[i].FieldsV1; f != nil {
-			f.Raw = s.share(f.Raw)
-		}
-	}
-	m.SetManagedFields(entries)
 	return obj, nil
-}
-
-// share is the copy of raw the Summariser's objects share; raw when it shares nothing.
-func (s *Summariser) share(raw []byte) []byte {
-	if s == nil || len(raw) == 0 {
-		return raw
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.shared[string(raw)]; ok {
-		return b
-	}
-	if s.shared == nil || len(s.shared) >= sharedFieldSets {
-		s.shared = make(map[string][]byte, sharedFieldSets)
-	}
-	s.shared[string(raw)] = raw
-	return raw
 }
 
 // writers summarises entries (see SummariseWriters): ork's field manager's entries of the

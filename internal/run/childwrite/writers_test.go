@@ -1,7 +1,6 @@
 package childwrite
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -80,45 +79,5 @@ func TestSummaryKeepsTheCreateEntry(t *testing.T) {
 	}
 	if createdByOrk(writers(created[1:2])) {
 		t.Error("an applied object taken for a created one")
-	}
-}
-
-// Children whose ork entries hold the same field set share one copy of it in the cache, and
-// each still reads its own fields; other field sets, and a nil Summariser's, are their own.
-func TestSummariserSharesFieldSets(t *testing.T) {
-	child := func(fields string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
-			entry(naming.FieldManager, metav1.ManagedFieldsOperationApply, 1, "", fields),
-			entry("kubectl", metav1.ManagedFieldsOperationUpdate, 2, "", labelFields)}}}
-	}
-	raw := func(t *testing.T, s *Summariser, fields string) []byte {
-		t.Helper()
-		obj, err := s.Transform(child(fields))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := obj.(*metav1.PartialObjectMetadata).ManagedFields
-		if len(got) != 2 || got[0].FieldsV1 == nil || string(got[0].FieldsV1.Raw) != fields || got[1].FieldsV1 != nil {
-			t.Fatalf("summary %+v: want ork's entry with %s and the other without fields", got, fields)
-		}
-		return got[0].FieldsV1.Raw
-	}
-	same := func(a, b []byte) bool { return &a[0] == &b[0] }
-	s := &Summariser{}
-	a, b := raw(t, s, specFields), raw(t, s, specFields)
-	if !same(a, b) {
-		t.Error("two children with one field set keep a copy each")
-	}
-	if c := raw(t, s, revisionFields); same(a, c) {
-		t.Error("another field set shares the first one's bytes")
-	}
-	if a, b := raw(t, nil, specFields), raw(t, nil, specFields); same(a, b) {
-		t.Error("a nil Summariser shares")
-	}
-	for i := range 3 * sharedFieldSets {
-		raw(t, s, fmt.Sprintf(`{"f:data":{"f:k%d":{}}}`, i))
-		if len(s.shared) > sharedFieldSets {
-			t.Fatalf("%d field sets kept, more than %d", len(s.shared), sharedFieldSets)
-		}
 	}
 }
