@@ -1,15 +1,18 @@
 package decision
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/orkspace/ork/internal/naming"
 )
@@ -33,10 +36,10 @@ type ChildState struct {
 }
 
 // StateOf is the ChildState of a child of group and resource; withVersion keeps its
-// resourceVersion (payload.children.enabled). canon may be nil.
-func StateOf(group, resource string, obj metav1.Object, withVersion bool, canon *Canon) ChildState {
+// resourceVersion (payload.children.enabled).
+func StateOf(group, resource string, obj metav1.Object, withVersion bool) ChildState {
 	s := ChildState{Group: group, Resource: resource, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		Applied: obj.GetAnnotations()[naming.AppliedAnnotation], Owned: canon.OwnedFieldsDigest(obj.GetManagedFields()),
+		Applied: obj.GetAnnotations()[naming.AppliedAnnotation], Owned: OwnedFieldsDigest(obj.GetManagedFields()),
 		Deleting: obj.GetDeletionTimestamp() != nil}
 	if withVersion {
 		s.ResourceVersion = obj.GetResourceVersion()
@@ -49,15 +52,15 @@ func StateOf(group, resource string, obj metav1.Object, withVersion bool, canon 
 // apiserver's canonical form (a field set decoded and encoded again, so that a list read
 // through another client, whose keys come back in another order, digests alike). Times are
 // left out: a removal or a scale write leaves them as they were, and an apply that changes
-// nothing moves none. "" when ork holds no entry. c may be nil.
-func (c *Canon) OwnedFieldsDigest(entries []metav1.ManagedFieldsEntry) string {
+// nothing moves none. "" when ork holds no entry.
+func OwnedFieldsDigest(entries []metav1.ManagedFieldsEntry) string {
 	type own struct{ op, apiVersion, fields string }
 	var mine []own
 	for _, e := range entries {
 		if e.Manager != naming.FieldManager || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
-		mine = append(mine, own{string(e.Operation), e.APIVersion, c.fields(e.FieldsV1.Raw)})
+		mine = append(mine, own{string(e.Operation), e.APIVersion, canonicalFields(e.FieldsV1.GetRawReader())})
 	}
 	if len(mine) == 0 {
 		return ""
@@ -70,6 +73,24 @@ func (c *Canon) OwnedFieldsDigest(entries []metav1.ManagedFieldsEntry) string {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.op, m.apiVersion, m.fields)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalFields is a FieldsV1 document in the field set's own encoding; the raw bytes when
+// they do not decode (still a digest of what the server holds).
+func canonicalFields(raw io.Reader) string {
+	b, err := io.ReadAll(raw)
+	if err != nil {
+		return ""
+	}
+	var set fieldpath.Set
+	if err := set.FromJSON(bytes.NewReader(b)); err != nil {
+		return string(b)
+	}
+	out, err := set.ToJSON()
+	if err != nil {
+		return string(b)
+	}
+	return string(out)
 }
 
 // ChildrenDigest is "sha256:" and the hex SHA-256 of config and the states, sorted by group,

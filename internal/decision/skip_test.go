@@ -1,7 +1,6 @@
 package decision
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,12 +20,13 @@ const (
 	cmFieldsLess  = `{"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:app":{}}}}`
 )
 
-// The digest is the same whether a Canon remembers the documents or not: the memo (shared
-// by every case, and asked twice, so that the second answer comes from it) changes only
-// what it costs.
 func TestOwnedFieldsDigest(t *testing.T) {
 	t1, t2 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	mine := []metav1.ManagedFieldsEntry{entry(naming.FieldManager, metav1.ManagedFieldsOperationApply, "", cmFields, t1)}
+	base := OwnedFieldsDigest(mine)
+	if base == "" {
+		t.Fatal("ork's own Apply entry digests to nothing")
+	}
 	tests := []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
@@ -40,40 +40,15 @@ func TestOwnedFieldsDigest(t *testing.T) {
 		{"the create's Update entry, not an apply", []metav1.ManagedFieldsEntry{entry(naming.FieldManager, metav1.ManagedFieldsOperationUpdate, "", cmFields, t1)}, false},
 		{"another manager holding the same fields", []metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "", cmFields, t1)}, false},
 	}
-	for name, canon := range map[string]*Canon{"no memo": nil, "memo": {}} {
-		base := canon.OwnedFieldsDigest(mine)
-		if base == "" {
-			t.Fatalf("%s: ork's own Apply entry digests to nothing", name)
-		}
-		for range 2 {
-			for _, tt := range tests {
-				if got := canon.OwnedFieldsDigest(tt.entries); (got == base) != tt.same {
-					t.Errorf("%s, %s: digest %q against %q: same %v, want %v", name, tt.name, got, base, got == base, tt.same)
-				}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := OwnedFieldsDigest(tt.entries); (got == base) != tt.same {
+				t.Errorf("digest %q against %q: same %v, want %v", got, base, got == base, tt.same)
 			}
-		}
-		if got := canon.OwnedFieldsDigest([]metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "", cmFields, t1)}); got != "" {
-			t.Errorf("%s: no entry of ork's digests to %q, want empty", name, got)
-		}
+		})
 	}
-}
-
-// A memo full of other documents forgets them and still answers each document as the field
-// set's encoding does.
-func TestCanonForgetsWhenFull(t *testing.T) {
-	var canon Canon
-	for i := range 3 * canonMemo {
-		doc := fmt.Sprintf(`{"f:data":{"f:k%03d":{},"f:a":{}}}`, i)
-		want := fmt.Sprintf(`{"f:data":{"f:a":{},"f:k%03d":{}}}`, i)
-		if got := canon.fields([]byte(doc)); got != want {
-			t.Fatalf("document %d: %s, want %s", i, got, want)
-		}
-		if len(canon.seen) > canonMemo {
-			t.Fatalf("the memo holds %d documents, more than %d", len(canon.seen), canonMemo)
-		}
-	}
-	if got := canon.fields([]byte(`not a field set`)); got != `not a field set` {
-		t.Errorf("a document that does not decode: %q, want its bytes", got)
+	if got := OwnedFieldsDigest([]metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "", cmFields, t1)}); got != "" {
+		t.Errorf("no entry of ork's digests to %q, want empty", got)
 	}
 }
 

@@ -21,7 +21,7 @@ func (w *Writer) ChildStates(cr *unstructured.Unstructured, rep *Report, withVer
 	seen := map[Ref]bool{}
 	add := func(ref Ref, obj metav1.Object) {
 		seen[ref] = true
-		states = append(states, decision.StateOf(ref.gr.Group, ref.gr.Resource, obj, withVersion, &w.canon))
+		states = append(states, decision.StateOf(ref.gr.Group, ref.gr.Resource, obj, withVersion))
 	}
 	for _, ch := range w.Children {
 		objs, err := ch.Store.ByIndex(OwnerIndex, string(cr.GetUID()))

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"github.com/orkspace/ork/internal/decision"
 	"github.com/orkspace/ork/internal/planner"
 	"github.com/orkspace/ork/internal/runplan"
 )
@@ -93,8 +92,6 @@ type Writer struct {
 	Deps
 	// fx are the effects of its writes in the run's mode (DryRun), chosen once by New.
 	fx effects
-	// canon remembers the field sets of its children's managedFields (ChildStates).
-	canon decision.Canon
 }
 
 // New is the child writer of d.
