@@ -39,9 +39,7 @@ func (w *Writer) handOver(ctx context.Context, cr metav1.Object, p planned, live
 		}
 		full = read
 	}
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		ManagedFields: full.GetManagedFields(), ResourceVersion: full.GetResourceVersion()}},
-		sets.New(naming.FieldManager), naming.FieldManager)
+	patch, err := handOverPatch(full)
 	if err != nil || patch == nil {
 		return full, err
 	}
@@ -53,6 +51,20 @@ func (w *Writer) handOver(ctx context.Context, cr metav1.Object, p planned, live
 	}
 	w.Book.Wrote(p.ref, [32]byte{}, cr.GetUID(), full, moved) // no digest: not an apply of p
 	return moved, nil
+}
+
+// handOverPatch is the JSON patch that hands the fields of ork's create entry of obj over to
+// its apply entry; nil when there is nothing to hand over. obj may be the cache's own
+// object: the upgrade writes into the entries it is given (their FieldsV1), so it gets a
+// copy.
+func handOverPatch(obj metav1.Object) ([]byte, error) {
+	entries := make([]metav1.ManagedFieldsEntry, 0, len(obj.GetManagedFields()))
+	for _, e := range obj.GetManagedFields() {
+		entries = append(entries, *e.DeepCopy())
+	}
+	return csaupgrade.UpgradeManagedFieldsPatch(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		ManagedFields: entries, ResourceVersion: obj.GetResourceVersion()}},
+		sets.New(naming.FieldManager), naming.FieldManager)
 }
 
 // createdByOrk reports whether entries hold an Update entry of ork's field manager (status

@@ -81,3 +81,19 @@ func TestSummaryKeepsTheCreateEntry(t *testing.T) {
 		t.Error("an applied object taken for a created one")
 	}
 }
+
+// Handing a child over reads its managedFields and leaves them as they were: the object may
+// be the cache's own, which other workers read.
+func TestHandOverPatchLeavesTheObjectAlone(t *testing.T) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7", ManagedFields: []metav1.ManagedFieldsEntry{
+		entry(naming.FieldManager, metav1.ManagedFieldsOperationUpdate, 1, "", `{"f:data":{"f:b":{}}}`),
+		entry(naming.FieldManager, metav1.ManagedFieldsOperationApply, 2, "", `{"f:data":{"f:a":{}}}`)}}}
+	before := obj.DeepCopy()
+	patch, err := handOverPatch(obj)
+	if err != nil || patch == nil {
+		t.Fatalf("patch %s, err %v: want a hand-over", patch, err)
+	}
+	if !reflect.DeepEqual(obj, before) {
+		t.Errorf("the object's managedFields changed under the patch:\n%+v\nwant\n%+v", obj.ManagedFields, before.ManagedFields)
+	}
+}
