@@ -30,8 +30,8 @@ const (
 	EventLeftTargetCleanupPending = targetpass.EventLeftCleanupPending
 )
 
-// newTargets is c's target pass over set (nil when the CRD names no target), built once its
-// child caches and writer exist.
+// newTargets is c's target pass over set, built once its child caches and writer exist;
+// set is nil when the CRD names no target, and the pass then sends every child to the hub.
 func (c *controller) newTargets(set *spokes.Set) *targetpass.Targets {
 	kinds := make([]targetpass.ChildType, 0, len(c.children)+len(c.cfg.targetTypes))
 	for _, ch := range c.children {

@@ -183,14 +183,20 @@ func (t *Targets) sweep(ctx context.Context, cr *unstructured.Unstructured, ref 
 		// (and probe the target) for ever, after the record's entry is removed by hand or
 		// the CR is gone. No spoke uses it unless a controller holds the target.
 		defer func() {
+			key, uid := kobj.KeyOf(cr), cr.GetUID()
 			switch {
 			case t.d.Uses.Holds(ref):
+				t.oneOffs.done(key, uid, ref)
 			case err == nil && down == "" && left == 0:
+				t.oneOffs.done(key, uid, ref)
 				t.d.Pool.Forget(ref) // done with: its breaker too
 			case err == nil && down == "":
 				// Children still going (terminating): the next sweep comes within
-				// cleanupPoll and uses the same client, not a new one and its handshake.
+				// cleanupPoll and uses the same client, not a new one and its handshake;
+				// unless the CR is forgotten before it (Forget).
+				t.oneOffs.keep(key, uid, ref)
 			default:
+				t.oneOffs.done(key, uid, ref)
 				t.d.Pool.DropClient(ref) // its breaker says when to try again
 			}
 		}()

@@ -77,7 +77,11 @@ type Deps struct {
 
 // Targets is one controller's target pass. A nil Targets, or one without a Set, sends every
 // child to the hub.
-type Targets struct{ d Deps }
+type Targets struct {
+	d Deps
+	// oneOffs are the sweep clients kept for a CR's next sweep (sweep).
+	oneOffs oneOffs
+}
 
 // New is the target pass of d's controller.
 func New(d Deps) *Targets { return &Targets{d: d} }
@@ -194,6 +198,11 @@ func (t *Targets) Forget(gone func(key string, uid types.UID) bool) {
 		return
 	}
 	t.release(t.d.Set.Forget(gone))
+	for _, ref := range t.oneOffs.forget(gone) {
+		if !t.d.Uses.Holds(ref) {
+			t.d.Pool.Forget(ref)
+		}
+	}
 }
 
 // Close stops the spokes' child informers.
