@@ -230,7 +230,7 @@ func saveHeap(addr, path string) {
 func profileCPU(addr string, d time.Duration, path string) func() {
 	done := make(chan error, 1)
 	go func() {
-		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(1, int(d.Seconds()))))
 		if err != nil {
 			done <- err
 			return
