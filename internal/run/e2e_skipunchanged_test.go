@@ -1,9 +1,7 @@
 package run_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -198,20 +196,7 @@ func TestSkipUnchangedLeaderChangeCallsOnlyWhatChanged(t *testing.T) {
 // leads and is ready, and returns the func that stops it (releasing the Lease).
 func (f *fixture) runLeader(set *katalog.Set, id string) (stop func()) {
 	f.T.Helper()
-	eng := f.NewEngine(set, nil, func(o *run.Options) { o.LeaderElect, o.Identity, o.LeaseName = true, id, "ork-skip" })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				f.T.Errorf("%s stopped with %v", id, err)
-			}
-		})
-	}
-	f.T.Cleanup(stop)
+	eng, stop := f.StartStoppable(set, nil, func(o *run.Options) { o.LeaderElect, o.Identity, o.LeaseName = true, id, "ork-skip" })
 	f.Eventually(id+" leading and ready", func() (bool, error) { return eng.Ready(), nil })
 	return stop
 }
