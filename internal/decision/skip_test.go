@@ -1,10 +1,12 @@
 package decision
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/orkspace/ork/internal/naming"
 )
@@ -110,7 +112,7 @@ func TestUnchanged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			looked := false
-			ok, why := tt.rec.Unchanged(tt.inputs, func() string { looked = true; return tt.children }, now, tt.maxAge)
+			ok, why := tt.rec.Unchanged(tt.inputs, func(recorded string) bool { looked = true; return recorded == tt.children }, now, tt.maxAge)
 			if ok != (tt.why == "") || why != tt.why {
 				t.Errorf("Unchanged = %v, %q; want %v, %q", ok, why, tt.why == "", tt.why)
 			}
@@ -118,6 +120,65 @@ func TestUnchanged(t *testing.T) {
 				t.Errorf("children looked at: %v, want %v", looked, tt.looked)
 			}
 		})
+	}
+}
+
+// A check of the children matches the record of the same children however each was read:
+// by their bytes when both were read alike (a typed object keeps the server's), else by the
+// canonical form; and no read of other fields matches. A record of the same children read
+// otherwise is not stale for that alone.
+func TestChildrenMatch(t *testing.T) {
+	t1 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	typed := func(fields string) metav1.Object {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-cfg",
+			Annotations:   map[string]string{naming.AppliedAnnotation: "a1"},
+			ManagedFields: []metav1.ManagedFieldsEntry{entry(naming.FieldManager, metav1.ManagedFieldsOperationApply, "", fields, t1)}}}
+	}
+	decoded := func(fields string) metav1.Object {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		o := typed(fields)
+		u.SetNamespace(o.GetNamespace())
+		u.SetName(o.GetName())
+		u.SetAnnotations(o.GetAnnotations())
+		u.SetManagedFields(o.GetManagedFields()) // through maps: keys sorted
+		return u
+	}
+	state := func(o metav1.Object) []ChildState { return []ChildState{StateOf("", "configmaps", o, false)} }
+	tests := []struct {
+		name          string
+		recorded, now metav1.Object
+		match         bool
+	}{
+		{"read alike", typed(cmFields), typed(cmFields), true},
+		{"read alike, keys in another order", typed(cmFieldsOrder), typed(cmFieldsOrder), true},
+		{"recorded from a decoded answer", decoded(cmFieldsOrder), typed(cmFieldsOrder), true},
+		{"checked on a decoded cache", typed(cmFieldsOrder), decoded(cmFieldsOrder), true},
+		{"a field taken from ork", typed(cmFields), typed(cmFieldsLess), false},
+		{"a field taken, recorded decoded", decoded(cmFields), typed(cmFieldsLess), false},
+	}
+	// Read alike, the bytes decide: the canonical digest is not even looked at.
+	_, asRead, _ := strings.Cut(ChildrenDigest("c1", state(typed(cmFields))), " ")
+	if !ChildrenMatch("c1", state(typed(cmFields)), "sha256:not-looked-at "+asRead) {
+		t.Error("children read alike are decoded although their bytes match the record's")
+	}
+	for _, tt := range tests {
+		recorded := ChildrenDigest("c1", state(tt.recorded))
+		if got := ChildrenMatch("c1", state(tt.now), recorded); got != tt.match {
+			t.Errorf("%s: match %v, want %v", tt.name, got, tt.match)
+		}
+		if tt.match {
+			if ChildrenMatch("c2", state(tt.now), recorded) {
+				t.Errorf("%s: matches under another configuration", tt.name)
+			}
+			// A record from before the digest as read: the canonical one alone.
+			if canonical, _, _ := strings.Cut(recorded, " "); !ChildrenMatch("c1", state(tt.now), canonical) {
+				t.Errorf("%s: the canonical digest alone does not match", tt.name)
+			}
+			next := LastDecision{Inputs: "sha256:in", Children: ChildrenDigest("c1", state(tt.now))}
+			if (LastDecision{Inputs: "sha256:in", Children: recorded, Time: t1}).Stale(next, t1, time.Hour) {
+				t.Errorf("%s: the record is stale for the same children read otherwise", tt.name)
+			}
+		}
 	}
 }
 

@@ -52,9 +52,9 @@ func (c *controller) skipUnchanged(in input, args any, related []prov.Related) (
 	inputs := passRecord{args: args, related: related, redact: c.e.redact}.inputs(in.cr)
 	w := c.writerOf(in)
 	now := time.Now()
-	same, why := last.Unchanged(inputs, func() string {
+	same, why := last.Unchanged(inputs, func(recorded string) bool {
 		states, _ := w.ChildStates(in.cr, nil, c.cfg.childrenPayload)
-		return prov.ChildrenDigest(c.childrenConfig(last.RequeueAfter), states)
+		return prov.ChildrenMatch(c.childrenConfig(last.RequeueAfter), states, recorded)
 	}, now, c.cfg.skipMaxAge)
 	if !same {
 		c.cfg.log.Debug("skipUnchanged: calling", "key", in.key, "why", why, "decision", last.ID)
