@@ -21,12 +21,12 @@ func ownedAsRead(entries []metav1.ManagedFieldsEntry) string {
 	sorted := slices.Clone(entries)
 	slices.SortFunc(sorted, func(a, b metav1.ManagedFieldsEntry) int {
 		return cmp.Or(cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.APIVersion, b.APIVersion),
-			slices.Compare(a.FieldsV1.Raw, b.FieldsV1.Raw))
+			slices.Compare(a.FieldsV1.GetRawBytes(), b.FieldsV1.GetRawBytes()))
 	})
 	h := sha256.New()
 	for _, e := range sorted {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", e.Operation, e.APIVersion, len(e.FieldsV1.Raw))
-		h.Write(e.FieldsV1.Raw)
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", e.Operation, e.APIVersion, len(e.FieldsV1.GetRawBytes()))
+		h.Write(e.FieldsV1.GetRawBytes())
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
