@@ -158,6 +158,23 @@ func (f *fixture) sharded(pod string, b int, args ...string) *orkProcess {
 }
 
 // create makes n widgets with spec.v = v.
+// remoteOption adds opt, one line of YAML, to the Katalog's reconcile.remote before its
+// managedResources, for the replicas started after it.
+func (f *fixture) remoteOption(opt string) {
+	f.t.Helper()
+	k, err := os.ReadFile(f.katalog)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	patched := strings.Replace(string(k), "managedResources:", opt+"\n            managedResources:", 1)
+	if patched == string(k) {
+		f.t.Fatalf("the Katalog has no managedResources to put %q before", opt)
+	}
+	if err := os.WriteFile(f.katalog, []byte(patched), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *fixture) create(n int, v string) []*unstructured.Unstructured {
 	f.t.Helper()
 	var out []*unstructured.Unstructured

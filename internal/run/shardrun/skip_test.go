@@ -3,7 +3,6 @@ package shardrun_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,14 +56,7 @@ func (f *fixture) recorded(n int) {
 func TestSkipUnchangedBucketTakenCallsOnlyWhatChanged(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	k, err := os.ReadFile(f.katalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	skipping := strings.Replace(string(k), "managedResources:", "skipUnchanged: {maxAge: 1h}\n            managedResources:", 1)
-	if err := os.WriteFile(f.katalog, []byte(skipping), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.remoteOption("skipUnchanged: {maxAge: 1h}")
 	const b, n = 4, 40
 	want := map[string]string{}
 	crs := f.create(n, "1")

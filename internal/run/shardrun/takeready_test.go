@@ -3,7 +3,6 @@ package shardrun_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +21,7 @@ import (
 func TestTakePassesSeeTheBucketsChildren(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	k, err := os.ReadFile(f.katalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withChildren := strings.Replace(string(k), "managedResources:", "payload: {children: {enabled: true}}\n            managedResources:", 1)
-	if err := os.WriteFile(f.katalog, []byte(withChildren), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.remoteOption("payload: {children: {enabled: true}}")
 	const b, n = 16, 64
 	want, uids := map[string]string{}, map[string]types.UID{}
 	for _, cr := range f.create(n, "1") {

@@ -3,8 +3,6 @@ package shardrun_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,14 +41,7 @@ func TestChildrenWrittenBeforeShardingAreSeenByTheRing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.ep = dropEndpoint(t)
-	k, err := os.ReadFile(f.katalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pruning := strings.Replace(string(k), "managedResources:", "prune: true\n            managedResources:", 1)
-	if err := os.WriteFile(f.katalog, []byte(pruning), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.remoteOption("prune: true")
 	const b, n = 4, 8
 	want, uids := map[string]string{}, map[string]types.UID{}
 	for _, cr := range f.create(n, "1") {
