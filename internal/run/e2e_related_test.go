@@ -75,11 +75,15 @@ func TestRelatedObjects(t *testing.T) {
 	if _, has := rel["config"][0]["metadata"].(map[string]any)["managedFields"]; has {
 		t.Error("a related object is sent with its managedFields")
 	}
-	// web's creation passes other again (it names web as its peer), now with web in it.
-	ep.NextMatching(t, "a call for other with its peer", func(c call) bool {
-		rel, _ := relatedOf(t, c)
-		return c.CRName() == "other" && len(rel["peer"]) == 1
-	})
+	// web's creation passes other again (it names web as its peer), now with web in it;
+	// unless web was already in the cache when other's first pass read it (the two are
+	// created back to back), and then no second pass is owed.
+	if len(rel["peer"]) != 1 {
+		ep.NextMatching(t, "a call for other with its peer", func(c call) bool {
+			rel, _ := relatedOf(t, c)
+			return c.CRName() == "other" && len(rel["peer"]) == 1
+		})
+	}
 	for _, c := range ep.Recorded() {
 		if c.CRName() == "web" {
 			t.Fatalf("web was called while its required ConfigMap is missing: %s", c.Raw)
