@@ -2,7 +2,6 @@ package childwrite
 
 import (
 	"crypto/sha256"
-	"maps"
 	"slices"
 	"sync"
 
@@ -63,13 +62,14 @@ type Book struct {
 	// until it is gone is ork's own delete coming back.
 	pruned map[Ref]types.UID
 	// byOwner indexes writes by the CR that wrote them, for prune: a child written just
-	// before may not be in the child cache yet.
-	byOwner map[types.UID]map[Ref]bool
+	// before may not be in the child cache yet. A slice, not a set: a CR writes a handful
+	// of children, and a small map per CR cost about four times the memory.
+	byOwner map[types.UID][]Ref
 }
 
 func NewBook() *Book {
 	return &Book{writes: map[Ref]childWrite{}, pruned: map[Ref]types.UID{},
-		byOwner: map[types.UID]map[Ref]bool{}}
+		byOwner: map[types.UID][]Ref{}}
 }
 
 // Pruning notes that ork is about to delete the object uid at ref; before the request, so
@@ -111,12 +111,9 @@ func (b *Book) Wrote(ref Ref, digest [sha256.Size]byte, owner types.UID, before,
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.writes[ref]
-	if w.owner != owner {
+	if _, known := b.writes[ref]; !known || w.owner != owner {
 		b.unindex(ref, w.owner)
-		if b.byOwner[owner] == nil {
-			b.byOwner[owner] = map[Ref]bool{}
-		}
-		b.byOwner[owner][ref] = true
+		b.byOwner[owner] = append(b.byOwner[owner], ref)
 	}
 	prev := w.rv
 	w.digest, w.rv, w.owner = digest, after.GetResourceVersion(), owner
@@ -132,7 +129,7 @@ func (b *Book) Wrote(ref Ref, digest [sha256.Size]byte, owner types.UID, before,
 func (b *Book) writtenFor(owner types.UID) []Ref {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Collect(maps.Keys(b.byOwner[owner]))
+	return slices.Clone(b.byOwner[owner])
 }
 
 // drop forgets ork's write of ref. b.mu is held.
@@ -142,12 +139,19 @@ func (b *Book) drop(ref Ref) {
 }
 
 func (b *Book) unindex(ref Ref, owner types.UID) {
-	if refs := b.byOwner[owner]; refs != nil {
-		delete(refs, ref)
-		if len(refs) == 0 {
-			delete(b.byOwner, owner)
-		}
+	refs := b.byOwner[owner]
+	i := slices.Index(refs, ref)
+	if i < 0 {
+		return
 	}
+	if len(refs) == 1 {
+		delete(b.byOwner, owner)
+		return
+	}
+	// Swap with the last: the order means nothing (prune sorts its candidates).
+	last := len(refs) - 1
+	refs[i], refs[last] = refs[last], Ref{}
+	b.byOwner[owner] = refs[:last]
 }
 
 func (b *Book) get(ref Ref) (childWrite, bool) {
