@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string) error {
 	out := fs.String("out", "bench-results", "directory for results.json and the plots")
 	orkBin := fs.String("ork", "", "measure this ork binary instead of building ./cmd/ork (e.g. an older commit's, for a before/after)")
 	orkBefore := fs.String("ork-before", "", "startup workload: also measure this ork binary, as ork-before, in the same run")
-	profile := fs.Duration("profile", 0, "take ork's CPU profile for this long from the first create (ork-cpu-<workload>-<N>.pprof; go tool pprof)")
+	profile := fs.Duration("profile", 0, "take ork's CPU profile for this long from the first create (ork-cpu-<workload>-<N>.pprof; go tool pprof); with -memory, save its heap at rest instead (ork-heap-memory-<N>.pprof)")
 	mode := fs.String("mode", "", "internal: ceiling or operator")
 	ceiling := fs.String("ceiling", ceilingA, "internal: the ceiling's kind, a or b")
 	workers := fs.Int("workers", 1, "internal: the ceiling's goroutines, the operator's MaxConcurrentReconciles")

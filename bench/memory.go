@@ -65,7 +65,16 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 	defer func() { _ = c.stop(nil) }()
 	rec := newReconciler(w)
 	defer rec.srv.Close()
-	r, err := startOrk(ctx, c, bin, rec.srv.URL, nil)
+	// With -profile, ork serves pprof, and its heap at rest is saved beside the figures.
+	var extra []string
+	metrics := ""
+	if o.profile != 0 {
+		if metrics, err = freeAddr(); err != nil {
+			return m, err
+		}
+		extra = []string{"--metrics-addr", metrics, "--profiling"}
+	}
+	r, err := startOrk(ctx, c, bin, rec.srv.URL, extra)
 	if err != nil {
 		return m, err
 	}
@@ -105,6 +114,9 @@ func memoryAt(ctx context.Context, bin string, n int, o options) (memoryResult, 
 	m.AnonMiB = float64(st.RSSAnon) / (1 << 20)
 	m.PeakRSSMiB = float64(st.PeakRSS) / (1 << 20)
 	m.BytesPerCache = float64(st.RSS-int64(m.BaselineMiB*(1<<20))) / float64(m.Objects)
+	if metrics != "" {
+		saveHeap(metrics, filepath.Join(o.out, fmt.Sprintf("ork-heap-memory-%d.pprof", n)))
+	}
 	return m, nil
 }
 
