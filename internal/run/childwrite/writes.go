@@ -110,10 +110,12 @@ func (b *Book) unprune(ref Ref, uid types.UID) {
 func (b *Book) Wrote(ref Ref, digest [sha256.Size]byte, owner types.UID, before, after metav1.Object) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := b.writes[ref]
-	if _, known := b.writes[ref]; !known || w.owner != owner {
+	w, known := b.writes[ref]
+	if !known || w.owner != owner {
 		b.unindex(ref, w.owner)
-		b.byOwner[owner] = append(b.byOwner[owner], ref)
+		if owner != "" {
+			b.byOwner[owner] = append(b.byOwner[owner], ref)
+		}
 	}
 	prev := w.rv
 	w.digest, w.rv, w.owner = digest, after.GetResourceVersion(), owner
@@ -138,6 +140,8 @@ func (b *Book) drop(ref Ref) {
 	delete(b.writes, ref)
 }
 
+// unindex drops ref from owner's children: a linear search, as a CR writes a handful (20
+// children cost 400 comparisons to drop them all).
 func (b *Book) unindex(ref Ref, owner types.UID) {
 	refs := b.byOwner[owner]
 	i := slices.Index(refs, ref)

@@ -68,7 +68,19 @@ func TestBookOwnerIndex(t *testing.T) {
 	if _, left := b.byOwner["one"]; left {
 		t.Error("an owner with no write left keeps its index entry")
 	}
+	b.Wrote(a, [32]byte{1}, "one", nil, after) // back to its first owner
+	if got := sorted(b.writtenFor("one")); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after a moved back: writtenFor(one) = %v, want a", got)
+	}
+	if got := b.writtenFor("two"); len(got) != 0 {
+		t.Errorf("after a moved back: writtenFor(two) = %v, want none", sorted(got))
+	}
+	b.Wrote(c, [32]byte{1}, "", nil, after) // no owner: never indexed under ""
+	if _, indexed := b.byOwner[""]; indexed {
+		t.Error("a write without an owner is indexed under the empty uid")
+	}
 	b.prunedDone(a)
+	b.prunedDone(c)
 	if len(b.byOwner) != 0 || len(b.writes) != 0 {
 		t.Errorf("an empty book holds %d owners and %d writes", len(b.byOwner), len(b.writes))
 	}
