@@ -26,11 +26,14 @@ type result struct {
 	ShareOfCeiling float64 `json:"shareOfCeiling,omitempty"`
 	CPUSeconds     float64 `json:"cpuSeconds"`
 	CPUPerCRMillis float64 `json:"cpuPerCRMillis"`
-	PeakRSSMiB     float64 `json:"peakRSSMiB"`
-	CallsPerCR     float64 `json:"callsPerCR"`
-	WritesPerCR    float64 `json:"writesPerCR"`
-	ReadsPerCR     float64 `json:"readsPerCR"`
-	EventWrites    float64 `json:"eventWrites"`
+	// ControlPlaneCPUPerCRMillis is the CPU the apiserver and etcd spent per CR until
+	// convergence.
+	ControlPlaneCPUPerCRMillis float64 `json:"controlPlaneCPUPerCRMillis"`
+	PeakRSSMiB                 float64 `json:"peakRSSMiB"`
+	CallsPerCR                 float64 `json:"callsPerCR"`
+	WritesPerCR                float64 `json:"writesPerCR"`
+	ReadsPerCR                 float64 `json:"readsPerCR"`
+	EventWrites                float64 `json:"eventWrites"`
 	// RequestsPerCR is the request mix: the apiserver's count of each kind of request
 	// ("VERB resource") per CR until convergence, the harness's own aside (requestMix).
 	RequestsPerCR map[string]float64 `json:"requestsPerCR"`
@@ -112,6 +115,10 @@ func measure(ctx context.Context, bin string, sys system, w workload, n int, o o
 	if err != nil {
 		return res, err
 	}
+	cpBefore, err := controlPlaneCPU()
+	if err != nil {
+		return res, err
+	}
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() {
@@ -128,6 +135,10 @@ func measure(ctx context.Context, bin string, sys system, w workload, n int, o o
 	if err != nil {
 		return res, err
 	}
+	cpAfter, err := controlPlaneCPU()
+	if err != nil {
+		return res, err
+	}
 	after, err := scrapeRequests(ctx, c.env)
 	if err != nil {
 		return res, err
@@ -136,6 +147,7 @@ func measure(ctx context.Context, bin string, sys system, w workload, n int, o o
 	res.ConvergedSeconds = elapsed.Seconds()
 	res.CPUSeconds = st.CPU.Seconds()
 	res.CPUPerCRMillis = 1000 * st.CPU.Seconds() / float64(n)
+	res.ControlPlaneCPUPerCRMillis = 1000 * (cpAfter - cpBefore).Seconds() / float64(n)
 	res.PeakRSSMiB = float64(st.PeakRSS) / (1 << 20)
 	res.CallsPerCR = float64(rec.calls.Load()) / float64(n)
 	res.WritesPerCR = delta.writes(w.isReconcileWrite) / float64(n)

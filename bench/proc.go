@@ -58,3 +58,40 @@ func readProc(pid int) (procStats, error) {
 	}
 	return st, nil
 }
+
+// controlPlaneCPU is the CPU time used so far by the control planes this harness started:
+// its kube-apiserver and etcd child processes. A system's cost to the apiserver is part of
+// what it costs: the two share the machine's cores.
+func controlPlaneCPU() (time.Duration, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := strconv.Itoa(os.Getpid())
+	var total time.Duration
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		open, end := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm := string(stat[open+1 : end])
+		fields := strings.Fields(string(stat[end+1:])) // state, ppid, ...
+		if len(fields) < 2 || fields[1] != self || (comm != "kube-apiserver" && comm != "etcd") {
+			continue
+		}
+		st, err := readProc(pid)
+		if err != nil {
+			continue
+		}
+		total += st.CPU
+	}
+	return total, nil
+}

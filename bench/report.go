@@ -115,8 +115,8 @@ func groups(rs []result) [][]result {
 }
 
 func runTable(w io.Writer, rs []result) {
-	fmt.Fprintln(w, "| run | workload | N | system | converged | share of ceiling (a) | CPU | CPU per CR | peak RSS | calls/CR | writes/CR | reads/CR | Events | p50 / p99 to Ready | idle writes (Events) / calls |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| run | workload | N | system | converged | share of ceiling (a) | CPU | CPU per CR | control plane CPU per CR | peak RSS | calls/CR | writes/CR | reads/CR | Events | p50 / p99 to Ready | idle writes (Events) / calls |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		share, idle, calls := "—", "—", "—"
 		if r.ShareOfCeiling > 0 {
@@ -133,8 +133,8 @@ func runTable(w io.Writer, rs []result) {
 			}
 			idle = fmt.Sprintf("%.0f (%.0f) / %s in %.0fs", r.IdleWrites, r.IdleEventWrites, idleCalls, r.IdleSeconds)
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.0f MiB | %s | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
-			r.Run, r.Workload, r.N, r.System, r.ConvergedSeconds, share, r.CPUSeconds, r.CPUPerCRMillis, r.PeakRSSMiB,
+		fmt.Fprintf(w, "| %d | %s | %d | %s | %.1f s | %s | %.1f s | %.2f ms | %.2f ms | %.0f MiB | %s | %.2f | %.2f | %.0f | %.0f / %.0f ms | %s |\n",
+			r.Run, r.Workload, r.N, r.System, r.ConvergedSeconds, share, r.CPUSeconds, r.CPUPerCRMillis, r.ControlPlaneCPUPerCRMillis, r.PeakRSSMiB,
 			calls, r.WritesPerCR, r.ReadsPerCR, r.EventWrites, r.P50Millis, r.P99Millis, idle)
 	}
 }
