@@ -134,18 +134,24 @@ func TestRunBackoffFlags(t *testing.T) {
 	for range 6 {
 		calls = append(calls, ep.Next(t))
 	}
-	// 300 ms, 600 ms, then the cap three times (uncapped: 1.2 s, 2.4 s, 4.8 s). A retry cannot
-	// come before its delay (added when the pass ends, after the call arrived); it may come
-	// later by one pass (a status write) plus scheduling: 500 ms of slack on a loaded 2-core
-	// machine. Uncapped, the last two retries would come 0.9 s and 3.3 s past cap + slack.
-	const capDelay, slack = time.Second, 500 * time.Millisecond
+	// 300 ms, 600 ms, then the cap three times (uncapped: 1.2 s, 2.4 s, 4.8 s), each from the
+	// end of the failed pass before (its log line; the pass's status write after its call
+	// can take a second on a loaded machine). A retry cannot come sooner; it may come later
+	// by the queue's wake-up and the call's way: 1 s of slack on a loaded 2-core machine.
+	// Uncapped, the last two retries would come 0.4 s and 2.8 s past cap + slack.
+	var passes []loggedPass
+	f.Eventually("the failed passes before the last call logged", func() (bool, error) {
+		passes = f.loggedPasses("web")
+		return len(passes) >= len(calls)-1, nil
+	})
+	const capDelay, slack = time.Second, time.Second
 	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, capDelay, capDelay, capDelay} {
-		gap := calls[i+1].Start.Sub(calls[i].Start)
+		gap := calls[i+1].Start.Sub(passes[i].ended)
 		if gap < floor {
-			t.Errorf("retry %d came %v after the call before, want at least %v", i+1, gap, floor)
+			t.Errorf("retry %d came %v after the pass before ended, want at least %v", i+1, gap, floor)
 		}
 		if floor == capDelay && gap > capDelay+slack {
-			t.Errorf("retry %d came %v after the call before, want at most the cap %v (+%v): the backoff went beyond --backoff-max", i+1, gap, capDelay, slack)
+			t.Errorf("retry %d came %v after the pass before ended, want at most the cap %v (+%v): the backoff went beyond --backoff-max", i+1, gap, capDelay, slack)
 		}
 	}
 }
