@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -137,18 +138,30 @@ func TestRunBackoffFlags(t *testing.T) {
 	// 300 ms, 600 ms, then the cap three times (uncapped: 1.2 s, 2.4 s, 4.8 s), each from the
 	// end of the failed pass before (its log line; the pass's status write after its call
 	// can take a second on a loaded machine). A retry cannot come sooner; it may come later
-	// by the queue's wake-up and the call's way: 1 s of slack on a loaded 2-core machine.
-	// Uncapped, the last two retries would come 0.4 s and 2.8 s past cap + slack.
+	// by the queue's wake-up, the call's way and, once the token Secret's 5 s reuse ran out,
+	// its read from the apiserver: 1 s of slack on a loaded 2-core machine. Uncapped, the last
+	// two retries would come 0.4 s and 2.8 s past cap + slack. The first retry, before the
+	// token's read is due, proves the base: at the default base (1 s) it could not come
+	// before 1 s, which leaves it 700 ms of slack.
 	var passes []loggedPass
 	f.Eventually("the failed passes before the last call logged", func() (bool, error) {
 		passes = f.loggedPasses("web")
 		return len(passes) >= len(calls)-1, nil
 	})
-	const capDelay, slack = time.Second, time.Second
+	for i, p := range passes[:len(calls)-1] {
+		if sent, _, _ := unstructured.NestedFloat64(calls[i].Body, "prepared", "attempt"); p.attempt != int64(i+1) || int64(sent) != p.attempt {
+			t.Fatalf("pass %d logged attempt %d, its call sent %v, want %d: the passes and the calls do not pair up", i+1, p.attempt, sent, i+1)
+		}
+	}
+	const capDelay, slack, defaultBase = time.Second, time.Second, time.Second
 	for i, floor := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, capDelay, capDelay, capDelay} {
 		gap := calls[i+1].Start.Sub(passes[i].ended)
+		t.Logf("retry %d came %v after the pass before ended", i+1, gap)
 		if gap < floor {
 			t.Errorf("retry %d came %v after the pass before ended, want at least %v", i+1, gap, floor)
+		}
+		if i == 0 && gap >= defaultBase {
+			t.Errorf("retry 1 came %v after the pass before ended, want under the default base %v: --backoff-base did not reach the queue", gap, defaultBase)
 		}
 		if floor == capDelay && gap > capDelay+slack {
 			t.Errorf("retry %d came %v after the pass before ended, want at most the cap %v (+%v): the backoff went beyond --backoff-max", i+1, gap, capDelay, slack)

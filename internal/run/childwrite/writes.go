@@ -141,7 +141,7 @@ func (b *Book) drop(ref Ref) {
 }
 
 // unindex drops ref from owner's children: a linear search, as a CR writes a handful (20
-// children cost 400 comparisons to drop them all).
+// children cost at most 210 comparisons to drop them all, one by one).
 func (b *Book) unindex(ref Ref, owner types.UID) {
 	refs := b.byOwner[owner]
 	i := slices.Index(refs, ref)
