@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -10,10 +12,12 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/ork/internal/naming"
 )
@@ -295,5 +299,67 @@ func TestAStopsHandBacksShareTheStopsDeadline(t *testing.T) {
 	if limit := time.Now().Add(g.m.opts.HandBackTimeout - 2*time.Second); got.After(limit) {
 		t.Errorf("the stop's drain runs until %s from now, want at most %s: HandBackTimeout counted from the stop",
 			time.Until(got).Round(time.Second), g.m.opts.HandBackTimeout-3*time.Second)
+	}
+}
+
+// A replica paused (SIGSTOP, a long GC pause, CPU throttling) while its member Lease's
+// renewal was in flight finds the round's deadline passed when it runs again, the renewal
+// failed with it and the last one older than the renew deadline. The member Lease is still
+// its own (no other process took it): one more try on a fresh deadline renews it and the
+// replica stays, as it does when the pause fell between two renewals; its buckets are
+// judged by their own deadlines.
+func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
+	g := newRing(t, 2)
+	g.join()
+	member := naming.MemberLeaseName("ork", "p")
+	paused := false
+	g.block = func(_ context.Context, name string) error {
+		if name != member || paused {
+			return nil
+		}
+		paused = true
+		g.clk.Step(20 * time.Second) // past the Lease and the renew deadline
+		return &url.Error{Op: "Put", URL: "https://apiserver/leases/" + name, Err: context.DeadlineExceeded}
+	}
+	g.clk.Step(2 * time.Second)
+	if err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false); err != nil {
+		t.Fatalf("a round whose member renewal the pause cut: %v, want the member Lease renewed", err)
+	}
+	l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.Spec.RenewTime.Time, g.clk.Now(); !got.Equal(want) || holder(l) != "p_1" {
+		t.Errorf("member Lease held by %q, renewed at %v; want p_1, renewed at %v (after the pause)", holder(l), got, want)
+	}
+
+	// A member Lease another process took meanwhile is lost, retry or not (the fake
+	// clientset checks no resourceVersion: the retry's update gets the apiserver's conflict
+	// here).
+	g = newRing(t, 2)
+	g.join()
+	paused = false
+	g.block = func(_ context.Context, name string) error {
+		if name != member {
+			return nil
+		}
+		if paused {
+			return apierrors.NewConflict(coordinationv1.Resource("leases"), name, errors.New("the object has been modified"))
+		}
+		paused = true
+		g.clk.Step(20 * time.Second)
+		l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		l.Spec.HolderIdentity = ptr.To("p_2")
+		if _, err := g.raw.Leases("ns").Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		return &url.Error{Op: "Put", URL: "https://apiserver/leases/" + name, Err: context.DeadlineExceeded}
+	}
+	g.clk.Step(2 * time.Second)
+	if err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false); !errors.Is(err, ErrMemberLost) {
+		t.Errorf("a round after another process took the member Lease: %v, want ErrMemberLost", err)
 	}
 }

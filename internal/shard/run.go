@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -280,11 +281,22 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 		return nil
 	}
 	l, lost, err := m.w.renew(ctx, r.member)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && m.memberPastDeadline() {
+		// The round's deadline passed with the renewal in flight: the apiserver was slow, or
+		// this process did not run (SIGSTOP, a long pause, CPU throttling) and the deadline
+		// passed meanwhile. A pause between two rounds ends in a renewal that succeeds; one
+		// during a renewal must end the same way. One more try on a deadline of its own
+		// tells a Lease still this process's from one another took or an apiserver that
+		// still does not answer; the buckets are judged by their own deadlines either way.
+		rctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+		l, lost, err = m.w.renew(rctx, r.member)
+		cancel()
+	}
 	if lost {
 		return fmt.Errorf("%w %s/%s: another process holds it", ErrMemberLost, m.opts.Namespace, name)
 	}
 	if err != nil {
-		if last := m.member.Load(); last != nil && m.clock.Since(*last) > m.opts.RenewDeadline {
+		if m.memberPastDeadline() {
 			return fmt.Errorf("%w %s/%s: not renewed within %s: %w", ErrMemberLost, m.opts.Namespace, name, m.opts.RenewDeadline, err)
 		}
 		m.opts.Log.Error("renew the member Lease", "lease", name, "err", err)
@@ -296,6 +308,13 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 	r.member = l
 	m.member.Store(&sent)
 	return nil
+}
+
+// memberPastDeadline reports whether the member Lease's last renewal is older than the
+// renew deadline: a renewal failing now loses it.
+func (m *Manager) memberPastDeadline() bool {
+	last := m.member.Load()
+	return last != nil && m.clock.Since(*last) > m.opts.RenewDeadline
 }
 
 // memberOwners are the member Lease's ownerReferences: its pod, so that the garbage
