@@ -302,64 +302,140 @@ func TestAStopsHandBacksShareTheStopsDeadline(t *testing.T) {
 	}
 }
 
-// A replica paused (SIGSTOP, a long GC pause, CPU throttling) while its member Lease's
+// A replica paused (SIGSTOP, a frozen or throttled container) while its member Lease's
 // renewal was in flight finds the round's deadline passed when it runs again, the renewal
-// failed with it and the last one older than the renew deadline. The member Lease is still
-// its own (no other process took it): one more try on a fresh deadline renews it and the
-// replica stays, as it does when the pause fell between two renewals; its buckets are
-// judged by their own deadlines.
+// failed with it and the last one older than the renew deadline. A pause between two
+// renewals ends in a renewal that succeeds; one during a renewal must end the same way when
+// the member Lease is still this process's, and in a member loss when it is not or the
+// apiserver still does not answer. An apiserver that hangs (no pause: the call ends at its
+// deadline) loses the member as before, without a retry.
 func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
-	g := newRing(t, 2)
-	g.join()
 	member := naming.MemberLeaseName("ork", "p")
-	paused := false
-	g.block = func(_ context.Context, name string) error {
-		if name != member || paused {
+	timeout := func() error {
+		return &url.Error{Op: "Put", URL: "https://apiserver/leases/" + member, Err: context.DeadlineExceeded}
+	}
+	conflict := func() error {
+		return apierrors.NewConflict(coordinationv1.Resource("leases"), member, errors.New("the object has been modified"))
+	}
+	for _, tc := range []struct {
+		name string
+		// answer answers the n-th update of the member Lease in the round (from 1); nil
+		// passes it on. The first one's pause has stepped the clock by then.
+		answer   func(g *ring, n int) error
+		pause    time.Duration
+		wantLost string // "" for a member renewed
+		updates  int    // of the member Lease, the answered ones included
+	}{{
+		name:    "the cut renewal was not applied",
+		answer: func(_ *ring, n int) error {
+			if n == 1 {
+				return timeout()
+			}
 			return nil
-		}
-		paused = true
-		g.clk.Step(20 * time.Second) // past the Lease and the renew deadline
-		return &url.Error{Op: "Put", URL: "https://apiserver/leases/" + name, Err: context.DeadlineExceeded}
-	}
-	g.clk.Step(2 * time.Second)
-	if err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false); err != nil {
-		t.Fatalf("a round whose member renewal the pause cut: %v, want the member Lease renewed", err)
-	}
-	l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := l.Spec.RenewTime.Time, g.clk.Now(); !got.Equal(want) || holder(l) != "p_1" {
-		t.Errorf("member Lease held by %q, renewed at %v; want p_1, renewed at %v (after the pause)", holder(l), got, want)
-	}
-
-	// A member Lease another process took meanwhile is lost, retry or not (the fake
-	// clientset checks no resourceVersion: the retry's update gets the apiserver's conflict
-	// here).
-	g = newRing(t, 2)
-	g.join()
-	paused = false
-	g.block = func(_ context.Context, name string) error {
-		if name != member {
+		},
+		pause:   20 * time.Second,
+		updates: 2,
+	}, {
+		name: "the cut renewal was applied, its answer lost",
+		answer: func(g *ring, n int) error {
+			switch n {
+			case 1:
+				l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(g.clk.Now()))
+				if _, err := g.raw.Leases("ns").Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
+					return err
+				}
+				return timeout()
+			case 2: // the fake checks no resourceVersion: the apiserver's answer to the old one
+				return conflict()
+			}
 			return nil
-		}
-		if paused {
-			return apierrors.NewConflict(coordinationv1.Resource("leases"), name, errors.New("the object has been modified"))
-		}
-		paused = true
-		g.clk.Step(20 * time.Second)
-		l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		l.Spec.HolderIdentity = ptr.To("p_2")
-		if _, err := g.raw.Leases("ns").Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
-			return err
-		}
-		return &url.Error{Op: "Put", URL: "https://apiserver/leases/" + name, Err: context.DeadlineExceeded}
-	}
-	g.clk.Step(2 * time.Second)
-	if err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false); !errors.Is(err, ErrMemberLost) {
-		t.Errorf("a round after another process took the member Lease: %v, want ErrMemberLost", err)
+		},
+		pause:   20 * time.Second,
+		updates: 3,
+	}, {
+		name: "another process took the member Lease meanwhile",
+		answer: func(g *ring, n int) error {
+			if n > 1 {
+				return conflict()
+			}
+			l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			l.Spec.HolderIdentity = ptr.To("p_2")
+			if _, err := g.raw.Leases("ns").Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			return timeout()
+		},
+		pause:    20 * time.Second,
+		wantLost: "another process holds it",
+		updates:  2,
+	}, {
+		name:     "the apiserver does not answer the retry either",
+		answer:   func(*ring, int) error { return timeout() },
+		pause:    20 * time.Second,
+		wantLost: "not renewed within",
+		updates:  2,
+	}, {
+		name:     "no pause: the apiserver hangs until the round's deadline",
+		answer:   func(*ring, int) error { return timeout() },
+		pause:    5 * time.Second, // RenewDeadline/2, the round's deadline; the last renewal 11 s old then
+		wantLost: "not renewed within",
+		updates:  1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newRing(t, 2)
+			g.join()
+			updates := 0
+			var lostBeforeRetry []int
+			g.block = func(_ context.Context, name string) error {
+				if name != member {
+					return nil
+				}
+				updates++
+				switch updates {
+				case 1:
+					g.clk.Step(tc.pause)
+				case 2:
+					lostBeforeRetry = slices.Clone(g.lost)
+				}
+				return tc.answer(g, updates)
+			}
+			g.clk.Step(6 * time.Second)
+			err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false)
+			if updates != tc.updates {
+				t.Errorf("%d updates of the member Lease, want %d", updates, tc.updates)
+			}
+			if tc.wantLost != "" {
+				if !errors.Is(err, ErrMemberLost) || !strings.Contains(err.Error(), tc.wantLost) {
+					t.Fatalf("the round: %v, want ErrMemberLost (%s)", err, tc.wantLost)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("the round: %v, want the member Lease renewed", err)
+			}
+			l, err := g.raw.Leases("ns").Get(context.Background(), member, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := l.Spec.RenewTime.Time, g.clk.Now(); !got.Equal(want) || holder(l) != "p_1" {
+				t.Errorf("member Lease held by %q, renewed at %v; want p_1, renewed at %v (after the pause)", holder(l), got, want)
+			}
+			if !slices.Equal(lostBeforeRetry, []int{0, 1}) {
+				t.Errorf("buckets lost before the retry %v, want both: their work stops before the retry's wait", lostBeforeRetry)
+			}
+			if g.m.memberPastDeadline() {
+				t.Error("the member Lease counts as past its renew deadline right after its renewal")
+			}
+			if !slices.Equal(g.lost, []int{0, 1}) {
+				t.Errorf("buckets lost %v, want both: their renewals are past the deadline after the pause", g.lost)
+			}
+		})
 	}
 }

@@ -281,16 +281,15 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 		return nil
 	}
 	l, lost, err := m.w.renew(ctx, r.member)
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && m.memberPastDeadline() {
-		// The round's deadline passed with the renewal in flight: the apiserver was slow, or
-		// this process did not run (SIGSTOP, a long pause, CPU throttling) and the deadline
-		// passed meanwhile. A pause between two rounds ends in a renewal that succeeds; one
-		// during a renewal must end the same way. One more try on a deadline of its own
-		// tells a Lease still this process's from one another took or an apiserver that
-		// still does not answer; the buckets are judged by their own deadlines either way.
-		rctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
-		l, lost, err = m.w.renew(rctx, r.member)
-		cancel()
+	if err != nil && m.pausedDuring(err, sent) && m.memberPastDeadline() {
+		// The process did not run while the renewal was in flight (SIGSTOP, a frozen or
+		// throttled container), and the round's deadline passed meanwhile. A pause between
+		// two rounds ends in a renewal that succeeds; one during a renewal ends the same way:
+		// the buckets past their deadlines are lost first (their work stops now, not after
+		// the retry), then the renewal is tried again on a deadline of its own.
+		m.loseExpired(r)
+		sent = m.clock.Now()
+		l, lost, err = m.renewMemberAgain(r)
 	}
 	if lost {
 		return fmt.Errorf("%w %s/%s: another process holds it", ErrMemberLost, m.opts.Namespace, name)
@@ -308,6 +307,28 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 	r.member = l
 	m.member.Store(&sent)
 	return nil
+}
+
+// pausedDuring reports whether a renewal sent at sent failed on its deadline only because
+// this process did not run: the deadline is half the renew deadline, so a call that took
+// longer than the whole renew deadline was not waiting on the apiserver all along (a hung
+// apiserver ends the call at its deadline, and the member is lost as before).
+func (m *Manager) pausedDuring(err error, sent time.Time) bool {
+	return errors.Is(err, context.DeadlineExceeded) && m.clock.Since(sent) > m.opts.RenewDeadline
+}
+
+// renewMemberAgain renews the member Lease after a pause cut its renewal: a Lease another
+// process took is lost (the conflict, then another holder); one the cut renewal updated
+// before the pause (its answer lost) is still this process's at a newer resourceVersion,
+// and is renewed from that.
+func (m *Manager) renewMemberAgain(r *runState) (*coordinationv1.Lease, bool, error) {
+	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
+	defer cancel()
+	l, lost, err := m.w.renew(ctx, r.member)
+	if err != nil && !lost && l != nil {
+		l, lost, err = m.w.renew(ctx, l)
+	}
+	return l, lost, err
 }
 
 // memberPastDeadline reports whether the member Lease's last renewal is older than the
