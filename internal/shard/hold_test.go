@@ -336,6 +336,11 @@ func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
 		pause:   20 * time.Second,
 		updates: 2,
 	}, {
+		name:    "the renewal was answered, the answer as old as the pause",
+		answer:  func(*ring, int) error { return nil },
+		pause:   20 * time.Second,
+		updates: 2,
+	}, {
 		name: "the cut renewal was applied, its answer lost",
 		answer: func(g *ring, n int) error {
 			switch n {
@@ -393,11 +398,14 @@ func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
 			g.join()
 			updates := 0
 			var lostBeforeRetry []int
-			g.block = func(_ context.Context, name string) error {
+			var deadlines []time.Time // of each update's context (real time)
+			g.block = func(ctx context.Context, name string) error {
 				if name != member {
 					return nil
 				}
 				updates++
+				d, _ := ctx.Deadline()
+				deadlines = append(deadlines, d)
 				switch updates {
 				case 1:
 					g.clk.Step(tc.pause)
@@ -410,6 +418,9 @@ func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
 			err := g.m.round(context.Background(), g.r, leaseStore(g.t, g.raw), false)
 			if updates != tc.updates {
 				t.Errorf("%d updates of the member Lease, want %d", updates, tc.updates)
+			}
+			if len(deadlines) > 1 && !deadlines[1].After(deadlines[0]) {
+				t.Errorf("the retry's deadline %v is not after the round's %v: it must have one of its own", deadlines[1], deadlines[0])
 			}
 			if tc.wantLost != "" {
 				if !errors.Is(err, ErrMemberLost) || !strings.Contains(err.Error(), tc.wantLost) {

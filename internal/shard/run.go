@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -281,15 +280,22 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 		return nil
 	}
 	l, lost, err := m.w.renew(ctx, r.member)
-	if err != nil && m.pausedDuring(err, sent) && m.memberPastDeadline() {
-		// The process did not run while the renewal was in flight (SIGSTOP, a frozen or
-		// throttled container), and the round's deadline passed meanwhile. A pause between
-		// two rounds ends in a renewal that succeeds; one during a renewal ends the same way:
-		// the buckets past their deadlines are lost first (their work stops now, not after
-		// the retry), then the renewal is tried again on a deadline of its own.
+	if !lost && m.clock.Since(sent) > m.opts.RenewDeadline {
+		// The renewal took longer than the whole renew deadline on a deadline of half of
+		// it: the process did not run meanwhile (SIGSTOP, a frozen or throttled container).
+		// Whatever the renewal's outcome (failed on the deadline that passed meanwhile, or
+		// answered, the answer as old as the pause), a pause between two rounds ends in a
+		// renewal after it, and so does this one: the buckets, all renewed before the pause
+		// and so past their deadlines, are lost first (nothing is held during the retry),
+		// then the member Lease is renewed again on a deadline of its own. A shorter pause
+		// that cut a renewal is not told from a slow apiserver: past the renew deadline, it
+		// loses the member.
 		m.loseExpired(r)
 		sent = m.clock.Now()
-		l, lost, err = m.renewMemberAgain(r)
+		if l == nil {
+			l = r.member
+		}
+		l, lost, err = m.renewMemberAgain(r, l)
 	}
 	if lost {
 		return fmt.Errorf("%w %s/%s: another process holds it", ErrMemberLost, m.opts.Namespace, name)
@@ -309,22 +315,14 @@ func (m *Manager) holdMember(ctx context.Context, r *runState, store cache.Store
 	return nil
 }
 
-// pausedDuring reports whether a renewal sent at sent failed on its deadline only because
-// this process did not run: the deadline is half the renew deadline, so a call that took
-// longer than the whole renew deadline was not waiting on the apiserver all along (a hung
-// apiserver ends the call at its deadline, and the member is lost as before).
-func (m *Manager) pausedDuring(err error, sent time.Time) bool {
-	return errors.Is(err, context.DeadlineExceeded) && m.clock.Since(sent) > m.opts.RenewDeadline
-}
-
-// renewMemberAgain renews the member Lease after a pause cut its renewal: a Lease another
-// process took is lost (the conflict, then another holder); one the cut renewal updated
-// before the pause (its answer lost) is still this process's at a newer resourceVersion,
-// and is renewed from that.
-func (m *Manager) renewMemberAgain(r *runState) (*coordinationv1.Lease, bool, error) {
+// renewMemberAgain renews the member Lease from after a pause: a Lease another process
+// took is lost (the conflict, then another holder); one the cut renewal updated before the
+// pause (its answer lost) is still this process's at a newer resourceVersion, and is
+// renewed from that.
+func (m *Manager) renewMemberAgain(r *runState, from *coordinationv1.Lease) (*coordinationv1.Lease, bool, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, m.opts.RenewDeadline/2)
 	defer cancel()
-	l, lost, err := m.w.renew(ctx, r.member)
+	l, lost, err := m.w.renew(ctx, from)
 	if err != nil && !lost && l != nil {
 		l, lost, err = m.w.renew(ctx, l)
 	}
