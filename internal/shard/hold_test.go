@@ -326,7 +326,7 @@ func TestAPauseDuringTheMemberRenewalIsNotAMemberLoss(t *testing.T) {
 		wantLost string // "" for a member renewed
 		updates  int    // of the member Lease, the answered ones included
 	}{{
-		name:    "the cut renewal was not applied",
+		name: "the cut renewal was not applied",
 		answer: func(_ *ring, n int) error {
 			if n == 1 {
 				return timeout()
