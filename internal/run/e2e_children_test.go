@@ -39,12 +39,7 @@ func (f *fixture) triggers(trigger string) float64 {
 func (f *fixture) waitPassesDone(ep *endpoint) {
 	f.T.Helper()
 	f.Eventually("the passes of every call so far", func() (bool, error) {
-		n := len(ep.Calls())
-		var done float64
-		for _, r := range []string{"success", "error", "requeue"} {
-			done += testutil.ToFloat64(f.Metrics.ReconcileTotal.WithLabelValues("app", r, "stable"))
-		}
-		return int(done) >= n, nil
+		return f.finishedPasses() >= len(ep.Calls()), nil
 	})
 }
 
